@@ -1,0 +1,111 @@
+"""Which policy sits in each opponent seat, and when it changes.
+
+This module holds:
+
+- :func:`as_opponent_source`, which turns what a user passes as ``opponent`` (one policy, a
+  callable returning a policy, or a sampler with ``draw(rng)``) into one uniform source.
+- :class:`OpponentSlots`, the per-env state: the current policy of each opponent slot and the
+  swap schedule (``swap_every`` in learner steps or episodes, counted per env copy). A draw only
+  takes effect at an episode start, so every episode faces one opponent line-up and its
+  ``info["selfplay"]`` names it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .policies import Policy, is_policy
+
+__all__ = ["as_opponent_source", "OpponentSlots", "SWAP_UNITS"]
+
+SWAP_UNITS = ("episodes", "steps")
+
+
+class _FixedSource:
+    """Always the same policy."""
+
+    swap_every = 1
+    swap_unit = "episodes"
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def draw(self, rng: np.random.Generator) -> Policy:
+        return self.policy
+
+
+class _CallableSource:
+    """A user callable, called once per episode (with the env's generator if it takes one)."""
+
+    swap_every = 1
+    swap_unit = "episodes"
+
+    def __init__(self, fn: Callable[..., Policy]) -> None:
+        self.fn = fn
+        try:
+            self._takes_rng = len(inspect.signature(fn).parameters) >= 1
+        except (TypeError, ValueError):
+            self._takes_rng = False
+
+    def draw(self, rng: np.random.Generator) -> Policy:
+        policy = self.fn(rng) if self._takes_rng else self.fn()
+        if not is_policy(policy):
+            raise TypeError(
+                f"The opponent callable {self.fn!r} returned {type(policy).__name__}, not a policy. "
+                "It must return an object with act(observations, action_masks, rng) and policy_id, "
+                "such as RandomPolicy() or SB3Policy(model)."
+            )
+        return policy
+
+
+def as_opponent_source(opponent: Any) -> Any:
+    """Normalise ``opponent`` to an object with ``draw(rng)``, ``swap_every`` and ``swap_unit``."""
+    if is_policy(opponent):
+        return _FixedSource(opponent)
+    if callable(getattr(opponent, "draw", None)):
+        unit = getattr(opponent, "swap_unit", "episodes")
+        if unit not in SWAP_UNITS:
+            raise ValueError(f"swap_unit must be one of {SWAP_UNITS}, got {unit!r}.")
+        return opponent
+    if callable(opponent):
+        return _CallableSource(opponent)
+    raise TypeError(
+        f"opponent must be a policy (RandomPolicy, CallablePolicy, SB3Policy, ...), a callable "
+        f"returning one per episode, or an OpponentSampler; got {type(opponent).__name__}."
+    )
+
+
+class OpponentSlots:
+    """The current opponent of each slot of one env copy, redrawn on the source's schedule.
+
+    Slots are the opponent seats in game order; when the learner changes seat, each slot keeps its
+    policy until the schedule says to draw again.
+
+    :param source: the output of :func:`as_opponent_source`.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.policies: list[Policy] = []
+        self._steps_since_draw = 0
+        self._episodes_since_draw = 0
+
+    def start_episode(self, n_slots: int, rng: np.random.Generator) -> list[Policy]:
+        """Return the line-up for a new episode, drawing new opponents when due."""
+        every = max(int(getattr(self.source, "swap_every", 1)), 1)
+        unit = getattr(self.source, "swap_unit", "episodes")
+        since = self._episodes_since_draw if unit == "episodes" else self._steps_since_draw
+        if len(self.policies) != n_slots or since >= every:
+            self.policies = [self.source.draw(rng) for _ in range(n_slots)]
+            self._steps_since_draw = 0
+            self._episodes_since_draw = 0
+        self._episodes_since_draw += 1
+        return self.policies
+
+    def count_step(self) -> None:
+        """Count one learner step towards a step-based swap."""
+        self._steps_since_draw += 1

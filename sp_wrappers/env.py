@@ -1,0 +1,240 @@
+"""``SelfPlayEnv``: a PettingZoo game as a single-agent Gymnasium env against frozen opponents.
+
+This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ._opponents import OpponentSlots, as_opponent_source
+from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
+from .policies import RandomPolicy, check_opponent_action, stack_observations
+
+__all__ = ["SelfPlayEnv", "LEARNER_SEAT_MODES", "resolve_learner_seats", "learner_action"]
+
+LEARNER_SEAT_MODES = ("random", "alternate")
+_MAX_EMPTY_GAMES = 100
+
+
+def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
+    """The seats the learner may take, checking names and that their spaces agree."""
+    agents = list(game.possible_agents)
+    if learner not in LEARNER_SEAT_MODES:
+        if learner not in agents:
+            raise ValueError(
+                f"learner={learner!r} is not an agent of this game; choose one of {agents}, "
+                f"or one of {list(LEARNER_SEAT_MODES)} to change seats between episodes."
+            )
+        return [learner]
+    obs0, act0 = seat_spaces(game, agents[0], keep_dict_obs)
+    for agent in agents[1:]:
+        obs, act = seat_spaces(game, agent, keep_dict_obs)
+        if obs != obs0 or act != act0:
+            raise ValueError(
+                f"learner={learner!r} needs every seat to have the same spaces, but {agents[0]!r} "
+                f"has ({obs0}, {act0}) and {agent!r} has ({obs}, {act}). "
+                f"Pass a fixed seat instead, e.g. learner={agents[0]!r}."
+            )
+    return agents
+
+
+def learner_action(action: Any, space: spaces.Space) -> Any:
+    """Check a learner action against its space; return it in the form the game expects."""
+    if isinstance(space, spaces.Discrete):
+        value = np.asarray(action)
+        if value.size == 1 and np.issubdtype(value.dtype, np.integer):
+            a = int(value.reshape(()))
+            if space.start <= a < space.start + space.n:
+                return a
+    else:
+        arr = np.asarray(action, dtype=space.dtype)
+        if arr.size == int(np.prod(space.shape)):
+            arr = arr.reshape(space.shape)
+            if space.contains(arr):
+                return arr
+    raise ValueError(
+        f"Learner action {action!r} is outside the learner's action space {space}. "
+        "Check that the model was built on this env (model = PPO(..., env=selfplay_env))."
+    )
+
+
+class SelfPlayEnv(gym.Env):
+    """A PettingZoo game seen from one seat, every other seat played by opponent policies.
+
+    Observation and action spaces are those of the learner's seat. Opponents act until it is the
+    learner's turn again; the learner's reward for a step is everything it received since its
+    previous action; when the learner's episode ends (also on an opponent's move or when its agent
+    leaves the game early) ``info["selfplay"]`` holds ``opponent`` (id), ``opponents`` (seat → id),
+    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``return``, ``returns`` and ``length``.
+
+    :param env: a PettingZoo ``AECEnv`` or ``ParallelEnv`` (also wrapped by SuperSuit).
+    :param learner: the learner's agent name, ``"random"`` (a seat drawn each episode) or
+        ``"alternate"`` (seats taken in turn, episode by episode).
+    :param opponent: a policy for every opponent seat, a callable returning one per episode (called
+        with the env's ``np.random.Generator`` if it takes an argument), or an ``OpponentSampler``.
+        Defaults to :class:`~sp_wrappers.RandomPolicy`.
+    :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict
+        instead of its ``"observation"`` part.
+    :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1]; defaults to comparing the
+        learner's final return with each other seat's.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, int(env.action_masks().sum())
+    ((3, 3, 2), 9)
+    >>> done = False
+    >>> while not done:
+    ...     action = int(np.flatnonzero(env.action_masks())[0])
+    ...     obs, reward, terminated, truncated, info = env.step(action)
+    ...     done = terminated or truncated
+    >>> sorted(info["selfplay"])
+    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat']
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        learner: str = "random",
+        opponent: Any = None,
+        keep_dict_obs: bool = False,
+        outcome_fn: OutcomeFn | None = None,
+    ) -> None:
+        game = as_aec_env(env)
+        self.game = game
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.learner_seats = resolve_learner_seats(game, learner, keep_dict_obs)
+        self.observation_space, self.action_space = seat_spaces(
+            game, self.learner_seats[0], keep_dict_obs
+        )
+        self.driver = SeatDriver(game, keep_dict_obs=keep_dict_obs)
+        if opponent is None:
+            opponent = RandomPolicy(self.action_space)
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
+        self.render_mode = getattr(game, "render_mode", None)
+        self.metadata = dict(getattr(game, "metadata", {}) or {})
+        self._alternate_index = 0
+        self._seat_policies: dict[str, Any] = {}
+        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
+
+    # -- Gymnasium API -----------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._alternate_index = 0
+        game_seed = seed
+        for _ in range(_MAX_EMPTY_GAMES):
+            seat = self._draw_seat()
+            self.driver.reset(seat, seed=game_seed, options=options)
+            opponent_seats = [a for a in self.game.possible_agents if a != seat]
+            lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
+            self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
+            self._play_opponents()
+            if not self.driver.learner_done:
+                return self.driver.learner_observation(), self._learner_info()
+            game_seed = None  # the game ended before the learner's first turn: play another
+        raise RuntimeError(
+            f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could act; "
+            "check the game's turn order or pick another learner seat."
+        )
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        driver = self.driver
+        if driver.learner_done:
+            raise RuntimeError("step() called after the episode ended; call reset() first.")
+        driver.play(learner_action(action, self.action_space))
+        self.slots.count_step()
+        self._play_opponents()
+        reward = driver.pop_reward()
+        info = self._learner_info()
+        if driver.learner_done:
+            info["selfplay"] = self.episode_summary()
+            obs = self._final_observation()
+        else:
+            obs = driver.learner_observation()
+        return obs, reward, driver.terminated, driver.truncated, info
+
+    def render(self) -> Any:
+        """Render the game (the PettingZoo env's own ``render``)."""
+        return self.game.render()
+
+    def close(self) -> None:
+        self.game.close()
+
+    # -- SB3 / sb3-contrib hooks -------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """The learner's current legal actions (all ``True`` for games without masks)."""
+        mask = self.driver.learner_mask()
+        if mask is None:
+            mask = self.driver.all_actions_mask(self.driver.learner)
+            if mask is None:
+                raise TypeError("action_masks() needs a Discrete action space.")
+        return mask
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Give the opponent source the learner's newest weights (called by the callback)."""
+        sync = getattr(self.opponent_source, "sync_latest_weights", None)
+        if sync is not None:
+            sync(version, state)
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def episode_summary(self) -> dict[str, Any]:
+        """What ``info["selfplay"]`` holds at the end of the learner's episode."""
+        driver = self.driver
+        opponents = {seat: p.policy_id for seat, p in self._seat_policies.items()}
+        return {
+            "opponent": next(iter(opponents.values())),
+            "opponents": opponents,
+            "outcome": driver.outcome(self.outcome_fn),
+            "seat": driver.learner,
+            "return": driver.returns.get(driver.learner, 0.0),
+            "returns": dict(driver.returns),
+            "length": driver.learner_steps,
+        }
+
+    def _draw_seat(self) -> str:
+        seats = self.learner_seats
+        if len(seats) == 1:
+            return seats[0]
+        if self.learner_mode == "alternate":
+            seat = seats[self._alternate_index % len(seats)]
+            self._alternate_index += 1
+            return seat
+        return seats[int(self.np_random.integers(len(seats)))]
+
+    def _play_opponents(self) -> None:
+        driver = self.driver
+        while (turn := driver.next_turn()) is not None:
+            policy = self._seat_policies[turn.seat]
+            masks = None if turn.action_mask is None else turn.action_mask[None]
+            actions = policy.act(stack_observations([turn.observation]), masks, self.np_random)
+            action = check_opponent_action(
+                policy, actions[0], self._action_spaces[turn.seat], turn.action_mask, turn.seat
+            )
+            driver.play(action)
+
+    def _learner_info(self) -> dict[str, Any]:
+        return {"seat": self.driver.learner}
+
+    def _final_observation(self) -> Any:
+        try:
+            return self.driver.learner_observation()
+        except (KeyError, AttributeError):  # the learner's agent was removed from the game
+            return _zeros(self.observation_space)
+
+
+def _zeros(space: spaces.Space) -> Any:
+    if isinstance(space, spaces.Dict):
+        return {key: _zeros(sub) for key, sub in space.spaces.items()}
+    return np.zeros(space.shape, dtype=space.dtype)
