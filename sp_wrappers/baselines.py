@@ -1,4 +1,4 @@
-"""Reference opponents for PettingZoo classic games: search bots that follow the ``Policy`` protocol.
+"""Reference opponents for PettingZoo classic games: search bots following the ``Policy`` protocol.
 
 This module holds:
 
@@ -50,9 +50,10 @@ def _split_batch(
     boards = np.asarray(observations)
     if boards.shape[1:] != board_shape:
         hint = " Add a batch dimension: obs[None]." if boards.shape == board_shape else ""
+        expected = ", ".join(map(str, board_shape))
         raise ValueError(
-            f"Expected a batch of {game} observations of shape (n, {', '.join(map(str, board_shape))}),"
-            f" got shape {boards.shape}.{hint}"
+            f"Expected a batch of {game} observations of shape (n, {expected}), "
+            f"got shape {boards.shape}.{hint}"
         )
     masks = None
     if action_masks is not None:
@@ -123,9 +124,7 @@ def _ttt_value(own: int, opp: int) -> int:
 def _ttt_move_values(own: int, opp: int) -> tuple[int | None, ...]:
     """Value of each action for the player to move; ``None`` for occupied cells."""
     empty = _TTT_FULL & ~(own | opp)
-    return tuple(
-        -_ttt_value(opp, own | (1 << a)) if empty >> a & 1 else None for a in range(9)
-    )
+    return tuple(-_ttt_value(opp, own | (1 << a)) if empty >> a & 1 else None for a in range(9))
 
 
 class PerfectTicTacToePolicy:
@@ -148,8 +147,8 @@ class PerfectTicTacToePolicy:
     >>> policy = PerfectTicTacToePolicy()
     >>> policy.act(board, masks, np.random.default_rng(0)).tolist()   # completes the top row
     [2]
-    >>> policy.action_values(board, masks)[0, [2, 5]].tolist()         # win now vs. draw at best
-    [6.0, -5.0]
+    >>> policy.action_values(board, masks)[0, [2, 5]].tolist()         # win now vs. a draw
+    [5.0, 0.0]
     """
 
     def __init__(self, policy_id: str = "minimax", tie_break: TieBreak = "random") -> None:
@@ -185,7 +184,7 @@ class PerfectTicTacToePolicy:
         """
         own, opp, masks = self._bitboards(observations, action_masks)
         values = np.full((len(own), 9), -np.inf)
-        for i, (mine, theirs) in enumerate(zip(own, opp)):
+        for i, (mine, theirs) in enumerate(zip(own, opp, strict=True)):
             for a, value in enumerate(_ttt_move_values(mine, theirs)):
                 if value is not None and masks[i, a]:
                     values[i, a] = value
@@ -205,7 +204,7 @@ class PerfectTicTacToePolicy:
         """
         own, opp, masks = self._bitboards(observations, action_masks)
         actions = np.empty(len(own), dtype=np.int64)
-        for i, (mine, theirs) in enumerate(zip(own, opp)):
+        for i, (mine, theirs) in enumerate(zip(own, opp, strict=True)):
             values = _ttt_move_values(mine, theirs)
             legal = [a for a in range(9) if masks[i, a] and values[a] is not None]
             if not legal:
@@ -391,7 +390,7 @@ class AlphaBetaConnectFourPolicy:
         own = (planes[..., 0] * _C4_WEIGHTS).sum(axis=(1, 2)).tolist()
         opp = (planes[..., 1] * _C4_WEIGHTS).sum(axis=(1, 2)).tolist()
         actions = np.empty(len(own), dtype=np.int64)
-        for i, (cur, other) in enumerate(zip(own, opp)):
+        for i, (cur, other) in enumerate(zip(own, opp, strict=True)):
             legal = None if masks is None else masks[i]
             actions[i] = self._choose(cur, other, legal, i, rng)
         return actions
@@ -413,11 +412,7 @@ class AlphaBetaConnectFourPolicy:
                     "row 0 of the observation is the top of the board, row 5 the bottom."
                 )
         playable = (occupied + _C4_BOTTOM_ROW) & _C4_BOARD
-        moves = [
-            c
-            for c in _C4_ORDER
-            if playable & _C4_COLUMN[c] and (legal is None or legal[c])
-        ]
+        moves = [c for c in _C4_ORDER if playable & _C4_COLUMN[c] and (legal is None or legal[c])]
         if not moves:
             raise ValueError(
                 f"connect_four_v3 observation {row} has no legal move (full board or all-False "
