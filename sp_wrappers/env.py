@@ -84,6 +84,9 @@ class SelfPlayEnv(gym.Env):
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1]; defaults to comparing the
         learner's final return with each other seat's.
 
+    ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode;
+    other options go to the game's own ``reset``.
+
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
     >>> obs, info = env.reset(seed=0)
@@ -133,10 +136,17 @@ class SelfPlayEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._alternate_index = 0
+        options = dict(options or {})
+        forced_seat = options.pop("learner_seat", None)
+        if forced_seat is not None and forced_seat not in self.learner_seats:
+            raise ValueError(
+                f"options['learner_seat']={forced_seat!r} is not a seat this env's learner may take "
+                f"({self.learner_seats}); build the env with learner='random' to use any seat."
+            )
         game_seed = seed
         for _ in range(_MAX_EMPTY_GAMES):
-            seat = self._draw_seat()
-            self.driver.reset(seat, seed=game_seed, options=options)
+            seat = forced_seat or self._draw_seat()
+            self.driver.reset(seat, seed=game_seed, options=options or None)
             opponent_seats = [a for a in self.game.possible_agents if a != seat]
             lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
             self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))

@@ -1,0 +1,328 @@
+"""``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
+
+This module holds :class:`SelfPlayCallback` and :func:`attribute_learner_matches`.
+
+The callback is the one piece that writes: it saves snapshots into the
+:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]``, updates
+online Elo, records each match in the archive, refreshes the learner's latest weights in every env
+(in this process or in ``SubprocVecEnv`` workers) and logs ``selfplay/*`` through SB3's logger.
+"""
+
+from __future__ import annotations
+
+import bisect
+import warnings
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from .ratings import EloRatings, fit_bradley_terry
+from .sampler import LATEST_ID
+
+__all__ = ["SelfPlayCallback", "attribute_learner_matches"]
+
+
+def attribute_learner_matches(
+    matches: Iterable[Any], snapshot_steps: Sequence[tuple[int, str]], learner_id: str = "learner"
+) -> list[tuple[str, str, float]]:
+    """Turn recorded matches into snapshot-vs-player matches for a batch rating fit.
+
+    The learner between two saves descends from the newest snapshot saved at or before the match's
+    step, so its games are credited to that snapshot. Games of a snapshot against itself (the
+    learner against its own latest weights) carry no rating information and are dropped.
+
+    :param matches: records with ``player_a``, ``player_b``, ``score_a`` and ``step``.
+    :param snapshot_steps: ``(step, snapshot_id)`` pairs sorted by step.
+    :param learner_id: the name the learner's matches are recorded under.
+
+    >>> from types import SimpleNamespace as M
+    >>> steps = [(0, "snapshot-0000"), (100, "snapshot-0001")]
+    >>> attribute_learner_matches(
+    ...     [M(player_a="learner", player_b="snapshot-0000", score_a=1.0, step=150),
+    ...      M(player_a="learner", player_b="snapshot-0001", score_a=0.5, step=120)], steps)
+    [('snapshot-0001', 'snapshot-0000', 1.0)]
+    """
+    keys = [step for step, _ in snapshot_steps]
+    result = []
+    for match in matches:
+        a, b = match.player_a, match.player_b
+        if a == learner_id or b == learner_id:
+            step = match.step if match.step is not None else (keys[-1] if keys else 0)
+            index = bisect.bisect_right(keys, step) - 1
+            if index < 0:
+                continue
+            version = snapshot_steps[index][1]
+            a = version if a == learner_id else a
+            b = version if b == learner_id else b
+        if a == b or LATEST_ID in (a, b):
+            continue
+        result.append((a, b, float(match.score_a)))
+    return result
+
+
+class SelfPlayCallback(BaseCallback):
+    """Runs the self-play loop inside ``model.learn``: save, sync, record, rate, log.
+
+    :param archive: where snapshots and matches go.
+    :param save_every: save a snapshot every this many learner steps (``model.num_timesteps``).
+    :param win_rate_threshold: when set, a due snapshot is only saved once the learner's win rate
+        over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
+    :param win_rate_window: episodes in the rolling win/draw rates.
+    :param elo_k: the K factor of online Elo.
+    :param initial_elo: the learner's rating in a new archive.
+    :param sync_latest_every: send the learner's weights to every env's sampler after this many
+        rollouts (1 = after every update, as ML-Agents' "latest model"); 0 turns syncing off.
+    :param fit_every: run the batch Bradley-Terry fit over the archive's whole match history every
+        this many learner steps (0 turns it off); its ratings are logged and stored.
+    :param learner_id: the player name the learner's matches are recorded under.
+    :param tags: tags stored with every snapshot this callback saves.
+    :param verbose: 1 prints a line per saved snapshot.
+
+    >>> import tempfile
+    >>> from sb3_contrib import MaskablePPO
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sp_wrappers import OpponentSampler, SelfPlayEnv, SnapshotArchive
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> env = SelfPlayEnv(tictactoe_v3.env(), opponent=OpponentSampler(archive))
+    >>> model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    >>> _ = model.learn(256, callback=SelfPlayCallback(archive, save_every=128))
+    >>> len(archive) >= 2
+    True
+    """
+
+    def __init__(
+        self,
+        archive: Any,
+        save_every: int = 10_000,
+        win_rate_threshold: float | None = None,
+        win_rate_window: int = 100,
+        elo_k: float = 16.0,
+        initial_elo: float = 1200.0,
+        sync_latest_every: int = 1,
+        fit_every: int = 0,
+        learner_id: str = "learner",
+        tags: Sequence[str] = (),
+        verbose: int = 0,
+    ) -> None:
+        super().__init__(verbose)
+        if not isinstance(save_every, int | np.integer) or save_every < 1:
+            raise ValueError(f"save_every must be a positive number of steps, got {save_every!r}.")
+        if win_rate_threshold is not None and not 0.0 <= win_rate_threshold <= 1.0:
+            raise ValueError(
+                f"win_rate_threshold must be between 0 and 1 (or None), got {win_rate_threshold!r}."
+            )
+        if win_rate_window < 1:
+            raise ValueError(f"win_rate_window must be at least 1, got {win_rate_window!r}.")
+        if sync_latest_every < 0 or fit_every < 0:
+            raise ValueError("sync_latest_every and fit_every must be >= 0 (0 turns them off).")
+        self.archive = archive
+        self.save_every = int(save_every)
+        self.win_rate_threshold = win_rate_threshold
+        self.elo = EloRatings(k=elo_k, initial_rating=initial_elo)
+        self.sync_latest_every = int(sync_latest_every)
+        self.fit_every = int(fit_every)
+        self.learner_id = learner_id
+        self.tags = tuple(tags)
+        self.outcomes: deque[float] = deque(maxlen=int(win_rate_window))
+        self.recent_opponents: deque[str] = deque(maxlen=int(win_rate_window))
+        self.stop_reason: str | None = None
+        self.snapshots_saved = 0
+        self.bt_ratings: dict[str, float] = {}
+        self._pending_matches: list[dict[str, Any]] = []
+        self._last_save_step = 0
+        self._last_fit_step = 0
+        self._rollouts = 0
+        self._sync_version = 0
+        self._sync_warned = False
+
+    # -- SB3 hooks -------------------------------------------------------------------------------
+    def _on_training_start(self) -> None:
+        self._check_archive_fits_model()
+        for info in self.archive.snapshots():
+            rating = (info.ratings or {}).get("elo")
+            if rating is not None:
+                self.elo.ratings[info.id] = float(rating)
+        newest = self.archive.latest()
+        if newest is None:
+            self._save_snapshot()
+            self._sync_latest_weights()
+            self._restart_episodes()
+        else:
+            self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
+            self._sync_latest_weights()
+        self._last_save_step = self.num_timesteps
+        self._last_fit_step = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", ()):
+            summary = info.get("selfplay") if isinstance(info, dict) else None
+            if summary is not None:
+                self._record(summary)
+        if self.num_timesteps - self._last_save_step >= self.save_every and self._gate_open():
+            if not self._save_snapshot():
+                return False
+        if self.fit_every and self.num_timesteps - self._last_fit_step >= self.fit_every:
+            self.fit_ratings()
+            self._last_fit_step = self.num_timesteps
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self._rollouts += 1
+        if self.sync_latest_every and self._rollouts % self.sync_latest_every == 0:
+            self._sync_latest_weights()
+        self._flush_matches()
+        self._log()
+
+    def _on_training_end(self) -> None:
+        self._flush_matches()
+        self._store_elo()
+
+    # -- the self-play steps -----------------------------------------------------------------------
+    def _record(self, summary: dict[str, Any]) -> None:
+        outcome = float(summary["outcome"])
+        self.outcomes.append(outcome)
+        opponents = summary.get("opponents") or {"?": summary["opponent"]}
+        seat = summary.get("seat")
+        for opponent_seat, opponent in opponents.items():
+            self.recent_opponents.append(opponent)
+            if opponent != LATEST_ID:
+                self.elo.update(self.learner_id, opponent, outcome)
+            self._pending_matches.append(
+                dict(
+                    player_a=self.learner_id,
+                    player_b=opponent,
+                    score_a=outcome,
+                    step=int(self.num_timesteps),
+                    seat_a=seat,
+                    seat_b=opponent_seat,
+                )
+            )
+
+    def _gate_open(self) -> bool:
+        if self.win_rate_threshold is None:
+            return True
+        return bool(self.outcomes) and self.win_rate >= self.win_rate_threshold
+
+    @property
+    def win_rate(self) -> float:
+        """The learner's win rate over the rolling window of episodes (draws count as 0)."""
+        outcomes = np.asarray(self.outcomes)
+        return float((outcomes == 1.0).mean()) if len(outcomes) else 0.0
+
+    @property
+    def draw_rate(self) -> float:
+        """The learner's draw rate over the rolling window of episodes."""
+        outcomes = np.asarray(self.outcomes)
+        return float((outcomes == 0.5).mean()) if len(outcomes) else 0.0
+
+    def _save_snapshot(self) -> bool:
+        """Save the learner; on a write failure stop training with a message (returns False)."""
+        self._flush_matches()
+        learner_elo = self.elo.rating(self.learner_id)
+        try:
+            info = self.archive.save(
+                self.model, step=int(self.num_timesteps), tags=self.tags, rating=learner_elo
+            )
+        except OSError as error:
+            self.stop_reason = (
+                f"Stopping training: saving a snapshot to {self.archive.path} failed ({error}). "
+                "Every snapshot and match saved before is intact; free disk space or fix the "
+                "directory's permissions, then resume with the same archive."
+            )
+            warnings.warn(self.stop_reason, RuntimeWarning, stacklevel=2)
+            return False
+        self.elo.ratings[info.id] = learner_elo
+        self.snapshots_saved += 1
+        self._last_save_step = self.num_timesteps
+        self.outcomes.clear()
+        if self.verbose:
+            print(f"selfplay: saved {info.id} at step {info.step} (elo {learner_elo:.0f})")
+        return True
+
+    def _sync_latest_weights(self) -> None:
+        env = self.training_env
+        if env is None:
+            return
+        state = {k: v.detach().cpu().numpy() for k, v in self.model.policy.state_dict().items()}
+        self._sync_version += 1
+        try:
+            env.env_method("sync_latest_weights", self._sync_version, state)
+        except AttributeError:
+            if not self._sync_warned:
+                warnings.warn(
+                    "The training env has no sync_latest_weights(); opponents will not see the "
+                    "learner's latest weights. Build it from SelfPlayEnv or SelfPlayVecEnv.",
+                    stacklevel=2,
+                )
+                self._sync_warned = True
+
+    def _restart_episodes(self) -> None:
+        """Start every env's episode again so that none is played against the empty-archive
+        fallback (SB3 resets the env before callbacks see training start)."""
+        model = self.model
+        model._last_obs = self.training_env.reset()
+        model._last_episode_starts = np.ones((self.training_env.num_envs,), dtype=bool)
+        if getattr(model, "_vec_normalize_env", None) is not None:
+            model._last_original_obs = model._vec_normalize_env.get_original_obs()
+
+    def _flush_matches(self) -> None:
+        if not self._pending_matches:
+            return
+        pending, self._pending_matches = self._pending_matches, []
+        try:
+            self.archive.record_matches(pending)
+        except OSError as error:
+            warnings.warn(f"Could not record {len(pending)} matches: {error}", stacklevel=2)
+            self._pending_matches = pending + self._pending_matches
+        self._store_elo()
+
+    def _store_elo(self) -> None:
+        updates = {}
+        for info in self.archive.snapshots():
+            if info.id in self.elo.ratings:
+                ratings = dict(info.ratings or {})
+                ratings["elo"] = self.elo.ratings[info.id]
+                if info.id in self.bt_ratings:
+                    ratings["bt"] = self.bt_ratings[info.id]
+                updates[info.id] = ratings
+        if updates:
+            try:
+                self.archive.set_ratings(updates)
+            except OSError as error:
+                warnings.warn(f"Could not store ratings: {error}", stacklevel=2)
+
+    def fit_ratings(self) -> Any:
+        """Fit Bradley-Terry ratings over the archive's whole match history (and log them)."""
+        self._flush_matches()
+        snapshots = self.archive.snapshots()
+        steps = sorted((info.step, info.id) for info in snapshots)
+        games = attribute_learner_matches(self.archive.matches(), steps, self.learner_id)
+        if not games:
+            return None
+        result = fit_bradley_terry(games)
+        self.bt_ratings = dict(result.ratings)
+        if steps and steps[-1][1] in result.ratings:
+            newest = steps[-1][1]
+            self.logger.record("selfplay/bt_rating", result.ratings[newest])
+            self.logger.record("selfplay/bt_std_error", result.std_errors[newest])
+        self._store_elo()
+        return result
+
+    def _log(self) -> None:
+        record = self.logger.record
+        record("selfplay/elo", self.elo.rating(self.learner_id))
+        record("selfplay/win_rate", self.win_rate)
+        record("selfplay/draw_rate", self.draw_rate)
+        known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]
+        if known:
+            record("selfplay/opponent_elo_mean", float(np.mean(known)))
+        record("selfplay/archive_size", len(self.archive))
+        record("selfplay/snapshots", self.snapshots_saved)
+
+    def _check_archive_fits_model(self) -> None:
+        check = getattr(self.archive, "check_compatible", None)
+        if check is not None:
+            check(self.model)
