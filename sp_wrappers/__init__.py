@@ -1,1 +1,76 @@
-"""sp_wrappers: self-play for Stable-Baselines3 learners on PettingZoo games."""
+"""sp_wrappers: self-play training for Stable-Baselines3 learners on any PettingZoo game.
+
+Wrap a game, build the callback, call ``model.learn``::
+
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+    from sp_wrappers import OpponentSampler, SelfPlayCallback, SelfPlayEnv, SnapshotArchive
+
+    archive = SnapshotArchive("runs/ttt/archive")
+    env = SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=OpponentSampler(archive))
+    MaskablePPO("MlpPolicy", env).learn(100_000, callback=SelfPlayCallback(archive))
+
+Public names are loaded on first use, so ``import sp_wrappers`` stays cheap and optional extras
+(Ray, matplotlib, openskill) are only imported by the code that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # opponents
+    "Policy": "policies",
+    "RandomPolicy": "policies",
+    "CallablePolicy": "policies",
+    "SB3Policy": "policies",
+    "PerfectTicTacToePolicy": "baselines",
+    "AlphaBetaConnectFourPolicy": "baselines",
+    # envs
+    "SelfPlayEnv": "env",
+    "SelfPlayVecEnv": "vec_env",
+    "make_selfplay_vec_env": "vec_env",
+    # the self-play loop
+    "SnapshotArchive": "archive",
+    "SnapshotInfo": "archive",
+    "MatchRecord": "archive",
+    "OpponentSampler": "sampler",
+    "SelfPlayCallback": "callbacks",
+    # ratings and evaluation
+    "EloRatings": "ratings",
+    "BradleyTerryResult": "ratings",
+    "fit_bradley_terry": "ratings",
+    "expected_score": "ratings",
+    "play_match": "evaluation",
+    "MatchResult": "evaluation",
+    "round_robin": "evaluation",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .archive import MatchRecord, SnapshotArchive, SnapshotInfo
+    from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+    from .callbacks import SelfPlayCallback
+    from .env import SelfPlayEnv
+    from .evaluation import MatchResult, play_match, round_robin
+    from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
+    from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
+    from .sampler import OpponentSampler
+    from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'sp_wrappers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module_name}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._opponents import SWAP_UNITS
+from .archive import CorruptSnapshotError
 from .policies import Policy, RandomPolicy, SB3Policy, is_policy
 
 __all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
@@ -166,7 +167,10 @@ class OpponentSampler:
             return self.fallback
         probabilities = self.snapshot_probabilities(candidates)
         choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
-        return self.archive.load_policy(choice, deterministic=self.deterministic)
+        try:
+            return self.archive.load_policy(choice, deterministic=self.deterministic)
+        except CorruptSnapshotError:  # warned and left out of the listing: draw again
+            return self.draw(rng)
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
         """Receive the learner's newest weights; repeated versions are ignored (shared samplers)."""

@@ -1,0 +1,712 @@
+"""``SnapshotArchive``: policy snapshots, their ratings and the match history, in one directory.
+
+This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
+:data:`FORMAT_VERSION` and the archive's errors.
+
+Layout (documented in ``docs/formats.md``)::
+
+    ARCHIVE/
+      index.sqlite                    # SQLite in WAL mode: meta, snapshots, matches
+      snapshots/snapshot-0000.safetensors
+
+A save writes the weights to a temporary file, flushes it to disk, renames it into place and only
+then inserts the index row in one transaction, so a process killed at any moment never leaves a
+listed snapshot whose file is missing or incomplete. Weights are safetensors (never unpickled);
+the index row carries a JSON policy spec from which :func:`~sp_wrappers._policy_spec.build_policy`
+rebuilds the SB3 policy. Readers in other processes (env workers, tournaments) see a consistent
+view while the trainer writes. Loaded opponents live in a bounded LRU cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._policy_spec import TRUSTED_MODULES, build_policy, policy_spec, space_from_json, spaces_match
+
+__all__ = [
+    "SnapshotArchive",
+    "SnapshotInfo",
+    "MatchRecord",
+    "FORMAT_VERSION",
+    "ArchiveError",
+    "ArchiveFormatError",
+    "ArchiveWriteError",
+    "CorruptSnapshotError",
+    "IncompatibleSnapshotError",
+]
+
+FORMAT_VERSION = 1
+INDEX_NAME = "index.sqlite"
+SNAPSHOT_DIR = "snapshots"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq INTEGER PRIMARY KEY,
+    id TEXT UNIQUE NOT NULL,
+    step INTEGER NOT NULL,
+    wall_time REAL NOT NULL,
+    tags TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    file TEXT NOT NULL,
+    policy_spec TEXT NOT NULL,
+    ratings TEXT NOT NULL,
+    games INTEGER NOT NULL DEFAULT 0,
+    pruned INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS matches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    wall_time REAL NOT NULL,
+    step INTEGER,
+    player_a TEXT NOT NULL,
+    player_b TEXT NOT NULL,
+    score_a REAL NOT NULL,
+    seat_a TEXT,
+    seat_b TEXT,
+    source TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
+"""
+
+
+class ArchiveError(Exception):
+    """Base class of the archive's errors."""
+
+
+class ArchiveFormatError(ArchiveError):
+    """The directory is not an archive, or was written by an incompatible version."""
+
+
+class ArchiveWriteError(ArchiveError, OSError):
+    """A save or record failed (read-only or full disk); nothing saved before is lost."""
+
+
+class CorruptSnapshotError(ArchiveError):
+    """A snapshot's file is missing or does not match its recorded hash."""
+
+
+class IncompatibleSnapshotError(ArchiveError, ValueError):
+    """A snapshot's policy does not fit the spaces of the env or model it is used with."""
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One listed snapshot (its index row)."""
+
+    id: str
+    step: int
+    wall_time: float
+    tags: tuple[str, ...]
+    sha256: str
+    file: Path
+    ratings: dict[str, float] = field(default_factory=dict)
+    games: int = 0
+    policy_spec: dict[str, Any] = field(default_factory=dict, repr=False)
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One game: ``score_a`` is player A's outcome (1 win, 0.5 draw, 0 loss)."""
+
+    id: int
+    wall_time: float
+    step: int | None
+    player_a: str
+    player_b: str
+    score_a: float
+    seat_a: str | None
+    seat_b: str | None
+    source: str
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Tensors to store (shared storage kept once) and the aliases that point at them."""
+    import torch
+
+    tensors: dict[str, torch.Tensor] = {}
+    aliases: dict[str, str] = {}
+    seen: dict[tuple[int, tuple[int, ...], tuple[int, ...]], str] = {}
+    for name, value in state.items():
+        tensor = torch.as_tensor(np.asarray(value)) if not torch.is_tensor(value) else value
+        tensor = tensor.detach().cpu()
+        key = (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
+        if tensor.numel() and key in seen:
+            aliases[name] = seen[key]
+            continue
+        seen[key] = name
+        tensors[name] = tensor.contiguous().clone()
+    return tensors, aliases
+
+
+class SnapshotArchive:
+    """A directory of policy snapshots with ratings and match history that survives crashes.
+
+    :param path: the archive directory (created when missing and ``create`` is true).
+    :param max_snapshots: keep at most this many snapshots listed; older ones are pruned, keeping
+        the newest ``keep_recent``, the first, and an evenly spread sample of the rest. ``None``
+        keeps all.
+    :param keep_recent: how many of the newest snapshots pruning never touches (default: half of
+        ``max_snapshots``).
+    :param cache_size: how many loaded opponent policies stay in memory (LRU).
+    :param create: create a new archive when ``path`` holds none; ``False`` raises instead.
+    :param trusted_modules: module prefixes whose classes a policy spec may name.
+
+    >>> import tempfile, gymnasium as gym
+    >>> from stable_baselines3 import PPO
+    >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> archive.save(model, step=0).id
+    'snapshot-0000'
+    >>> archive.record_match("learner", "snapshot-0000", 1.0, step=10)
+    >>> len(archive), archive.scores_against("learner")
+    (1, {'snapshot-0000': (1.0, 1)})
+    >>> archive.load_policy("snapshot-0000").policy_id
+    'snapshot-0000'
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        max_snapshots: int | None = None,
+        keep_recent: int | None = None,
+        cache_size: int = 16,
+        create: bool = True,
+        trusted_modules: Sequence[str] = TRUSTED_MODULES,
+    ) -> None:
+        if max_snapshots is not None and max_snapshots < 2:
+            raise ValueError(f"max_snapshots must be >= 2 or None, got {max_snapshots}.")
+        if keep_recent is not None and (
+            keep_recent < 1 or (max_snapshots is not None and keep_recent >= max_snapshots)
+        ):
+            raise ValueError(
+                f"keep_recent must be between 1 and max_snapshots - 1, got {keep_recent}."
+            )
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be >= 1, got {cache_size}.")
+        self.path = Path(path)
+        self.max_snapshots = max_snapshots
+        self.keep_recent = keep_recent
+        self.cache_size = int(cache_size)
+        self.trusted_modules = tuple(trusted_modules)
+        self._create = create
+        self._conn: sqlite3.Connection | None = None
+        self._conn_pid: int | None = None
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._bad: set[str] = set()
+        self._listing: tuple[int, list[SnapshotInfo]] | None = None
+        self._scores: dict[str, tuple[int, dict[str, tuple[float, int]]]] = {}
+        self._connect()
+
+    # -- connection --------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None and self._conn_pid == os.getpid():
+            return self._conn
+        index = self.path / INDEX_NAME
+        if not index.exists():
+            if not self._create:
+                raise ArchiveFormatError(
+                    f"{self.path} is not a snapshot archive (no {INDEX_NAME}). Point at the "
+                    "directory that SelfPlayCallback or `sp-wrappers train` wrote (for a run "
+                    "directory, its archive/ folder)."
+                )
+            try:
+                (self.path / SNAPSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ArchiveWriteError(
+                    f"Cannot create the archive directory {self.path}: {error}. Choose a "
+                    "writable location."
+                ) from error
+        try:
+            conn = sqlite3.connect(index, timeout=60.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
+            self._check_format(conn)
+        except sqlite3.DatabaseError as error:
+            raise ArchiveFormatError(
+                f"{index} is not a readable archive index ({error}). If the directory holds "
+                "something else, choose another path; if it is an archive, restore the file."
+            ) from error
+        self._conn, self._conn_pid = conn, os.getpid()
+        self._cache.clear()
+        self._listing = None
+        self._scores.clear()
+        return conn
+
+    @staticmethod
+    def _has_schema(conn: sqlite3.Connection) -> bool:
+        row = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN "
+            "('meta', 'snapshots', 'matches')"
+        ).fetchone()
+        return row[0] == 3
+
+    def _check_format(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+        if row is None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
+                    (str(FORMAT_VERSION),),
+                )
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('created', ?)", (repr(time.time()),)
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return
+        version = int(row[0])
+        if version != FORMAT_VERSION:
+            raise ArchiveFormatError(
+                f"The archive {self.path} has format version {version}; this sp_wrappers reads "
+                f"version {FORMAT_VERSION}. Install the sp_wrappers version that wrote it, or "
+                "start a new archive directory."
+            )
+
+    def _write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in statements:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as error:
+            raise ArchiveWriteError(
+                f"Cannot write to the archive index {self.path / INDEX_NAME}: {error}. Check "
+                "free disk space and the directory's permissions; earlier data is intact."
+            ) from error
+        self._listing = None
+        self._scores.clear()
+
+    def close(self) -> None:
+        """Close the index connection and drop cached policies."""
+        if self._conn is not None and self._conn_pid == os.getpid():
+            self._conn.close()
+        self._conn = None
+        self._cache.clear()
+
+    def __enter__(self) -> SnapshotArchive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_conn=None, _conn_pid=None, _cache=OrderedDict(), _listing=None, _scores={})
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    # -- snapshots ---------------------------------------------------------------------------------
+    def _data_version(self) -> int:
+        return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """Every listed snapshot, oldest first (pruned and corrupt ones left out)."""
+        conn = self._connect()
+        version = self._data_version()
+        if self._listing is not None and self._listing[0] == version:
+            listing = self._listing[1]
+        else:
+            rows = conn.execute(
+                "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, games "
+                "FROM snapshots WHERE pruned = 0 ORDER BY seq"
+            ).fetchall()
+            listing = [self._info(row) for row in rows]
+            self._listing = (version, listing)
+        return [info for info in listing if info.id not in self._bad]
+
+    def _info(self, row: Sequence[Any]) -> SnapshotInfo:
+        seq, sid, step, wall_time, tags, sha, file, spec, ratings, games = row
+        return SnapshotInfo(
+            id=sid,
+            step=int(step),
+            wall_time=float(wall_time),
+            tags=tuple(json.loads(tags)),
+            sha256=sha,
+            file=self.path / file,
+            ratings=json.loads(ratings),
+            games=int(games),
+            policy_spec=json.loads(spec),
+            seq=int(seq),
+        )
+
+    def __len__(self) -> int:
+        return len(self.snapshots())
+
+    def __iter__(self) -> Iterator[SnapshotInfo]:
+        return iter(self.snapshots())
+
+    def __contains__(self, snapshot_id: object) -> bool:
+        return any(info.id == snapshot_id for info in self.snapshots())
+
+    def latest(self) -> SnapshotInfo | None:
+        """The newest listed snapshot, or ``None`` for an empty archive."""
+        listing = self.snapshots()
+        return listing[-1] if listing else None
+
+    def get(self, snapshot_id: str) -> SnapshotInfo:
+        """The listed snapshot with this id (``KeyError`` naming the known ids otherwise)."""
+        for info in self.snapshots():
+            if info.id == snapshot_id:
+                return info
+        known = [info.id for info in self.snapshots()]
+        shown = known if len(known) <= 10 else known[:5] + ["..."] + known[-5:]
+        raise KeyError(f"No snapshot {snapshot_id!r} in {self.path}; known ids: {shown}.")
+
+    def save(
+        self,
+        model: Any,
+        step: int,
+        tags: Sequence[str] = (),
+        rating: float | None = None,
+    ) -> SnapshotInfo:
+        """Save the weights of ``model`` (an SB3 model, policy or ``SB3Policy``) as a new snapshot.
+
+        :param step: the learner step (``model.num_timesteps``) the snapshot was taken at.
+        :param tags: free-form labels stored with it.
+        :param rating: its starting Elo (stored as ``ratings["elo"]``).
+        :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
+        """
+        from safetensors.torch import save as save_safetensors
+
+        policy = getattr(model, "policy", model)
+        spec = policy_spec(policy)
+        tensors, aliases = _dedupe_state(policy.state_dict())
+        conn = self._connect()
+        seq = int(conn.execute("SELECT coalesce(max(seq), -1) + 1 FROM snapshots").fetchone()[0])
+        snapshot_id = f"snapshot-{seq:04d}"
+        metadata = {
+            "format_version": str(FORMAT_VERSION),
+            "id": snapshot_id,
+            "aliases": json.dumps(aliases),
+        }
+        payload = save_safetensors(tensors, metadata=metadata)
+        digest = hashlib.sha256(payload).hexdigest()
+        relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
+        final = self.path / relative
+        temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            with open(temporary, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, final)
+            _fsync_dir(final.parent)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise ArchiveWriteError(
+                f"Could not write snapshot {final}: {error}. Free disk space or fix permissions; "
+                "the snapshots and matches saved before are intact."
+            ) from error
+        ratings = {} if rating is None else {"elo": float(rating)}
+        info = SnapshotInfo(
+            id=snapshot_id,
+            step=int(step),
+            wall_time=time.time(),
+            tags=tuple(str(t) for t in tags),
+            sha256=digest,
+            file=final,
+            ratings=ratings,
+            policy_spec=spec,
+            seq=seq,
+        )
+        self._write(
+            [
+                (
+                    "INSERT INTO snapshots (seq, id, step, wall_time, tags, sha256, file, "
+                    "policy_spec, ratings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        seq,
+                        snapshot_id,
+                        info.step,
+                        info.wall_time,
+                        json.dumps(list(info.tags)),
+                        digest,
+                        relative,
+                        json.dumps(spec),
+                        json.dumps(ratings),
+                    ),
+                )
+            ]
+        )
+        if self.max_snapshots is not None:
+            self.prune()
+        return info
+
+    def load_state_dict(self, snapshot_id: str) -> dict[str, Any]:
+        """The snapshot's weights as torch tensors, after checking the file's hash.
+
+        :raises CorruptSnapshotError: the file is missing or its hash differs (a warning naming
+            the file is issued and the snapshot is left out of :meth:`snapshots` from then on).
+        """
+        from safetensors.torch import load as load_safetensors
+
+        info = self.get(snapshot_id)
+        try:
+            payload = info.file.read_bytes()
+        except OSError as error:
+            self._mark_bad(info, f"cannot be read ({error})")
+        if hashlib.sha256(payload).hexdigest() != info.sha256:
+            self._mark_bad(info, "does not match its recorded sha256")
+        state = load_safetensors(payload)
+        aliases = json.loads(_safetensors_metadata(payload).get("aliases", "{}"))
+        for alias, target in aliases.items():
+            state[alias] = state[target]
+        return state
+
+    def _mark_bad(self, info: SnapshotInfo, problem: str) -> None:
+        self._bad.add(info.id)
+        message = (
+            f"Skipping snapshot {info.id}: its file {info.file} {problem}. The archive goes on "
+            "without it; restore the file or delete the snapshot from the archive."
+        )
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        raise CorruptSnapshotError(message)
+
+    def load_policy(
+        self, snapshot_id: str, deterministic: bool = False, device: str = "cpu"
+    ) -> Any:
+        """A frozen :class:`~sp_wrappers.SB3Policy` for a snapshot, from the bounded cache.
+
+        The policy is rebuilt from the stored spec (no pickle) and its ``policy_id`` is the
+        snapshot id. At most ``cache_size`` policies are kept in memory.
+        """
+        from .policies import SB3Policy
+
+        key = f"{snapshot_id}@{device}"
+        cached = self._cache.get(key)
+        if cached is None:
+            info = self.get(snapshot_id)
+            state = self.load_state_dict(snapshot_id)
+            policy = build_policy(info.policy_spec, self.trusted_modules, device=device)
+            policy.load_state_dict(state, strict=True)
+            cached = SB3Policy(policy, policy_id=snapshot_id, device=device, copy_weights=False)
+            self._cache[key] = cached
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        if cached.deterministic != deterministic:
+            cached = copy.copy(cached)
+            cached.deterministic = deterministic
+        return cached
+
+    def cached_ids(self) -> list[str]:
+        """Snapshot ids whose policies are in the in-memory cache, least recently used first."""
+        return [key.rsplit("@", 1)[0] for key in self._cache]
+
+    def check_compatible(self, model_or_spaces: Any, action_space: Any = None) -> None:
+        """Raise :class:`IncompatibleSnapshotError` when the newest snapshot's spaces differ from
+        a model's (or from the given observation and action spaces)."""
+        if action_space is None:
+            policy = getattr(model_or_spaces, "policy", model_or_spaces)
+            observation_space, action_space = policy.observation_space, policy.action_space
+        else:
+            observation_space = model_or_spaces
+        newest = self.latest()
+        if newest is None:
+            return
+        stored_obs = space_from_json(newest.policy_spec["observation_space"])
+        stored_act = space_from_json(newest.policy_spec["action_space"])
+        same_obs = spaces_match(stored_obs, observation_space)
+        if not (same_obs and spaces_match(stored_act, action_space)):
+            raise IncompatibleSnapshotError(
+                f"Snapshot {newest.id} in {self.path} was saved for observation space "
+                f"{stored_obs} and action space {stored_act}, but this model uses "
+                f"{observation_space} and {action_space}. Use a new archive directory for a "
+                "different game or wrapper stack."
+            )
+
+    # -- pruning -----------------------------------------------------------------------------------
+    def prune(self) -> list[str]:
+        """Unlist snapshots beyond ``max_snapshots`` and delete their files; returns their ids.
+
+        Kept: the newest ``keep_recent``, the first snapshot, and older snapshots spread evenly
+        over the rest of the history. Pruned snapshots keep their index rows (marked pruned), so
+        ratings and the match history that mention them stay intact.
+        """
+        if self.max_snapshots is None:
+            return []
+        listing = self.snapshots()
+        if len(listing) <= self.max_snapshots:
+            return []
+        recent = self.keep_recent or max(1, self.max_snapshots // 2)
+        kept = list(listing)
+        drop: list[SnapshotInfo] = []
+        while len(kept) > self.max_snapshots:
+            # Among the older snapshots (never the first), drop the one whose neighbours are
+            # closest together: repeated, this keeps an even spread over the whole history.
+            candidates = range(1, len(kept) - recent)
+            victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
+            drop.append(kept.pop(victim))
+        self._write([("UPDATE snapshots SET pruned = 1 WHERE id = ?", (d.id,)) for d in drop])
+        for info in drop:
+            for key in [k for k in self._cache if k.rsplit("@", 1)[0] == info.id]:
+                del self._cache[key]
+            info.file.unlink(missing_ok=True)
+        return [info.id for info in drop]
+
+    # -- ratings and matches -----------------------------------------------------------------------
+    def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        self._write(
+            (
+                "UPDATE snapshots SET ratings = ? WHERE id = ?",
+                (json.dumps({k: float(v) for k, v in values.items()}), sid),
+            )
+            for sid, values in ratings.items()
+        )
+
+    def record_match(
+        self,
+        player_a: str,
+        player_b: str,
+        score_a: float,
+        step: int | None = None,
+        seat_a: str | None = None,
+        seat_b: str | None = None,
+        source: str = "training",
+    ) -> None:
+        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A)."""
+        self.record_matches(
+            [
+                dict(
+                    player_a=player_a,
+                    player_b=player_b,
+                    score_a=score_a,
+                    step=step,
+                    seat_a=seat_a,
+                    seat_b=seat_b,
+                    source=source,
+                )
+            ]
+        )
+
+    def record_matches(self, matches: Iterable[Mapping[str, Any]]) -> None:
+        """Append many games in one transaction (dicts with :meth:`record_match`'s arguments)."""
+        now = time.time()
+        statements: list[tuple[str, Sequence[Any]]] = []
+        games: dict[str, int] = {}
+        for match in matches:
+            score = float(match["score_a"])
+            if not 0.0 <= score <= 1.0:
+                raise ValueError(f"score_a must be between 0 and 1, got {score} in {match}.")
+            a, b = str(match["player_a"]), str(match["player_b"])
+            step = match.get("step")
+            statements.append(
+                (
+                    "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, "
+                    "seat_b, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        now,
+                        None if step is None else int(step),
+                        a,
+                        b,
+                        score,
+                        match.get("seat_a"),
+                        match.get("seat_b"),
+                        str(match.get("source", "training")),
+                    ),
+                )
+            )
+            for player in (a, b):
+                games[player] = games.get(player, 0) + 1
+        if not statements:
+            return
+        statements += [
+            ("UPDATE snapshots SET games = games + ? WHERE id = ?", (n, player))
+            for player, n in games.items()
+        ]
+        self._write(statements)
+
+    def matches(self, player: str | None = None, source: str | None = None) -> list[MatchRecord]:
+        """The match history in the order it was recorded, optionally for one player/source."""
+        sql = (
+            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
+            "FROM matches"
+        )
+        clauses, params = [], []
+        if player is not None:
+            clauses.append("(player_a = ? OR player_b = ?)")
+            params += [player, player]
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        rows = self._connect().execute(sql + " ORDER BY id", params).fetchall()
+        return [MatchRecord(*row) for row in rows]
+
+    def n_matches(self) -> int:
+        """How many games the match history holds."""
+        return int(self._connect().execute("SELECT count(*) FROM matches").fetchone()[0])
+
+    def scores_against(self, player: str) -> dict[str, tuple[float, int]]:
+        """``{opponent: (player's mean score, games)}`` over the whole match history."""
+        version = self._data_version()
+        cached = self._scores.get(player)
+        if cached is not None and cached[0] == version:
+            return dict(cached[1])
+        rows = self._connect().execute(
+            "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
+            "GROUP BY player_b UNION ALL "
+            "SELECT player_a, sum(1.0 - score_a), count(*) FROM matches WHERE player_b = ? "
+            "GROUP BY player_a",
+            (player, player),
+        ).fetchall()
+        totals: dict[str, list[float]] = {}
+        for opponent, score, count in rows:
+            total = totals.setdefault(opponent, [0.0, 0])
+            total[0] += score
+            total[1] += count
+        result = {o: (s / n, int(n)) for o, (s, n) in totals.items() if o != player}
+        self._scores[player] = (version, result)
+        return dict(result)
+
+    def __repr__(self) -> str:
+        return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"
+
+
+def _safetensors_metadata(payload: bytes) -> dict[str, str]:
+    """The ``__metadata__`` header of a safetensors payload."""
+    header_size = int.from_bytes(payload[:8], "little")
+    header = json.loads(payload[8 : 8 + header_size])
+    return header.get("__metadata__", {}) or {}
