@@ -119,8 +119,13 @@ class SelfPlayEnv(gym.Env):
             game, self.learner_seats[0], keep_dict_obs
         )
         self.driver = SeatDriver(game, keep_dict_obs=keep_dict_obs)
+        # The default opponent plays uniformly over *its own* seat's action space (seats may differ).
+        self._default_opponents: dict[str, RandomPolicy] | None = None
         if opponent is None:
-            opponent = RandomPolicy(self.action_space)
+            self._default_opponents = {
+                a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
+            }
+            opponent = self._default_opponents[self.learner_seats[0]]
         self.opponent_source = as_opponent_source(opponent)
         self.slots = OpponentSlots(self.opponent_source)
         self.render_mode = getattr(game, "render_mode", None)
@@ -149,6 +154,8 @@ class SelfPlayEnv(gym.Env):
             self.driver.reset(seat, seed=game_seed, options=options or None)
             opponent_seats = [a for a in self.game.possible_agents if a != seat]
             lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
+            if self._default_opponents is not None:
+                lineup = [self._default_opponents[a] for a in opponent_seats]
             self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
             self._play_opponents()
             if not self.driver.learner_done:
