@@ -685,13 +685,17 @@ class SnapshotArchive:
         cached = self._scores.get(player)
         if cached is not None and cached[0] == version:
             return dict(cached[1])
-        rows = self._connect().execute(
-            "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
-            "GROUP BY player_b UNION ALL "
-            "SELECT player_a, sum(1.0 - score_a), count(*) FROM matches WHERE player_b = ? "
-            "GROUP BY player_a",
-            (player, player),
-        ).fetchall()
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
+                "GROUP BY player_b UNION ALL "
+                "SELECT player_a, sum(1.0 - score_a), count(*) FROM matches WHERE player_b = ? "
+                "GROUP BY player_a",
+                (player, player),
+            )
+            .fetchall()
+        )
         totals: dict[str, list[float]] = {}
         for opponent, score, count in rows:
             total = totals.setdefault(opponent, [0.0, 0])
