@@ -20,6 +20,7 @@ __all__ = ["SelfPlayEnv", "LEARNER_SEAT_MODES", "resolve_learner_seats", "learne
 
 LEARNER_SEAT_MODES = ("random", "alternate")
 _MAX_EMPTY_GAMES = 100
+_WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
 
 
 def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
@@ -140,6 +141,13 @@ class SelfPlayEnv(gym.Env):
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
+            # The game gets `seed` itself. Games commonly seed their own generator exactly as
+            # Gymnasium does (`np.random.default_rng(seed)`), so the wrapper's draws (learner seat,
+            # opponents' random choices) take an independent stream derived from the same seed;
+            # otherwise random opponents would replay the game's hidden draws (e.g. know the deal).
+            self._np_random = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
+            )
             self._alternate_index = 0
         options = dict(options or {})
         forced_seat = options.pop("learner_seat", None)

@@ -213,7 +213,7 @@ class SB3Policy:
             raise TypeError(
                 f"SB3Policy needs a Stable-Baselines3 model or policy, got {type(policy).__name__}."
             )
-        self.policy = copy.deepcopy(source) if copy_weights else source
+        self.policy = _frozen_copy(source) if copy_weights else source
         self.policy.to(device)
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
@@ -282,6 +282,23 @@ class SB3Policy:
     def __repr__(self) -> str:
         mode = "deterministic" if self.deterministic else "sampled"
         return f"SB3Policy({self.policy_id!r}, {mode})"
+
+
+def _frozen_copy(policy: Any) -> Any:
+    """An independent copy of an SB3 policy, for inference.
+
+    A plain ``copy.deepcopy`` fails on a policy that has trained: actor-critic policies keep their
+    last action distribution, whose logits are non-leaf tensors that torch refuses to deepcopy.
+    So the policy is rebuilt from its constructor parameters (as SB3's own ``BasePolicy.load``
+    does) and given a copy of the weights; deepcopy is the fallback for policies that cannot be
+    rebuilt that way.
+    """
+    try:
+        clone = type(policy)(**policy._get_constructor_parameters())
+    except (TypeError, ValueError, KeyError, AttributeError, NotImplementedError):
+        return copy.deepcopy(policy)
+    clone.load_state_dict(policy.state_dict())
+    return clone
 
 
 def check_opponent_action(
