@@ -1,0 +1,194 @@
+"""OpponentSampler: latest ratio, window, swap schedule, PFSP, fixed opponents, determinism."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pettingzoo.classic import tictactoe_v3
+from sb3_contrib import MaskablePPO
+
+from sp_wrappers.archive import SnapshotArchive
+from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.sampler import LATEST_ID, OpponentSampler
+
+
+@pytest.fixture(scope="module")
+def model():
+    env = SelfPlayEnv(tictactoe_v3.env(), learner="random")
+    return MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, policy_kwargs={"net_arch": [8]})
+
+
+@pytest.fixture
+def archive(tmp_path, model):
+    archive = SnapshotArchive(tmp_path, cache_size=4)
+    for step in range(0, 100, 10):
+        archive.save(model, step=step)
+    return archive
+
+
+def synced(sampler: OpponentSampler, model) -> OpponentSampler:
+    state = {k: v.detach().numpy() for k, v in model.policy.state_dict().items()}
+    sampler.sync_latest_weights(1, state)
+    return sampler
+
+
+def draw_ids(sampler: OpponentSampler, n: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [sampler.draw(rng).policy_id for _ in range(n)]
+
+
+def test_latest_ratio_one_always_gives_the_latest_weights(archive, model):
+    sampler = synced(OpponentSampler(archive, latest_ratio=1.0), model)
+    assert set(draw_ids(sampler, 200)) == {LATEST_ID}
+
+
+def test_latest_ratio_zero_never_gives_the_latest_weights(archive, model):
+    sampler = synced(OpponentSampler(archive, latest_ratio=0.0, window=None), model)
+    ids = draw_ids(sampler, 300)
+    assert LATEST_ID not in ids
+    assert set(ids) == {info.id for info in archive.snapshots()}
+
+
+def test_latest_ratio_sets_the_share_of_latest_draws(archive, model):
+    sampler = synced(OpponentSampler(archive, latest_ratio=0.3), model)
+    share = draw_ids(sampler, 2000).count(LATEST_ID) / 2000
+    assert 0.26 < share < 0.34
+
+
+def test_latest_weights_follow_the_learner(archive, model):
+    sampler = synced(OpponentSampler(archive, latest_ratio=1.0), model)
+    latest = sampler.draw(np.random.default_rng(0))
+    zeros = {k: np.zeros_like(v) for k, v in latest.state_dict().items()}
+    sampler.sync_latest_weights(2, zeros)
+    assert all(not v.any() for v in sampler.draw().state_dict().values())
+    sampler.sync_latest_weights(2, {k: v + 1 for k, v in zeros.items()})  # a repeat: ignored
+    assert all(not v.any() for v in sampler.draw().state_dict().values())
+
+
+@given(window=st.integers(1, 12))
+@settings(max_examples=12, deadline=None)
+def test_window_only_admits_the_newest_snapshots(window, tmp_path_factory, model):
+    archive = SnapshotArchive(tmp_path_factory.mktemp("a"))
+    for step in range(8):
+        archive.save(model, step=step)
+    sampler = OpponentSampler(archive, window=window, latest_ratio=0.0)
+    newest = {info.id for info in archive.snapshots()[-window:]}
+    assert set(draw_ids(sampler, 150)) == newest
+
+
+def test_new_snapshots_enter_the_window_and_old_ones_leave(archive, model):
+    sampler = OpponentSampler(archive, window=2, latest_ratio=0.0)
+    assert set(draw_ids(sampler, 50)) == {"snapshot-0008", "snapshot-0009"}
+    archive.save(model, step=200)
+    assert set(draw_ids(sampler, 50)) == {"snapshot-0009", "snapshot-0010"}
+
+
+def episode_opponents(sampler: OpponentSampler, episodes: int) -> list[tuple[str, int]]:
+    """(opponent id, episode length) of each episode played with random legal moves."""
+    env = SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=sampler)
+    env.reset(seed=0)
+    rng = np.random.default_rng(1)
+    result = []
+    while len(result) < episodes:
+        action = rng.choice(np.flatnonzero(env.action_masks()))
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            result.append((info["selfplay"]["opponent"], info["selfplay"]["length"]))
+            env.reset()
+    return result
+
+
+def test_swap_every_episodes_keeps_an_opponent_for_that_many_episodes(archive):
+    sampler = OpponentSampler(archive, latest_ratio=0.0, swap_every=3, swap_unit="episodes")
+    ids = [opponent for opponent, _ in episode_opponents(sampler, 30)]
+    blocks = [ids[i : i + 3] for i in range(0, 30, 3)]
+    assert all(len(set(block)) == 1 for block in blocks)
+    assert len({block[0] for block in blocks}) > 1
+
+
+def test_swap_every_steps_draws_again_once_that_many_learner_steps_passed(archive):
+    sampler = OpponentSampler(archive, latest_ratio=0.0, swap_every=7, swap_unit="steps")
+    episodes = episode_opponents(sampler, 40)
+    steps_since_draw = 0
+    for i, (opponent, _) in enumerate(episodes[1:], start=1):
+        steps_since_draw += episodes[i - 1][1]
+        if opponent != episodes[i - 1][0]:
+            assert steps_since_draw >= 7, "swapped before swap_every learner steps"
+            steps_since_draw = 0
+        elif steps_since_draw >= 7:
+            steps_since_draw = 0  # a new draw happened to pick the same snapshot
+    assert len({opponent for opponent, _ in episodes}) > 1
+
+
+def test_pfsp_hard_weighting_favours_snapshots_the_learner_loses_to(archive):
+    ids = [info.id for info in archive.snapshots()]
+    for sid in ids[:-1]:
+        archive.record_matches([dict(player_a="learner", player_b=sid, score_a=1.0)] * 10)
+    archive.record_matches([dict(player_a="learner", player_b=ids[-1], score_a=0.0)] * 10)
+    sampler = OpponentSampler(archive, strategy="pfsp", latest_ratio=0.0, window=None)
+    counts = Counter(draw_ids(sampler, 200))
+    assert counts[ids[-1]] == 200  # (1 - p)^2 is zero for every snapshot the learner always beats
+
+
+def test_pfsp_variance_weighting_favours_even_matches(archive):
+    ids = [info.id for info in archive.snapshots()]
+    record = archive.record_matches
+    record([dict(player_a="learner", player_b=ids[0], score_a=1.0)] * 10)  # p = 1
+    record([dict(player_a="learner", player_b=ids[1], score_a=s) for s in (0.0, 1.0)])  # p = .5
+    record([dict(player_a="learner", player_b=ids[2], score_a=s) for s in [1.0] * 9 + [0.0]])
+    sampler = OpponentSampler(
+        archive, strategy="pfsp", pfsp_weighting="variance", latest_ratio=0.0, window=None
+    )
+    probabilities = dict(zip(ids, sampler.snapshot_probabilities(), strict=True))
+    assert probabilities[ids[0]] == 0.0
+    # p(1-p): 0.25 for the even match (and for unplayed snapshots, taken as p = 0.5), 0.09 at 0.9
+    assert probabilities[ids[1]] == pytest.approx(probabilities[ids[5]])
+    assert probabilities[ids[2]] == pytest.approx(probabilities[ids[1]] * 0.09 / 0.25)
+
+
+def test_fixed_opponents_are_mixed_in_at_their_probability(archive, model):
+    bot = RandomPolicy(policy_id="scripted-bot")
+    sampler = synced(
+        OpponentSampler(archive, latest_ratio=0.5, fixed_opponents=[(bot, 0.1)]), model
+    )
+    counts = Counter(draw_ids(sampler, 4000))
+    assert 0.08 < counts["scripted-bot"] / 4000 < 0.12
+    assert 0.42 < counts[LATEST_ID] / 4000 < 0.48  # latest_ratio applies to the remaining 90%
+
+
+def test_draws_are_deterministic_given_a_seed(archive, model):
+    first = draw_ids(synced(OpponentSampler(archive, strategy="uniform"), model), 100, seed=5)
+    again = draw_ids(synced(OpponentSampler(archive, strategy="uniform"), model), 100, seed=5)
+    other = draw_ids(synced(OpponentSampler(archive, strategy="uniform"), model), 100, seed=6)
+    assert first == again != other
+
+
+def test_an_empty_archive_falls_back_until_the_first_snapshot(tmp_path, model):
+    archive = SnapshotArchive(tmp_path)
+    sampler = OpponentSampler(archive)
+    assert sampler.draw().policy_id == "random"
+    archive.save(model, step=0)
+    assert set(draw_ids(sampler, 20)) == {"snapshot-0000"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(window=0), "window must be a positive integer"),
+        (dict(latest_ratio=1.5), "latest_ratio must be between 0 and 1"),
+        (dict(latest_ratio=-0.1), "latest_ratio must be between 0 and 1"),
+        (dict(swap_unit="minutes"), "swap_unit must be one of"),
+        (dict(swap_every=0), "swap_every must be a positive integer"),
+        (dict(strategy="elo"), "strategy must be one of"),
+        (dict(fixed_opponents=[(RandomPolicy(), 0.7), (RandomPolicy(), 0.7)]), "sum to more"),
+        (dict(fixed_opponents=["random"]), r"\(policy, probability\) pairs"),
+    ],
+)
+def test_bad_sampler_settings_are_refused_with_the_fix(archive, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        OpponentSampler(archive, **kwargs)
