@@ -114,7 +114,8 @@ class RaceGame(AECEnv):
     """Players take turns adding 1, 2 or 3 (actions 0, 1, 2) to a counter starting at 0.
 
     Whoever brings the counter to ``target`` exactly wins ``n_players - 1``; every other player
-    gets -1. Moves that would pass ``target`` are illegal (masked). An agent observes the counter
+    gets -1. Moves that would pass ``target`` are illegal (masked); playing one loses at once
+    (``-(n_players - 1)`` for the mover, +1 for the others). An agent observes the counter
     (one-hot) and its own seat (one-hot).
 
     :param n_players: number of seats (``player_0`` moves first).
@@ -179,11 +180,14 @@ class RaceGame(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if not self._legal()[int(action)]:
-            raise AssertionError(f"illegal action {action} for counter {self.counter}")
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
-        self.counter += int(action) + 1
+        if not self._legal()[int(action)]:  # like PettingZoo's classic games: an illegal move loses
+            for a in self.agents:
+                self.rewards[a] = -float(self.n_players - 1) if a == agent else 1.0
+                self.terminations[a] = True
+        else:
+            self.counter += int(action) + 1
         if self.counter == self.target:
             for a in self.agents:
                 self.rewards[a] = float(self.n_players - 1) if a == agent else -1.0
