@@ -531,10 +531,10 @@ class OpenSkillRatings:
         ``"ThurstoneMostellerFull"``, ...) or a model instance.
     :param center: the mean display rating when :meth:`result` has no anchor (Elo points).
 
-    >>> ratings = OpenSkillRatings()  # doctest: +SKIP
-    >>> ratings.update([["alice"], ["bob", "carol"]], ranks=[1, 2])  # doctest: +SKIP
-    >>> result = ratings.result()  # doctest: +SKIP
-    >>> result.ratings["alice"] > result.ratings["bob"]  # doctest: +SKIP
+    >>> ratings = OpenSkillRatings()
+    >>> ratings.update([["alice"], ["bob", "carol"]], ranks=[1, 2])
+    >>> result = ratings.result()
+    >>> result.ratings["alice"] > result.ratings["bob"]
     True
     """
 
@@ -647,8 +647,8 @@ def fit_team_ratings(
     :param confidence: see :meth:`OpenSkillRatings.result`.
     :return: a :class:`TeamRatingResult`.
 
-    >>> result = fit_team_ratings([([["a"], ["b"], ["c"]], [1, 2, 3])] * 5)  # doctest: +SKIP
-    >>> [row.player for row in result.table()]  # doctest: +SKIP
+    >>> result = fit_team_ratings([([["a"], ["b"], ["c"]], [1, 2, 3])] * 5)
+    >>> [row.player for row in result.table()]
     ['a', 'b', 'c']
     """
     rater = OpenSkillRatings(model=model, center=center)
