@@ -435,6 +435,16 @@ def _check_backend(backend: str) -> None:
         _import_ray()
 
 
+def _check_game_fits(archive: Any, env_fn: Callable[[], Any]) -> None:
+    """Raise ``IncompatibleSnapshotError`` (before any worker starts) when ``env_fn``'s game does
+    not give the spaces the snapshots were trained with."""
+    env = SelfPlayEnv(env_fn())
+    try:
+        archive.check_compatible(env.observation_space, env.action_space)
+    finally:
+        env.close()
+
+
 def _evaluation_counts(archive: Any) -> dict[frozenset[str], list[tuple[str, str, float]]]:
     """The archive's evaluation games, grouped by unordered pair of players."""
     by_pair: dict[frozenset[str], list[tuple[str, str, float]]] = {}
@@ -521,6 +531,9 @@ def round_robin(
         raise ValueError(
             f"A round robin needs at least two players, got {ids}; add snapshots or baselines."
         )
+
+    if any(isinstance(p, str) for p in players):
+        _check_game_fits(archive, env_fn)
 
     played = _evaluation_counts(archive) if skip_played else {}
     tasks: list[_PairTask] = []
