@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from ._policy_spec import spaces_match
 from .policies import Policy, is_policy
 
-__all__ = ["as_opponent_source", "OpponentSlots", "SWAP_UNITS"]
+__all__ = ["as_opponent_source", "OpponentSlots", "SWAP_UNITS", "check_policy_fits"]
 
 SWAP_UNITS = ("episodes", "steps")
 
@@ -55,9 +56,9 @@ class _CallableSource:
         policy = self.fn(rng) if self._takes_rng else self.fn()
         if not is_policy(policy):
             raise TypeError(
-                f"The opponent callable {self.fn!r} returned {type(policy).__name__}, not a policy. "
-                "It must return an object with act(observations, action_masks, rng) and policy_id, "
-                "such as RandomPolicy() or SB3Policy(model)."
+                f"The opponent callable {self.fn!r} returned {type(policy).__name__}, not a "
+                "policy. It must return an object with act(observations, action_masks, rng) "
+                "and policy_id, such as RandomPolicy() or SB3Policy(model)."
             )
         return policy
 
@@ -79,6 +80,23 @@ def as_opponent_source(opponent: Any) -> Any:
     )
 
 
+def check_policy_fits(policy: Policy, seat: str, observation_space: Any, action_space: Any) -> None:
+    """Raise a ``ValueError`` naming the opponent and the fix when a policy that declares its
+    spaces (an ``SB3Policy``, a snapshot) was built for spaces other than its seat's."""
+    policy_obs = getattr(policy, "observation_space", None)
+    policy_act = getattr(policy, "action_space", None)
+    if policy_obs is None or policy_act is None:
+        return
+    if spaces_match(policy_obs, observation_space) and spaces_match(policy_act, action_space):
+        return
+    raise ValueError(
+        f"Opponent {policy.policy_id!r} in seat {seat!r} was built for observation space "
+        f"{policy_obs} and action space {policy_act}, but that seat has {observation_space} and "
+        f"{action_space}. A snapshot archive holds one game and wrapper stack: use a new archive "
+        "directory for this env (or the same wrappers as when the snapshots were saved)."
+    )
+
+
 class OpponentSlots:
     """The current opponent of each slot of one env copy, redrawn on the source's schedule.
 
@@ -93,6 +111,7 @@ class OpponentSlots:
         self.policies: list[Policy] = []
         self._steps_since_draw = 0
         self._episodes_since_draw = 0
+        self._checked: dict[tuple[int, str], Policy] = {}
 
     def start_episode(self, n_slots: int, rng: np.random.Generator) -> list[Policy]:
         """Return the line-up for a new episode, drawing new opponents when due."""
@@ -105,6 +124,16 @@ class OpponentSlots:
             self._episodes_since_draw = 0
         self._episodes_since_draw += 1
         return self.policies
+
+    def check_lineup(
+        self, lineup: dict[str, Policy], spaces_of: Callable[[str], tuple[Any, Any]]
+    ) -> None:
+        """Check each policy fits its seat's spaces (once per policy and seat)."""
+        for seat, policy in lineup.items():
+            key = (id(policy), seat)
+            if key not in self._checked:
+                check_policy_fits(policy, seat, *spaces_of(seat))
+                self._checked[key] = policy  # keeps the id from being reused
 
     def count_step(self) -> None:
         """Count one learner step towards a step-based swap."""

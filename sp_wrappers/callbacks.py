@@ -135,6 +135,7 @@ class SelfPlayCallback(BaseCallback):
         self._last_save_step = 0
         self._last_fit_step = 0
         self._rollouts = 0
+        self.step_offset = 0
         self._sync_version = 0
         self._sync_warned = False
 
@@ -152,6 +153,9 @@ class SelfPlayCallback(BaseCallback):
             self._restart_episodes()
         else:
             self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
+            # A fresh model resumed on an old archive counts its steps from the archive's newest
+            # snapshot, so steps in the archive keep increasing.
+            self.step_offset = max(0, newest.step - self.num_timesteps)
             self._sync_latest_weights()
         self._last_save_step = self.num_timesteps
         self._last_fit_step = self.num_timesteps
@@ -195,7 +199,7 @@ class SelfPlayCallback(BaseCallback):
                     player_a=self.learner_id,
                     player_b=opponent,
                     score_a=outcome,
-                    step=int(self.num_timesteps),
+                    step=self.archive_step,
                     seat_a=seat,
                     seat_b=opponent_seat,
                 )
@@ -205,6 +209,12 @@ class SelfPlayCallback(BaseCallback):
         if self.win_rate_threshold is None:
             return True
         return bool(self.outcomes) and self.win_rate >= self.win_rate_threshold
+
+    @property
+    def archive_step(self) -> int:
+        """The learner step recorded in the archive: ``num_timesteps`` plus, when a fresh model
+        resumes an archive, the newest snapshot's step."""
+        return int(self.num_timesteps) + self.step_offset
 
     @property
     def win_rate(self) -> float:
@@ -224,7 +234,7 @@ class SelfPlayCallback(BaseCallback):
         learner_elo = self.elo.rating(self.learner_id)
         try:
             info = self.archive.save(
-                self.model, step=int(self.num_timesteps), tags=self.tags, rating=learner_elo
+                self.model, step=self.archive_step, tags=self.tags, rating=learner_elo
             )
         except OSError as error:
             self.stop_reason = (
@@ -304,10 +314,12 @@ class SelfPlayCallback(BaseCallback):
             return None
         result = fit_bradley_terry(games)
         self.bt_ratings = dict(result.ratings)
-        if steps and steps[-1][1] in result.ratings:
-            newest = steps[-1][1]
-            self.logger.record("selfplay/bt_rating", result.ratings[newest])
-            self.logger.record("selfplay/bt_std_error", result.std_errors[newest])
+        # The newest snapshot that has played carries the learner's line (one saved a moment
+        # ago has no games yet).
+        rated = [sid for _, sid in reversed(steps) if sid in result.ratings]
+        if rated:
+            self.logger.record("selfplay/bt_rating", result.ratings[rated[0]])
+            self.logger.record("selfplay/bt_std_error", result.std_errors[rated[0]])
         self._store_elo()
         return result
 

@@ -165,6 +165,7 @@ class SelfPlayEnv(gym.Env):
             if self._default_opponents is not None:
                 lineup = [self._default_opponents[a] for a in opponent_seats]
             self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
+            self.slots.check_lineup(self._seat_policies, self._opponent_spaces)
             self._play_opponents()
             if not self.driver.learner_done:
                 return self.driver.learner_observation(), self._learner_info()
@@ -248,6 +249,9 @@ class SelfPlayEnv(gym.Env):
                 policy, actions[0], self._action_spaces[turn.seat], turn.action_mask, turn.seat
             )
             driver.play(action)
+
+    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
+        return seat_spaces(self.game, seat, self.keep_dict_obs)
 
     def _learner_info(self) -> dict[str, Any]:
         return {"seat": self.driver.learner}

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._opponents import SWAP_UNITS
 from .archive import CorruptSnapshotError
-from .policies import Policy, RandomPolicy, SB3Policy, is_policy
+from .policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
 
 __all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
 
@@ -185,7 +185,7 @@ class OpponentSampler:
                 )
             template = self.archive.load_policy(newest.id, deterministic=self.deterministic)
             latest = copy.copy(template)
-            latest.policy = copy.deepcopy(template.policy)
+            latest.policy = _frozen_copy(template.policy)
             latest.policy_id = LATEST_ID
             self.latest = latest
         self.latest.load_state_dict(state)
