@@ -98,7 +98,8 @@ class RandomPolicy:
             # Gumbel-free trick: a random score per legal action, pick the largest.
             scores = rng.random(masks.shape)
             scores[~masks] = -1.0
-            return scores.argmax(axis=1)
+            start = self.action_space.start if isinstance(self.action_space, spaces.Discrete) else 0
+            return start + scores.argmax(axis=1)
         if self.action_space is None:
             raise ValueError(
                 "RandomPolicy got no action mask and has no action_space; "
