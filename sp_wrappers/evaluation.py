@@ -379,6 +379,7 @@ def _process_backend(
 ) -> Iterator[tuple[int, MatchResult]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     workers = n_workers or min(len(tasks), os.cpu_count() or 1)
     context = multiprocessing.get_context("spawn")
@@ -386,7 +387,15 @@ def _process_backend(
         futures = [pool.submit(_run_pair, task) for task in tasks]
         try:
             for future in as_completed(futures):
-                yield future.result()
+                try:
+                    yield future.result()
+                except BrokenProcessPool as error:
+                    raise RuntimeError(
+                        'A round-robin worker process died (backend="process"). Worker processes '
+                        "are spawned: a script that starts a tournament must guard its entry "
+                        "point with `if __name__ == '__main__':`, and env_fn and the baselines "
+                        'must be importable; backend="serial" runs without workers.'
+                    ) from error
         finally:
             for future in futures:
                 future.cancel()
