@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import shutil
 import sys
 
@@ -11,7 +10,6 @@ import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers import evaluation, plots
 from sp_wrappers.archive import IncompatibleSnapshotError, SnapshotArchive
 from sp_wrappers.baselines import PerfectTicTacToePolicy
 from sp_wrappers.callbacks import SelfPlayCallback
@@ -244,19 +242,3 @@ def test_archive_ratings_anchor_random_and_count_training_games(archive):
 def test_archive_ratings_of_an_archive_without_games_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="no games"):
         archive_ratings(SnapshotArchive(tmp_path / "empty"))
-
-
-# ------------------------------------------------------------------------------------------------
-# Docstring examples
-# ------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("module", [evaluation, plots], ids=lambda m: m.__name__)
-def test_docstring_examples_run(module):
-    finder = doctest.DocTestFinder()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(module, globs=vars(module).copy())
-    assert sum(len(t.examples) for t in tests) >= 2
-    for test in tests:
-        runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
