@@ -388,6 +388,17 @@ def early_exit_game() -> EarlyExitGame:
     return EarlyExitGame()
 
 
+@pytest.fixture
+def single_thread_torch():
+    """Train on one torch thread (faster on small nets, fairer on a shared machine); restore after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "learning: trains a small model (a few seconds); deselect with -m 'not learning'"

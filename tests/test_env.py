@@ -533,18 +533,71 @@ def test_each_opponent_seat_of_a_three_player_game_gets_its_own_draw(race3):
     assert set(info["selfplay"]["returns"]) == {"player_0", "player_1", "player_2"}
 
 
+class ScheduledSource:
+    """An opponent source like OpponentSampler: numbered draws on a swap schedule."""
+
+    def __init__(self, swap_every: int, swap_unit: str) -> None:
+        self.swap_every = swap_every
+        self.swap_unit = swap_unit
+        self.draws = 0
+        self.synced: list[tuple[int, dict]] = []
+
+    def draw(self, rng: np.random.Generator) -> RandomPolicy:
+        self.draws += 1
+        return RandomPolicy(policy_id=f"draw-{self.draws}")
+
+    def sync_latest_weights(self, version: int, state: dict) -> None:
+        self.synced.append((version, state))
+
+
+def test_opponents_are_redrawn_every_swap_every_episodes(tictactoe):
+    env = SelfPlayEnv(tictactoe, opponent=ScheduledSource(2, "episodes"))
+    ids = [play_episode(env, seed=seed)[-1][-1]["selfplay"]["opponent"] for seed in range(6)]
+    assert ids == ["draw-1", "draw-1", "draw-2", "draw-2", "draw-3", "draw-3"]
+
+
+def test_opponents_are_redrawn_at_the_first_episode_start_after_swap_every_steps(tictactoe):
+    env = SelfPlayEnv(tictactoe, learner="player_1", opponent=ScheduledSource(4, "steps"))
+    ids, lengths = [], []
+    for seed in range(6):
+        info = play_episode(env, seed=seed)[-1][-1]["selfplay"]
+        ids.append(info["opponent"])
+        lengths.append(info["length"])
+    steps_since_draw = 0
+    expected, current = [], 0
+    for length in lengths:  # a draw happens at an episode start once 4 learner steps have passed
+        if current == 0 or steps_since_draw >= 4:
+            current += 1
+            steps_since_draw = 0
+        expected.append(f"draw-{current}")
+        steps_since_draw += length
+    assert ids == expected
+
+
+def test_unknown_swap_unit_errors(tictactoe):
+    with pytest.raises(ValueError, match="swap_unit must be one of"):
+        SelfPlayEnv(tictactoe, opponent=ScheduledSource(1, "games"))
+
+
+def test_sync_latest_weights_reaches_the_opponent_source(tictactoe):
+    source = ScheduledSource(1, "episodes")
+    env = SelfPlayEnv(tictactoe, opponent=source)
+    env.sync_latest_weights(3, {"w": np.zeros(1)})
+    assert [version for version, _ in source.synced] == [3]
+    SelfPlayEnv(tictactoe).sync_latest_weights(1, {})  # a plain policy ignores it
+
+
 # ------------------------------------------------------------------------------------------------
 # Learning (small budgets, fixed seeds)
 # ------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.learning
+@pytest.mark.usefixtures("single_thread_torch")
 def test_maskable_ppo_learns_to_beat_random_at_tictactoe():
-    import torch
     from pettingzoo.classic import tictactoe_v3
     from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(1)
     env = SelfPlayEnv(tictactoe_v3.env(), learner="random")
     model = MaskablePPO(
         "MlpPolicy",
@@ -567,11 +620,10 @@ def test_maskable_ppo_learns_to_beat_random_at_tictactoe():
 
 
 @pytest.mark.learning
+@pytest.mark.usefixtures("single_thread_torch")
 def test_plain_ppo_learns_a_game_without_masks():
-    import torch
     from stable_baselines3 import PPO
 
-    torch.set_num_threads(1)
     env = SelfPlayEnv(GuessGame(), learner="random")
     model = PPO(
         "MlpPolicy",
