@@ -223,7 +223,9 @@ class RunDir:
         same_game = name == self.config.get("game")
         kwargs = (self.config.get("game_kwargs") or {}) if same_game else {}
         if not isinstance(kwargs, dict):
-            raise CLIError(f"'game_kwargs' in {self.config_path} must be an object, got {kwargs!r}.")
+            raise CLIError(
+                f"'game_kwargs' in {self.config_path} must be an object, got {kwargs!r}."
+            )
         return str(name), game_factory(str(name), kwargs)
 
 
@@ -279,8 +281,21 @@ def _ratings(archive: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
-    _, archive = _archive_with_games(args)
-    print(_ratings(archive, args).table())
+    run, archive = _archive_with_games(args)
+    ratings = _ratings(archive, args)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "archive": str(run.archive_path),
+                    "anchor": ratings.anchor,
+                    "players": ratings.rows(),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(ratings.table())
     return 0
 
 
@@ -337,7 +352,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise CLIError('The plot command needs matplotlib: pip install "sp-wrappers[plots]".') from None
+        raise CLIError(
+            'The plot command needs matplotlib: pip install "sp-wrappers[plots]".'
+        ) from None
     ratings = _ratings(archive, args)
     out = Path(args.out) if args.out else Path(args.run_dir) / "plots"
     try:
@@ -418,6 +435,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     )
     ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     _add_rating_options(ratings)
+    ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ratings.set_defaults(func=cmd_ratings)
 
     tournament = subparsers.add_parser(
@@ -427,23 +445,47 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
         "evaluation games (games already in the archive count), record them, print the table.",
     )
     tournament.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    tournament.add_argument("--games-per-pair", type=int, default=20, metavar="N",
-                            help="evaluation games per pair (default: 20)")
-    tournament.add_argument("--backend", default="process", metavar="{process,ray,serial}",
-                            help="where games run (default: process)")
-    tournament.add_argument("--workers", type=int, default=None, metavar="N",
-                            help="parallel workers (default: one per CPU)")
-    tournament.add_argument("--baseline", action="append", metavar="NAME",
-                            help=f"a baseline joining the tournament, repeatable "
-                            f"({', '.join(BASELINES)}; default: random)")
-    tournament.add_argument("--game", default=None,
-                            help="the game (overrides config.json): "
-                            f"{', '.join(GAMES)} or module:function")
-    tournament.add_argument("--snapshots", nargs="+", metavar="ID",
-                            help="only these snapshots (default: all)")
+    tournament.add_argument(
+        "--games-per-pair",
+        type=int,
+        default=20,
+        metavar="N",
+        help="evaluation games per pair (default: 20)",
+    )
+    tournament.add_argument(
+        "--backend",
+        default="process",
+        metavar="{process,ray,serial}",
+        help="where games run (default: process)",
+    )
+    tournament.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel workers (default: one per CPU)",
+    )
+    tournament.add_argument(
+        "--baseline",
+        action="append",
+        metavar="NAME",
+        help=f"a baseline joining the tournament, repeatable "
+        f"({', '.join(BASELINES)}; default: random)",
+    )
+    tournament.add_argument(
+        "--game",
+        default=None,
+        help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
+    )
+    tournament.add_argument(
+        "--snapshots", nargs="+", metavar="ID", help="only these snapshots (default: all)"
+    )
     tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
-    tournament.add_argument("--deterministic", action="store_true",
-                            help="snapshots take their most likely action instead of sampling")
+    tournament.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="snapshots take their most likely action instead of sampling",
+    )
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_rating_options(tournament)
     tournament.set_defaults(func=cmd_tournament)
@@ -455,8 +497,9 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
         "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
     )
     plot.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    plot.add_argument("--out", default=None, metavar="DIR",
-                      help="output directory (default: RUN_DIR/plots)")
+    plot.add_argument(
+        "--out", default=None, metavar="DIR", help="output directory (default: RUN_DIR/plots)"
+    )
     _add_rating_options(plot)
     plot.set_defaults(func=cmd_plot)
 

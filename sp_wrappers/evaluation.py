@@ -135,7 +135,7 @@ class MatchResult:
 
 
 def _with_action_space(policy: Policy, action_space: Any) -> Policy:
-    """A ``RandomPolicy`` built without an action space gets the seat's (for games without masks)."""
+    """A ``RandomPolicy`` without an action space gets the seat's (for games without masks)."""
     if isinstance(policy, RandomPolicy) and policy.action_space is None:
         return RandomPolicy(action_space, policy_id=policy.policy_id)
     return policy
@@ -295,8 +295,7 @@ class RoundRobinResult:
         lines = [" " * width + " " + " ".join(f"{p[-width:]:>{width}}" for p in self.players)]
         for i, player in enumerate(self.players):
             cells = [
-                "-".rjust(width) if np.isnan(v) else f"{v:.2f}".rjust(width)
-                for v in self.scores[i]
+                "-".rjust(width) if np.isnan(v) else f"{v:.2f}".rjust(width) for v in self.scores[i]
             ]
             lines.append(f"{player:<{width}} " + " ".join(cells))
         return "\n".join(lines)
@@ -579,9 +578,7 @@ def round_robin(
                 results[index] = result
                 bar.update(1)
     matches = [results[index] for index in sorted(results)]
-    games = earlier + [
-        (m.player_a, m.player_b, outcome) for m in matches for _, outcome in m.games
-    ]
+    games = earlier + [(m.player_a, m.player_b, outcome) for m in matches for _, outcome in m.games]
     return RoundRobinResult.from_games(ids, games, matches)
 
 
@@ -660,27 +657,79 @@ class ArchiveRatings:
                 s.id,
                 str(s.step),
                 f"{s.rating:.0f}" if rated else "-",
-                f"[{s.low:.0f}, {s.high:.0f}]" if rated and math.isfinite(s.low) else "-",
+                self._interval_text(s.id, s.low, s.high) if rated else "-",
                 str(s.games),
                 "-" if math.isnan(rate) else f"{100 * rate:.0f}%",
             ]
-            row += ["{}-{}-{}".format(*s.baseline_results[b]) if b in s.baseline_results
-                    else "-" for b in names]
+            row += [
+                "{}-{}-{}".format(*s.baseline_results[b]) if b in s.baseline_results else "-"
+                for b in names
+            ]
             rows.append(row)
         for name in names:
             low, high = _interval(self.fit, name)
             games = int(self.fit.games_played.get(name, 0))
-            ci = f"[{low:.0f}, {high:.0f}]" if math.isfinite(low) else "-"
-            rows.append([name, "-", f"{self.baselines[name]:.0f}", ci, str(games), "-"]
-                        + ["-"] * len(names))
+            ci = self._interval_text(name, low, high)
+            rows.append(
+                [name, "-", f"{self.baselines[name]:.0f}", ci, str(games), "-"] + ["-"] * len(names)
+            )
         widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
-        lines = ["  ".join(c.ljust(w) if k == 0 else c.rjust(w)
-                           for k, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-                 for row in rows]
+        lines = [
+            "  ".join(
+                c.ljust(w) if k == 0 else c.rjust(w)
+                for k, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+            for row in rows
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        note = (f"Bradley-Terry ratings on the Elo scale, {self.anchor} = {self.anchor_rating:.0f}"
-                if self.anchor else "Bradley-Terry ratings on the Elo scale")
+        note = "Bradley-Terry ratings on the Elo scale over the whole match history, " + (
+            f"{self.anchor} fixed at {self.anchor_rating:.0f}."
+            if self.anchor
+            else "mean-centred (no anchor among the players)."
+        )
         return "\n".join(lines + ["", note])
+
+    def _interval_text(self, player: str, low: float, high: float) -> str:
+        if player == self.anchor:
+            return "anchor"
+        return f"[{low:.0f}, {high:.0f}]" if math.isfinite(low) else "-"
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every snapshot and baseline as a plain dict (what ``sp-wrappers ratings --json`` prints).
+
+        Keys: ``id``, ``kind`` (``"snapshot"`` or ``"baseline"``), ``step``, ``rating``, ``low``,
+        ``high``, ``std_error``, ``games``, ``baseline_results`` (``{baseline: [w, d, l]}``).
+        """
+        out: list[dict[str, Any]] = [
+            dict(
+                id=s.id,
+                kind="snapshot",
+                step=s.step,
+                rating=None if math.isnan(s.rating) else s.rating,
+                low=s.low if math.isfinite(s.low) else None,
+                high=s.high if math.isfinite(s.high) else None,
+                std_error=s.std_error if math.isfinite(s.std_error) else None,
+                games=s.games,
+                baseline_results={b: list(r) for b, r in s.baseline_results.items()},
+            )
+            for s in self.snapshots
+        ]
+        for name, rating in sorted(self.baselines.items()):
+            low, high = _interval(self.fit, name)
+            out.append(
+                dict(
+                    id=name,
+                    kind="baseline",
+                    step=None,
+                    rating=rating,
+                    low=low,
+                    high=high,
+                    std_error=float(self.fit.std_errors.get(name, math.nan)),
+                    games=int(self.fit.games_played.get(name, 0)),
+                    baseline_results={},
+                )
+            )
+        return out
 
     def __str__(self) -> str:
         return self.table()

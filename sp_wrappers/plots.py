@@ -26,7 +26,9 @@ def _figure(width: float, height: float) -> Any:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError(f"Plotting needs matplotlib, which is not installed: {PLOTS_HINT}") from None
+        raise ImportError(
+            f"Plotting needs matplotlib, which is not installed: {PLOTS_HINT}"
+        ) from None
     figure = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(figure)
     return figure
@@ -116,8 +118,9 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
                 if not np.ma.is_masked(scores[i, j]):
                     value = float(scores[i, j])
                     color = "white" if abs(value - 0.5) > 0.3 else "black"
-                    axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                              color=color)
+                    axes.text(
+                        j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color=color
+                    )
     axes.set_title(title or "Payoff matrix")
     figure.tight_layout()
     figure.savefig(path)

@@ -74,24 +74,39 @@ def test_ratings_prints_a_row_per_snapshot_from_the_training_games(run, capsys):
     for snapshot in ("snapshot-0000", "snapshot-0001", "snapshot-0002"):
         assert snapshot in out
     assert "95% CI" in out and "games" in out
+    status, out, _ = cli(capsys, "ratings", run, "--json")
+    assert status == 0
+    players = json.loads(out)["players"]
+    assert [p["id"] for p in players] == ["snapshot-0000", "snapshot-0001", "snapshot-0002"]
 
 
 def test_tournament_plays_the_missing_games_then_prints_the_table(run, capsys):
-    status, out, _ = cli(capsys, "tournament", run, *TOURNAMENT, "--baseline", "random",
-                         "--baseline", "minimax")
+    status, out, _ = cli(
+        capsys, "tournament", run, *TOURNAMENT, "--baseline", "random", "--baseline", "minimax"
+    )
     assert status == 0
     assert "Played 20 games in 10 pairs" in out  # 3 snapshots + 2 baselines: 10 pairs
-    assert "random = 1000" in out and "vs minimax (W-D-L)" in out
+    assert "random fixed at 1000" in out and "vs minimax (W-D-L)" in out
     archive = SnapshotArchive(run / "archive", create=False)
     assert len(archive.matches(source="evaluation")) == 20
-    status, out, _ = cli(capsys, "tournament", run, *TOURNAMENT, "--baseline", "random",
-                         "--baseline", "minimax")
+    status, out, _ = cli(
+        capsys, "tournament", run, *TOURNAMENT, "--baseline", "random", "--baseline", "minimax"
+    )
     assert status == 0 and "Played 0 games in 0 pairs" in out
 
 
 def test_tournament_on_an_archive_directory_takes_the_game_option(run, capsys):
-    status, out, _ = cli(capsys, "tournament", run / "archive", "--game", "tictactoe_v3",
-                         "--snapshots", "snapshot-0000", "snapshot-0002", *TOURNAMENT)
+    status, out, _ = cli(
+        capsys,
+        "tournament",
+        run / "archive",
+        "--game",
+        "tictactoe_v3",
+        "--snapshots",
+        "snapshot-0000",
+        "snapshot-0002",
+        *TOURNAMENT,
+    )
     assert status == 0 and "Played 6 games in 3 pairs" in out
 
 
@@ -164,7 +179,8 @@ def test_a_game_that_does_not_fit_the_snapshots(run, capsys):
 
 
 @pytest.mark.parametrize(
-    "baseline, fragment", [("alphabeta2", "connect_four_v3 only"), ("stockfish", "Unknown baseline")]
+    "baseline, fragment",
+    [("alphabeta2", "connect_four_v3 only"), ("stockfish", "Unknown baseline")],
 )
 def test_a_baseline_that_does_not_exist_or_does_not_play_the_game(run, capsys, baseline, fragment):
     status, _, err = cli(capsys, "tournament", run, "--baseline", baseline, *TOURNAMENT)
@@ -172,10 +188,16 @@ def test_a_baseline_that_does_not_exist_or_does_not_play_the_game(run, capsys, b
 
 
 def test_errors_leave_no_traceback_in_a_real_process(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
     done = subprocess.run(
         [sys.executable, "-m", "sp_wrappers.cli", "ratings", str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1

@@ -82,8 +82,12 @@ def test_play_match_without_archive_writes_nothing(archive):
 
 def test_round_robin_payoff_matrix_is_complete_and_consistent(archive):
     result = round_robin(
-        archive, games_per_pair=4, baselines=BASELINES, env_fn=tictactoe_v3.env,
-        backend="serial", progress=False,
+        archive,
+        games_per_pair=4,
+        baselines=BASELINES,
+        env_fn=tictactoe_v3.env,
+        backend="serial",
+        progress=False,
     )
     ids = ["snapshot-0000", "snapshot-0001", "snapshot-0002", "random", "minimax"]
     assert result.players == ids
@@ -98,8 +102,12 @@ def test_round_robin_payoff_matrix_is_complete_and_consistent(archive):
 
 def test_round_robin_writes_every_game_to_the_match_history(archive):
     result = round_robin(
-        archive, games_per_pair=2, baselines=[RandomPolicy()], env_fn=tictactoe_v3.env,
-        backend="serial", progress=False,
+        archive,
+        games_per_pair=2,
+        baselines=[RandomPolicy()],
+        env_fn=tictactoe_v3.env,
+        backend="serial",
+        progress=False,
     )
     records = evaluation_games(archive)
     assert len(records) == 6 * 2  # 4 players, 6 pairs
@@ -110,8 +118,13 @@ def test_round_robin_writes_every_game_to_the_match_history(archive):
 
 
 def test_skip_played_plays_only_the_missing_games(archive):
-    kwargs = dict(baselines=[RandomPolicy()], env_fn=tictactoe_v3.env, backend="serial",
-                  progress=False, skip_played=True)
+    kwargs = dict(
+        baselines=[RandomPolicy()],
+        env_fn=tictactoe_v3.env,
+        backend="serial",
+        progress=False,
+        skip_played=True,
+    )
     round_robin(archive, games_per_pair=2, **kwargs)
     topped_up = round_robin(archive, games_per_pair=3, **kwargs)
     assert [m.n_games for m in topped_up.matches] == [1] * 6
@@ -123,8 +136,12 @@ def test_skip_played_plays_only_the_missing_games(archive):
 
 def test_participants_pick_a_subset_of_snapshots(archive):
     result = round_robin(
-        archive, participants=["snapshot-0000", "snapshot-0002"], games_per_pair=2,
-        env_fn=tictactoe_v3.env, backend="serial", progress=False,
+        archive,
+        participants=["snapshot-0000", "snapshot-0002"],
+        games_per_pair=2,
+        env_fn=tictactoe_v3.env,
+        backend="serial",
+        progress=False,
     )
     assert result.players == ["snapshot-0000", "snapshot-0002"]
     assert result.games[0, 1] == 2
@@ -144,8 +161,14 @@ def test_pair_seeds_depend_only_on_the_seed_and_the_pair_index():
 def run_backend(trained, tmp_path, backend: str) -> RoundRobinResult:
     archive = SnapshotArchive(shutil.copytree(trained, tmp_path / backend), create=False)
     return round_robin(
-        archive, games_per_pair=3, baselines=BASELINES, env_fn=tictactoe_v3.env, seed=11,
-        backend=backend, n_workers=2, progress=False,
+        archive,
+        games_per_pair=3,
+        baselines=BASELINES,
+        env_fn=tictactoe_v3.env,
+        seed=11,
+        backend=backend,
+        n_workers=2,
+        progress=False,
     )
 
 
@@ -203,16 +226,24 @@ def test_a_game_that_does_not_fit_the_snapshots_fails_before_playing(archive):
 
 def test_duplicate_player_ids_are_rejected(archive):
     with pytest.raises(ValueError, match="unique"):
-        round_robin(archive, baselines=[RandomPolicy(), RandomPolicy()],
-                    env_fn=tictactoe_v3.env, backend="serial")
+        round_robin(
+            archive,
+            baselines=[RandomPolicy(), RandomPolicy()],
+            env_fn=tictactoe_v3.env,
+            backend="serial",
+        )
 
 
 def test_missing_env_fn_and_unknown_snapshot_are_clear_errors(archive):
     with pytest.raises(ValueError, match="env_fn"):
         round_robin(archive, backend="serial")
     with pytest.raises(KeyError, match="snapshot-0099"):
-        round_robin(archive, participants=["snapshot-0099", "snapshot-0000"],
-                    env_fn=tictactoe_v3.env, backend="serial")
+        round_robin(
+            archive,
+            participants=["snapshot-0099", "snapshot-0000"],
+            env_fn=tictactoe_v3.env,
+            backend="serial",
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -224,8 +255,14 @@ def test_archive_ratings_anchor_random_and_count_training_games(archive):
     training = archive_ratings(archive)  # training games only: no random, mean-centred fit
     assert training.anchor is None and training.baselines == {}
     assert training.snapshots[0].games > 0
-    round_robin(archive, games_per_pair=4, baselines=BASELINES, env_fn=tictactoe_v3.env,
-                backend="serial", progress=False)
+    round_robin(
+        archive,
+        games_per_pair=4,
+        baselines=BASELINES,
+        env_fn=tictactoe_v3.env,
+        backend="serial",
+        progress=False,
+    )
     ratings = archive_ratings(archive, anchor="random", anchor_rating=1000.0)
     assert ratings.anchor == "random" and ratings.baselines["random"] == 1000.0
     assert ratings.baselines["minimax"] > 1000.0
@@ -236,7 +273,9 @@ def test_archive_ratings_anchor_random_and_count_training_games(archive):
     assert first.baseline_games == 8
     assert 0.0 <= first.win_rate_vs_baselines <= 1.0
     table = ratings.table()
-    assert "snapshot-0002" in table and "random = 1000" in table
+    assert "snapshot-0002" in table and "random fixed at 1000" in table
+    rows = {row["id"]: row for row in ratings.rows()}
+    assert rows["random"]["kind"] == "baseline" and rows["snapshot-0000"]["step"] == 0
 
 
 def test_archive_ratings_of_an_archive_without_games_is_a_value_error(tmp_path):
