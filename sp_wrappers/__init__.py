@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "play_match": "evaluation",
     "MatchResult": "evaluation",
     "round_robin": "evaluation",
+    "RoundRobinResult": "evaluation",
+    "archive_ratings": "evaluation",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -56,7 +58,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .callbacks import SelfPlayCallback
     from .env import SelfPlayEnv
-    from .evaluation import MatchResult, play_match, round_robin
+    from .evaluation import (
+        MatchResult,
+        RoundRobinResult,
+        archive_ratings,
+        play_match,
+        round_robin,
+    )
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
     from .sampler import OpponentSampler
