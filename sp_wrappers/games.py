@@ -1,0 +1,193 @@
+"""The game registry: names the ``train`` command knows, each with its reference opponents.
+
+This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
+:func:`make_game`, :func:`game_factory`, :func:`reference_opponents` and
+:class:`UnknownGameError`.
+
+A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
+``texas_holdem_v4``, ``pong_v3`` on RAM observations) or by an import path ``module:function``
+to any PettingZoo environment constructor (``pettingzoo.classic.go_v5:env``). When the
+attribute is a module with an ``env`` function (``pettingzoo.classic:rps_v2``), that ``env``
+is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to the constructor.
+
+>>> sorted(GAMES)
+['connect_four_v3', 'pong_v3', 'texas_holdem_v4', 'tictactoe_v3']
+>>> make_game("tictactoe_v3").possible_agents
+['player_1', 'player_2']
+>>> make_game("pettingzoo.classic.connect_four_v3:env").metadata["name"]
+'connect_four_v3'
+>>> [p.policy_id for p in reference_opponents("tictactoe_v3")]
+['random', 'minimax']
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "GameSpec",
+    "GAMES",
+    "UnknownGameError",
+    "resolve_game",
+    "make_game",
+    "game_factory",
+    "reference_opponents",
+]
+
+
+class UnknownGameError(ValueError):
+    """A game name that is neither registered nor an importable ``module:function``."""
+
+
+def _classic(module: str, **kwargs: Any) -> Any:
+    return importlib.import_module(f"pettingzoo.classic.{module}").env(**kwargs)
+
+
+def _pong_ram(**kwargs: Any) -> Any:
+    """PettingZoo's two-player Pong on the 128-byte Atari RAM, ROMs from ``ale_py``'s folder."""
+    from pettingzoo.atari import pong_v3
+
+    kwargs.setdefault("obs_type", "ram")
+    if "auto_rom_install_path" not in kwargs:
+        try:
+            import ale_py
+
+            kwargs["auto_rom_install_path"] = os.path.join(os.path.dirname(ale_py.__file__), "roms")
+        except ImportError:  # pragma: no cover - ale-py comes with pettingzoo[atari]
+            pass
+    return pong_v3.env(**kwargs)
+
+
+def _random() -> Any:
+    from .policies import RandomPolicy
+
+    return RandomPolicy()
+
+
+def _minimax() -> Any:
+    from .baselines import PerfectTicTacToePolicy
+
+    return PerfectTicTacToePolicy()
+
+
+def _alphabeta(depth: int) -> Any:
+    from .baselines import AlphaBetaConnectFourPolicy
+
+    return AlphaBetaConnectFourPolicy(depth=depth)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A registered game.
+
+    :param name: the registry name (also PettingZoo's ``metadata["name"]``).
+    :param factory: ``factory(**game_kwargs)`` builds the PettingZoo env.
+    :param description: one line for ``--help`` and error messages.
+    :param references: zero-argument factories of the game's reference opponents besides
+        ``RandomPolicy`` (the end-of-run evaluation plays them all).
+    :param quick_kwargs: game keyword arguments that make an episode short (smoke tests).
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    references: tuple[Callable[[], Any], ...] = ()
+    quick_kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: Registered games by name.
+GAMES: dict[str, GameSpec] = {
+    spec.name: spec
+    for spec in (
+        GameSpec(
+            "tictactoe_v3",
+            functools.partial(_classic, "tictactoe_v3"),
+            "tic-tac-toe (PettingZoo classic), action masks; reference: perfect minimax",
+            (_minimax,),
+        ),
+        GameSpec(
+            "connect_four_v3",
+            functools.partial(_classic, "connect_four_v3"),
+            "Connect Four (PettingZoo classic), action masks; reference: alpha-beta depth 2",
+            (functools.partial(_alphabeta, 2),),
+        ),
+        GameSpec(
+            "texas_holdem_v4",
+            functools.partial(_classic, "texas_holdem_v4"),
+            "limit Texas hold'em (PettingZoo classic), action masks",
+        ),
+        GameSpec(
+            "pong_v3",
+            _pong_ram,
+            "two-player Atari Pong on RAM observations (PettingZoo atari), no masks",
+            quick_kwargs={"max_cycles": 60},
+        ),
+    )
+}
+
+
+def _import_constructor(path: str) -> Callable[..., Any]:
+    registered = ", ".join(GAMES)
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise UnknownGameError(
+            f"Unknown game {path!r}; use one of {registered} or an import path "
+            "'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env)."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UnknownGameError(
+            f"Cannot import {module_name!r} for game {path!r}: {error}."
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+    if isinstance(target, types.ModuleType) and callable(getattr(target, "env", None)):
+        target = target.env
+    if not callable(target):
+        raise UnknownGameError(f"Game {path!r}: {module_name} has no callable {attribute!r}.")
+    return target
+
+
+def resolve_game(name: str) -> Callable[..., Any]:
+    """The constructor of a registered game or of an import path; raises
+    :class:`UnknownGameError` naming the registered games.
+
+    >>> resolve_game("chess")
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.games.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
+connect_four_v3, texas_holdem_v4, pong_v3 or an import path 'module:function' to a PettingZoo \
+env constructor (e.g. pettingzoo.classic.go_v5:env).
+    """
+    spec = GAMES.get(name)
+    return spec.factory if spec is not None else _import_constructor(name)
+
+
+def make_game(name: str, **kwargs: Any) -> Any:
+    """Build the PettingZoo env called ``name`` with the game's keyword arguments."""
+    return resolve_game(name)(**kwargs)
+
+
+def game_factory(name: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[], Any]:
+    """A picklable zero-argument function building the game (for worker processes).
+
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(game_factory("connect_four_v3")))().metadata["name"]
+    'connect_four_v3'
+    """
+    resolve_game(name)  # fail here, with a clear message, rather than in a worker
+    return functools.partial(make_game, name, **dict(kwargs or {}))
+
+
+def reference_opponents(name: str) -> list[Any]:
+    """``RandomPolicy`` followed by the game's reference bots (none for unregistered games)."""
+    spec = GAMES.get(name)
+    return [_random()] + [make() for make in (spec.references if spec else ())]

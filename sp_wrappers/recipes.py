@@ -1,0 +1,296 @@
+"""Per-game training recipes: tuned defaults for ``sp-wrappers train``.
+
+This module holds :class:`Recipe`, :data:`RECIPES` (registered game -> recipe), :data:`ALGOS`,
+:func:`recipe_for` and :func:`linear_schedule`.
+
+A recipe is everything a run needs besides the game: the algorithm and its hyperparameters, the
+opponent sampler's settings (:class:`~sp_wrappers.OpponentSampler`), the snapshot interval, the
+number of environment copies and the default training budget. Every value is plain JSON, so a
+recipe is written as-is into the run's ``config.json``. A learning rate may be a number or
+``"lin_<rate>"`` (decays linearly to 0 over the run, the RL Baselines3 Zoo notation).
+
+Games without a recipe, and registered games trained with another ``--algo``, get the generic
+recipe of the algorithm (:data:`GENERIC`): SB3's defaults plus self-play settings that are a
+reasonable start. How each tuned recipe was measured is in ``benchmarks/strength.py``.
+
+>>> recipe = recipe_for("tictactoe_v3")
+>>> recipe.algo, recipe.sampler["random_ratio"]
+('maskable_ppo', 0.2)
+>>> recipe_for("tictactoe_v3", algo="ppo").tuned
+False
+>>> recipe_for("my.module:env", algo="dqn").hyperparams["learning_rate"]
+0.0001
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+__all__ = ["Recipe", "RECIPES", "GENERIC", "ALGOS", "recipe_for", "linear_schedule"]
+
+#: Algorithm names accepted by ``--algo`` -> (module, class).
+ALGOS: dict[str, tuple[str, str]] = {
+    "ppo": ("stable_baselines3", "PPO"),
+    "a2c": ("stable_baselines3", "A2C"),
+    "dqn": ("stable_baselines3", "DQN"),
+    "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
+}
+
+#: The sampler settings a recipe may set, with OpponentSampler's defaults (``random_ratio`` is the
+#: probability of a fixed ``RandomPolicy`` opponent; ``deterministic`` makes snapshot opponents
+#: take their most likely action).
+SAMPLER_DEFAULTS: dict[str, Any] = {
+    "window": 10,
+    "latest_ratio": 0.5,
+    "swap_every": 1,
+    "swap_unit": "episodes",
+    "strategy": "uniform",
+    "random_ratio": 0.1,
+    "deterministic": False,
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Tuned defaults for one game (every field is plain JSON).
+
+    :param algo: a key of :data:`ALGOS`.
+    :param hyperparams: keyword arguments of the algorithm's constructor (``policy_kwargs``
+        included); ``learning_rate`` may be ``"lin_<rate>"``.
+    :param sampler: :class:`~sp_wrappers.OpponentSampler` settings (keys of ``SAMPLER_DEFAULTS``).
+    :param timesteps: default training budget in learner steps.
+    :param n_envs: environment copies stepped together.
+    :param save_every: snapshot interval in learner steps.
+    :param learner: the learner's seat mode (``"random"``, ``"alternate"`` or an agent name).
+    :param game_kwargs: keyword arguments of the game's constructor.
+    :param eval_games: end-of-run games against each reference opponent.
+    :param tuned: whether the values were tuned for this game (else the generic ones).
+    :param notes: how the recipe was measured, what it reaches.
+    """
+
+    algo: str
+    hyperparams: Mapping[str, Any]
+    sampler: Mapping[str, Any] = field(default_factory=lambda: dict(SAMPLER_DEFAULTS))
+    timesteps: int = 200_000
+    n_envs: int = 8
+    save_every: int = 20_000
+    learner: str = "random"
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    eval_games: int = 100
+    tuned: bool = False
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A deep, JSON-ready copy."""
+        return copy.deepcopy(asdict(self))
+
+
+def _sampler(**overrides: Any) -> dict[str, Any]:
+    unknown = set(overrides) - set(SAMPLER_DEFAULTS)
+    if unknown:  # pragma: no cover - a typo in this file
+        raise KeyError(f"unknown sampler settings {sorted(unknown)}")
+    return {**SAMPLER_DEFAULTS, **overrides}
+
+
+#: Generic recipes by algorithm: SB3's defaults with a larger network and self-play settings.
+GENERIC: dict[str, Recipe] = {
+    "ppo": Recipe(
+        "ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 256,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(),
+    ),
+    "maskable_ppo": Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 256,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(),
+    ),
+    "a2c": Recipe(
+        "a2c",
+        {
+            "n_steps": 16,
+            "learning_rate": 7e-4,
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(),
+    ),
+    "dqn": Recipe(
+        "dqn",
+        {
+            "learning_rate": 1e-4,
+            "buffer_size": 100_000,
+            "learning_starts": 1_000,
+            "batch_size": 64,
+            "train_freq": 4,
+            "target_update_interval": 2_000,
+            "exploration_fraction": 0.2,
+            "exploration_final_eps": 0.05,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(),
+        n_envs=1,
+    ),
+}
+
+#: Tuned recipes of the registered games (measured figures: ``benchmarks/strength.py``).
+RECIPES: dict[str, Recipe] = {
+    "tictactoe_v3": Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 512,
+            "n_epochs": 10,
+            "learning_rate": "lin_3e-4",
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "gae_lambda": 0.95,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(window=20, latest_ratio=0.5, random_ratio=0.2),
+        timesteps=1_000_000,
+        n_envs=8,
+        save_every=50_000,
+        eval_games=200,
+        tuned=True,
+        notes="Self-play against its own snapshots and latest weights, plus 20% RandomPolicy "
+        "games so the learner keeps seeing (and punishing) bad moves. No minimax in the mix.",
+    ),
+    "connect_four_v3": Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 1024,
+            "n_epochs": 8,
+            "learning_rate": "lin_3e-4",
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "gae_lambda": 0.95,
+            "policy_kwargs": {"net_arch": [256, 256]},
+        },
+        _sampler(window=20, latest_ratio=0.5, random_ratio=0.1),
+        timesteps=5_000_000,
+        n_envs=16,
+        save_every=100_000,
+        eval_games=100,
+        tuned=True,
+        notes="Self-play with a 20-snapshot window, half the games against the latest weights, "
+        "10% RandomPolicy.",
+    ),
+    "texas_holdem_v4": Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 512,
+            "n_epochs": 10,
+            "learning_rate": "lin_3e-4",
+            "ent_coef": 0.01,
+            "gamma": 1.0,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(window=20, latest_ratio=0.5, random_ratio=0.1),
+        timesteps=1_000_000,
+        n_envs=8,
+        save_every=50_000,
+        eval_games=500,
+        notes="Untuned starting point: hands are short, so gamma=1; many evaluation hands "
+        "because single hands are noisy.",
+    ),
+    "pong_v3": Recipe(
+        "ppo",
+        {
+            "n_steps": 128,
+            "batch_size": 256,
+            "n_epochs": 4,
+            "learning_rate": "lin_2.5e-4",
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "clip_range": 0.1,
+            "policy_kwargs": {"net_arch": [256, 256]},
+        },
+        _sampler(window=10, latest_ratio=0.5, random_ratio=0.0, swap_every=4096, swap_unit="steps"),
+        timesteps=10_000_000,
+        n_envs=8,
+        save_every=200_000,
+        eval_games=4,
+        notes="Untuned starting point (raw RAM bytes into an MLP); opponents swap every 4096 "
+        "learner steps because episodes are long.",
+    ),
+}
+
+
+def recipe_for(game: str, algo: str | None = None) -> Recipe:
+    """The recipe for ``game``: its tuned one when ``algo`` is ``None`` or the tuned algorithm,
+    else the generic recipe of ``algo`` (``ppo`` when the game has no recipe and no ``algo``).
+
+    :raises KeyError: ``algo`` is not a key of :data:`ALGOS`.
+    """
+    tuned = RECIPES.get(game)
+    if tuned is not None and (algo is None or algo == tuned.algo):
+        return tuned
+    if algo is not None and algo not in ALGOS:
+        raise KeyError(algo)
+    generic = GENERIC[algo or "ppo"]
+    if tuned is not None:  # keep what belongs to the game rather than to the algorithm
+        return replace(
+            generic,
+            game_kwargs=tuned.game_kwargs,
+            eval_games=tuned.eval_games,
+            learner=tuned.learner,
+        )
+    return generic
+
+
+def linear_schedule(value: float | str) -> float | Callable[[float], float]:
+    """A learning rate from a recipe: a number, or ``"lin_<rate>"`` decaying linearly to 0.
+
+    >>> schedule = linear_schedule("lin_3e-4")
+    >>> schedule(1.0), schedule(0.5)
+    (0.0003, 0.00015)
+    >>> linear_schedule(1e-3)
+    0.001
+    """
+    if isinstance(value, str):
+        if not value.startswith("lin_"):
+            raise ValueError(f"A learning rate must be a number or 'lin_<rate>', got {value!r}.")
+        try:
+            start = float(value[4:])
+        except ValueError:
+            raise ValueError(
+                f"A learning rate must be a number or 'lin_<rate>', got {value!r}."
+            ) from None
+        return _LinearSchedule(start)
+    return float(value)
+
+
+class _LinearSchedule:
+    """``progress_remaining * start`` (picklable, so SB3 can save it in ``model.zip``)."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+
+    def __call__(self, progress_remaining: float) -> float:
+        return progress_remaining * self.start
+
+    def __repr__(self) -> str:
+        return f"lin_{self.start}"

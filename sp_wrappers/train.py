@@ -1,0 +1,1118 @@
+"""``sp-wrappers train GAME``: one command from a PettingZoo game to a self-play-trained agent.
+
+This module holds the ``train`` command (:func:`add_train_parser`, :func:`main_train`), the
+Python entry point :func:`train` and its result :class:`TrainResult`, the checks that an
+algorithm fits a game (:func:`check_algo_fits`), the one place that builds the training vector
+env (:func:`make_training_env`) and the callbacks the command adds (:class:`ProgressBar`,
+:class:`ModelCheckpoint`).
+
+A run directory holds::
+
+    config.json     everything that reproduces the run (game, game_kwargs, algo, hyperparams,
+                    sampler, seed, timesteps, ...); `sp-wrappers train --config` replays it and
+                    the ratings/tournament/plot commands read its "game"
+    model.zip       the learner (also rewritten at every snapshot, so a crashed run resumes)
+    archive/        SnapshotArchive: snapshots, match history, ratings
+    ratings.json    Bradley-Terry ratings over the whole match history, anchored on RandomPolicy,
+                    and the final learner's record against the baselines
+    plots/          ratings.png, payoff.png (when matplotlib is installed)
+    tb/             TensorBoard logs (when tensorboard is installed)
+
+Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictactoe_v3
+--timesteps 200000`` adds 200k steps to that run with the same archive.
+
+>>> import contextlib, io, tempfile
+>>> out = tempfile.mkdtemp()
+>>> with contextlib.redirect_stdout(io.StringIO()):
+...     status = main_train(["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
+...                          "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
+...                          "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
+>>> status, sorted(p.name for p in Path(out).iterdir())
+(0, ['archive', 'config.json', 'model.zip', 'ratings.json'])
+>>> main_train(["chess"])  # one line on stderr naming the registered games
+2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import math
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from .cli import CLIError
+from .games import GAMES, UnknownGameError, game_factory, reference_opponents
+from .recipes import ALGOS, SAMPLER_DEFAULTS, recipe_for
+from .recipes import linear_schedule as _learning_rate
+
+__all__ = [
+    "add_train_parser",
+    "main_train",
+    "train",
+    "TrainResult",
+    "TrainError",
+    "check_algo_fits",
+    "make_training_env",
+    "ProgressBar",
+    "ModelCheckpoint",
+    "CONFIG_FORMAT_VERSION",
+]
+
+PROG = "sp-wrappers"
+CONFIG_FORMAT_VERSION = 1
+RATINGS_FORMAT_VERSION = 1
+CONFIG_NAME = "config.json"
+MODEL_NAME = "model.zip"
+ARCHIVE_DIR = "archive"
+SWAP_UNITS = ("episodes", "steps")
+STRATEGIES = ("uniform", "pfsp")
+
+
+class TrainError(CLIError):
+    """A user error in ``train``: the command prints it on one line and exits with status 2."""
+
+
+# ------------------------------------------------------------------------------------------------
+# The training env and the algorithm checks
+# ------------------------------------------------------------------------------------------------
+
+
+def make_training_env(
+    env_fn: Callable[[], Any],
+    n_envs: int,
+    learner: str,
+    opponent_fn: Callable[[int], Any],
+    seed: int,
+) -> Any:
+    """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
+
+    The one place that chooses the vector env class (a ``DummyVecEnv`` of
+    :class:`~sp_wrappers.SelfPlayEnv`; ``SelfPlayVecEnv`` slots in here).
+
+    :param env_fn: builds the PettingZoo game.
+    :param n_envs: environment copies.
+    :param learner: the learner's seat mode or agent name.
+    :param opponent_fn: ``opponent_fn(rank)`` returns the opponent (a sampler) of copy ``rank``.
+    :param seed: seeds copy ``rank`` with ``seed + rank``.
+    """
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from .env import SelfPlayEnv
+
+    def make(rank: int) -> Callable[[], Any]:
+        return lambda: SelfPlayEnv(env_fn(), learner=learner, opponent=opponent_fn(rank))
+
+    venv = DummyVecEnv([make(rank) for rank in range(n_envs)])
+    venv.seed(seed)
+    return venv
+
+
+def _algo_class(algo: str) -> type:
+    module, name = ALGOS[algo]
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        raise TrainError(
+            f"--algo {algo} needs {module}, which is not installed: "
+            'pip install "sp-wrappers[masking]".'
+        ) from None
+
+
+def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_masks: bool) -> None:
+    """Raise :class:`TrainError` when ``algo`` cannot train on these spaces.
+
+    >>> from gymnasium import spaces
+    >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.train.TrainError: --algo dqn needs a Discrete action space, but the learner's \
+is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
+    """
+    from gymnasium import spaces
+
+    if algo not in ALGOS:
+        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    supported_obs = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+    obs_ok = isinstance(observation_space, supported_obs) or (
+        isinstance(observation_space, spaces.Dict)
+        and all(isinstance(s, supported_obs) for s in observation_space.spaces.values())
+    )
+    if not obs_ok:
+        raise TrainError(
+            f"Stable-Baselines3 cannot learn from the observation space {observation_space}; "
+            "flatten it with a SuperSuit wrapper in the game constructor."
+        )
+    discrete = isinstance(action_space, spaces.Discrete)
+    if algo == "dqn" and not discrete:
+        raise TrainError(
+            f"--algo dqn needs a Discrete action space, but the learner's is {action_space}; "
+            "choose ppo or a2c."
+        )
+    if algo == "maskable_ppo":
+        if not isinstance(
+            action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary
+        ):
+            raise TrainError(
+                f"--algo maskable_ppo needs a discrete action space, but the learner's is "
+                f"{action_space}; choose ppo or a2c."
+            )
+        if not has_masks:
+            raise TrainError(
+                "--algo maskable_ppo needs action masks, but this game provides none (no "
+                "'action_mask' in its observations or infos); choose ppo, a2c or dqn."
+            )
+    if algo in ("ppo", "a2c") and not isinstance(
+        action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary | spaces.Box
+    ):
+        raise TrainError(f"--algo {algo} cannot act in the action space {action_space}.")
+
+
+def _policy_name(observation_space: Any) -> str:
+    from gymnasium import spaces
+    from stable_baselines3.common.preprocessing import is_image_space
+
+    if isinstance(observation_space, spaces.Dict):
+        return "MultiInputPolicy"
+    if isinstance(observation_space, spaces.Box) and is_image_space(observation_space):
+        return "CnnPolicy"
+    return "MlpPolicy"
+
+
+@dataclass
+class _Probe:
+    """What one copy of the game tells about itself before training."""
+
+    observation_space: Any
+    action_space: Any
+    has_masks: bool
+
+
+def _probe_game(env_fn: Callable[[], Any], learner: str) -> _Probe:
+    from .env import SelfPlayEnv
+
+    try:
+        env = SelfPlayEnv(env_fn(), learner=learner)
+    except ValueError as error:  # e.g. learner="random" on a game whose seats differ
+        raise TrainError(str(error)) from None
+    try:
+        env.reset(seed=0)
+        has_masks = env.driver.learner_mask() is not None
+        return _Probe(env.observation_space, env.action_space, has_masks)
+    finally:
+        env.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Callbacks
+# ------------------------------------------------------------------------------------------------
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm progress bar over learner steps, showing the self-play callback's statistics.
+
+    :param total: the steps this ``learn`` call will take.
+    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose win rate, Elo and snapshot
+        count are shown (optional).
+    """
+
+    def __init__(self, total: int, selfplay: Any = None) -> None:
+        super().__init__()
+        self.total = int(total)
+        self.selfplay = selfplay
+        self.bar: Any = None
+        self._start = 0
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self._start = self.num_timesteps
+        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            done = min(self.num_timesteps - self._start, self.total)
+            self.bar.update(done - self.bar.n)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        sp = self.selfplay
+        if self.bar is not None and sp is not None:
+            self.bar.set_postfix(
+                win=f"{sp.win_rate:.2f}",
+                draw=f"{sp.draw_rate:.2f}",
+                elo=f"{sp.elo.rating(sp.learner_id):.0f}",
+                snapshots=len(sp.archive),
+                refresh=False,
+            )
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class ModelCheckpoint(BaseCallback):
+    """Rewrite ``path`` (the run's ``model.zip``) every ``every`` learner steps, atomically, so an
+    interrupted run can be resumed from its last checkpoint.
+
+    :param path: the model file.
+    :param every: the interval in learner steps.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], every: int) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.every = int(every)
+        self._last = 0
+
+    def _on_training_start(self) -> None:
+        self._last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps - self._last >= self.every:
+            save_model(self.model, self.path)
+            self._last = self.num_timesteps
+        return True
+
+
+def save_model(model: Any, path: Path) -> None:
+    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Configuration
+# ------------------------------------------------------------------------------------------------
+
+
+def _parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
+    """``["a=1", "b=[64, 64]", "c=tanh"]`` -> ``{"a": 1, "b": [64, 64], "c": "tanh"}``."""
+    result: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise TrainError(
+                f"{option} takes KEY=VALUE (VALUE in JSON, or a plain string), got {pair!r}."
+            )
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        result[key.strip()] = value
+    return result
+
+
+def _slug(game: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in game).strip("_") or "run"
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise TrainError(f"{path} does not exist; {what}.") from None
+    except (OSError, ValueError) as error:
+        raise TrainError(f"Cannot read {path}: {error}.") from None
+    if not isinstance(data, dict):
+        raise TrainError(f"{path} must hold a JSON object.")
+    return data
+
+
+def _check_config(config: Mapping[str, Any]) -> None:
+    """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
+    s = config["sampler"]
+    if config["timesteps"] < 1:
+        raise TrainError(f"--timesteps must be at least 1, got {config['timesteps']}.")
+    if config["n_envs"] < 1:
+        raise TrainError(f"--n-envs must be at least 1, got {config['n_envs']}.")
+    if config["save_every"] < 1:
+        raise TrainError(f"--save-every must be at least 1 step, got {config['save_every']}.")
+    if config["eval_games"] < 0:
+        raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
+    if s["window"] is not None and s["window"] < 1:
+        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
+    for key in ("latest_ratio", "random_ratio"):
+        if not 0.0 <= float(s[key]) <= 1.0:
+            option = "--" + key.replace("_", "-")
+            raise TrainError(f"{option} must be between 0 and 1, got {s[key]}.")
+    if s["swap_every"] < 1:
+        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
+    if s["swap_unit"] not in SWAP_UNITS:
+        raise TrainError(
+            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
+        )
+    if s["strategy"] not in STRATEGIES:
+        raise TrainError(
+            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
+        )
+    if config["algo"] not in ALGOS:
+        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
+    lr = config["hyperparams"].get("learning_rate")
+    if lr is not None:
+        try:
+            _learning_rate(lr)
+        except (TypeError, ValueError) as error:
+            raise TrainError(str(error)) from None
+
+
+_SAMPLER_OPTIONS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy", "random_ratio")
+
+
+def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
+    for key in ("timesteps", "n_envs", "save_every", "seed", "eval_games", "learner"):
+        value = getattr(args, key, None)
+        if value is not None:
+            config[key] = value
+    for key in _SAMPLER_OPTIONS:
+        value = getattr(args, key, None)
+        if value is not None:
+            config["sampler"][key] = value
+    if getattr(args, "window", None) == 0:
+        config["sampler"]["window"] = None
+    if getattr(args, "deterministic_opponents", None) is not None:
+        config["sampler"]["deterministic"] = args.deterministic_opponents
+
+
+def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The config of a new run: the game's recipe, then ``--config``'s file, then the options."""
+    base: dict[str, Any] = {}
+    if args.config:
+        base = _read_json(Path(args.config), "pass the config.json of a run")
+    game = args.game or base.get("game")
+    if not game:
+        raise TrainError(
+            f"Name a game: {', '.join(GAMES)} or an import path 'module:function' "
+            f"(e.g. `{PROG} train tictactoe_v3`)."
+        )
+    try:
+        game_factory(game)
+    except UnknownGameError as error:
+        raise TrainError(str(error)) from None
+    same_game = base.get("game") == game
+    algo = args.algo or (base.get("algo") if same_game else None)
+    try:
+        recipe = recipe_for(game, algo)
+    except KeyError:
+        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.") from None
+    config: dict[str, Any] = {
+        "format_version": CONFIG_FORMAT_VERSION,
+        "game": game,
+        "game_kwargs": dict(recipe.game_kwargs),
+        "algo": recipe.algo,
+        "recipe": "tuned" if recipe.tuned else "generic",
+        "hyperparams": dict(recipe.hyperparams),
+        "sampler": {**SAMPLER_DEFAULTS, **recipe.sampler},
+        "learner": recipe.learner,
+        "n_envs": recipe.n_envs,
+        "save_every": recipe.save_every,
+        "seed": 0,
+        "timesteps": recipe.timesteps,
+        "eval_games": recipe.eval_games,
+    }
+    if same_game:
+        for key in (
+            "game_kwargs",
+            "learner",
+            "n_envs",
+            "save_every",
+            "seed",
+            "timesteps",
+            "eval_games",
+        ):
+            if key in base:
+                config[key] = base[key]
+        config["sampler"].update(base.get("sampler") or {})
+        if base.get("algo") == config["algo"]:
+            config["hyperparams"] = dict(base.get("hyperparams") or config["hyperparams"])
+            config["recipe"] = base.get("recipe", "file")
+    config["game_kwargs"].update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
+    hp = _parse_pairs(args.hp, "--hp")
+    if hp:
+        config["hyperparams"].update(hp)
+        config["recipe"] = config["recipe"] + "+overrides"
+    _apply_overrides(config, args)
+    _check_config(config)
+    return config
+
+
+# ------------------------------------------------------------------------------------------------
+# Training
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced.
+
+    :param run_dir: the run directory.
+    :param config: the run's config (as written to ``config.json``).
+    :param steps: learner steps taken by this call; ``total_steps`` counts the whole run.
+    :param evaluation: baseline id -> ``MatchResult`` of the final learner.
+    :param ratings: the :class:`~sp_wrappers.evaluation.ArchiveRatings` (``None`` without games).
+    :param final_snapshot: the id of the snapshot holding the final learner.
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why (no tensorboard, no matplotlib).
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    steps: int
+    total_steps: int
+    seconds: float
+    final_snapshot: str
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    ratings: Any = None
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """A few lines: steps and speed, the final rating, the record against each baseline."""
+        c = self.config
+        rate = self.steps / self.seconds if self.seconds > 0 else math.nan
+        lines = [
+            f"Trained {c['algo']} on {c['game']} for {self.steps:,d} steps "
+            f"({self.total_steps:,d} in total) in {_duration(self.seconds)} ({rate:,.0f} steps/s).",
+            f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
+        ]
+        final = self._final_rating()
+        if final is not None:
+            lines.append(
+                f"Final learner {self.final_snapshot}: rating {final.rating:.0f} "
+                f"[{final.low:.0f}, {final.high:.0f}] (Bradley-Terry, Elo scale, "
+                f"{self.ratings.anchor or 'mean'} = {self.ratings.anchor_rating:.0f})"
+                if self.ratings.anchor
+                else f"Final learner {self.final_snapshot}: rating {final.rating:.0f}"
+            )
+        if self.evaluation:
+            n = next(iter(self.evaluation.values())).n_games
+            lines.append(
+                f"Final learner (deterministic) against the baselines, {n} games each, "
+                "seats alternating:"
+            )
+            width = max(len(name) for name in self.evaluation)
+            for name, result in self.evaluation.items():
+                seats = "  ".join(
+                    f"{seat} {w}-{d}-{lo}" for seat, (w, d, lo) in result.by_seat().items()
+                )
+                lines.append(
+                    f"  vs {name:<{width}}  {result.wins:4d} W {result.draws:4d} D "
+                    f"{result.losses:4d} L   (as {seats})"
+                )
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def _final_rating(self) -> Any:
+        if self.ratings is None:
+            return None
+        for row in self.ratings.snapshots:
+            if row.id == self.final_snapshot and not math.isnan(row.rating):
+                return row
+        return None
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    import torch
+
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        notes.append("no TensorBoard logs: tensorboard is not installed (pip install tensorboard).")
+        return None
+    return str(run_dir / "tb")
+
+
+def _build_samplers(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
+    from .policies import RandomPolicy
+    from .sampler import OpponentSampler
+
+    s = config["sampler"]
+    random_policy = RandomPolicy(None if has_masks else action_space)
+
+    def opponent(rank: int) -> Any:
+        fixed = [(random_policy, float(s["random_ratio"]))] if s["random_ratio"] > 0 else []
+        try:
+            return OpponentSampler(
+                archive,
+                window=s["window"],
+                latest_ratio=float(s["latest_ratio"]),
+                swap_every=int(s["swap_every"]),
+                swap_unit=s["swap_unit"],
+                strategy=s["strategy"],
+                fixed_opponents=fixed,
+                deterministic=bool(s["deterministic"]),
+                fallback=random_policy,
+                seed=int(config["seed"]) * 1000 + rank,
+            )
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+
+    return opponent
+
+
+def _build_model(config: Mapping[str, Any], venv: Any, probe: _Probe, tb: str | None, device: str):
+    cls = _algo_class(config["algo"])
+    hp = dict(config["hyperparams"])
+    if "learning_rate" in hp:
+        hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+    try:
+        return cls(
+            _policy_name(probe.observation_space),
+            venv,
+            seed=int(config["seed"]),
+            tensorboard_log=tb,
+            device=device,
+            verbose=0,
+            **hp,
+        )
+    except TypeError as error:
+        raise TrainError(
+            f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+        ) from None
+    except (ValueError, AssertionError) as error:
+        raise TrainError(f"{cls.__name__} rejected the settings: {error}") from None
+
+
+def train(
+    config: dict[str, Any],
+    run_dir: str | os.PathLike[str],
+    resume: bool = False,
+    timesteps: int | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    device: str = "cpu",
+    torch_threads: int | None = 1,
+    command: str | None = None,
+) -> TrainResult:
+    """Train a learner by self-play and write the run directory (see the module docstring).
+
+    :param config: a run config (``config.json``'s content; see :func:`new_run_config`).
+    :param run_dir: where the run lives.
+    :param resume: continue the run in ``run_dir`` from its ``model.zip`` and archive.
+    :param timesteps: learner steps for this call (default: ``config["timesteps"]`` for a new
+        run, the steps still missing to reach it when resuming).
+    :param progress: show a progress bar.
+    :param plots: write ``plots/`` (when matplotlib is installed).
+    :param device: torch device of the learner.
+    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
+    :param command: the command line, recorded in ``config.json``'s history.
+    """
+    from .archive import SnapshotArchive
+    from .callbacks import SelfPlayCallback
+
+    run = Path(run_dir)
+    notes: list[str] = []
+    env_fn = game_factory(config["game"], config["game_kwargs"])
+    try:
+        probe = _probe_game(env_fn, config["learner"])
+    except TrainError:
+        raise
+    except Exception as error:
+        raise TrainError(
+            f"Cannot build the game {config['game']!r} with game_kwargs "
+            f"{config['game_kwargs']}: {type(error).__name__}: {error}"
+        ) from None
+    check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
+    run.mkdir(parents=True, exist_ok=True)
+    archive = SnapshotArchive(run / ARCHIVE_DIR)
+    tb = _tensorboard_dir(run, notes)
+    venv_seed = int(config["seed"])
+    with _torch_threads(torch_threads):
+        if resume:
+            model_path = run / MODEL_NAME
+            if not model_path.is_file():
+                raise TrainError(
+                    f"{model_path} does not exist, so there is nothing to resume; start the run "
+                    "again without --resume (into a new --out directory)."
+                )
+            already = _model_steps(config["algo"], model_path)
+            if timesteps is None:
+                timesteps = int(config["timesteps"]) - already
+                if timesteps <= 0:
+                    raise TrainError(
+                        f"The run in {run} already has {already:,d} of its {config['timesteps']:,d} "
+                        "steps; pass --timesteps N to train N more."
+                    )
+            venv_seed += already  # new games, not a replay of the first ones
+        steps = int(timesteps if timesteps is not None else config["timesteps"])
+        if steps < 1:
+            raise TrainError(f"--timesteps must be at least 1, got {steps}.")
+        opponent = _build_samplers(archive, config, probe.action_space, probe.has_masks)
+        venv = make_training_env(
+            env_fn, int(config["n_envs"]), config["learner"], opponent, venv_seed
+        )
+        if resume:
+            cls = _algo_class(config["algo"])
+            model = cls.load(run / MODEL_NAME, env=venv, device=device, tensorboard_log=tb)
+        else:
+            model = _build_model(config, venv, probe, tb, device)
+        config["timesteps"] = int(model.num_timesteps) + steps
+        history = config.setdefault("history", [])
+        history.append(
+            {
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "resumed": bool(resume),
+                "from_step": int(model.num_timesteps),
+                "steps": steps,
+                "command": command,
+            }
+        )
+        from . import __version__
+
+        config["sp_wrappers_version"] = __version__
+        _write_json(run / CONFIG_NAME, config)
+        selfplay = SelfPlayCallback(archive, save_every=int(config["save_every"]))
+        callbacks: list[BaseCallback] = [
+            selfplay,
+            ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
+        ]
+        if progress:
+            callbacks.append(ProgressBar(steps, selfplay))
+        start = time.perf_counter()
+        model.learn(
+            steps,
+            callback=callbacks,
+            reset_num_timesteps=not resume,
+            tb_log_name="run",
+            progress_bar=False,
+        )
+        seconds = time.perf_counter() - start
+        if selfplay.stop_reason:
+            raise TrainError(selfplay.stop_reason)
+        save_model(model, run / MODEL_NAME)
+        venv.close()
+        final = archive.latest()
+        if final is None or final.step != selfplay.archive_step:
+            final = archive.save(model, step=selfplay.archive_step, tags=("final",))
+        evaluation = _evaluate(model, final.id, env_fn, config, archive)
+    ratings = _rate(archive)
+    written = [CONFIG_NAME, MODEL_NAME, f"{ARCHIVE_DIR}/"]
+    if ratings is not None:
+        _write_json(run / "ratings.json", _ratings_json(ratings, final.id, evaluation))
+        written.append("ratings.json")
+    if plots and ratings is not None:
+        written += _plot(run, archive, ratings, notes)
+    if tb is not None:
+        written.append("tb/")
+    history[-1]["seconds"] = round(seconds, 1)
+    history[-1]["final_snapshot"] = final.id
+    _write_json(run / CONFIG_NAME, config)
+    return TrainResult(
+        run,
+        config,
+        steps,
+        int(model.num_timesteps),
+        seconds,
+        final.id,
+        evaluation,
+        ratings,
+        written,
+        notes,
+    )
+
+
+def _model_steps(algo: str, path: Path) -> int:
+    """``num_timesteps`` stored in a saved model, read without building the model."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
+    return int(data.get("num_timesteps", 0))
+
+
+def _evaluate(
+    model: Any, snapshot_id: str, env_fn: Callable[[], Any], config: Mapping[str, Any], archive: Any
+) -> dict[str, Any]:
+    """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots;
+    the games go to the archive's match history as evaluation games."""
+    from .evaluation import play_match
+    from .policies import SB3Policy
+
+    n_games = int(config["eval_games"])
+    if n_games == 0:
+        return {}
+    learner = SB3Policy(model, deterministic=True, policy_id=snapshot_id)
+    results = {}
+    for index, baseline in enumerate(reference_opponents(config["game"])):
+        results[baseline.policy_id] = play_match(
+            env_fn,
+            learner,
+            baseline,
+            n_games,
+            seed=int(config["seed"]) + 10_000 * (index + 1),
+            archive=archive,
+        )
+    return results
+
+
+def _rate(archive: Any) -> Any:
+    from .evaluation import archive_ratings
+
+    try:
+        return archive_ratings(archive, anchor="random")
+    except ValueError:  # no rateable games (e.g. a tiny run without evaluation games)
+        return None
+
+
+def _ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    final = next((r for r in ratings.rows() if r["id"] == final_id), None)
+    return {
+        "format_version": RATINGS_FORMAT_VERSION,
+        "method": "bradley-terry over the archive's whole match history, Elo scale",
+        "anchor": ratings.anchor,
+        "anchor_rating": ratings.anchor_rating,
+        "final_snapshot": final_id,
+        "final": final,
+        "evaluation": {
+            name: {
+                "games": r.n_games,
+                "wins": r.wins,
+                "draws": r.draws,
+                "losses": r.losses,
+                "by_seat": {seat: list(wdl) for seat, wdl in r.by_seat().items()},
+                "learner": "deterministic",
+            }
+            for name, r in evaluation.items()
+        },
+        "players": ratings.rows(),
+    }
+
+
+def _plot(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
+    try:
+        import matplotlib  # noqa: F401
+
+        from .evaluation import RoundRobinResult
+        from .plots import plot_payoff, plot_ratings
+    except ImportError as error:
+        notes.append(f'no plots: {error} (pip install "sp-wrappers[plots]").')
+        return []
+    out = run / "plots"
+    out.mkdir(exist_ok=True)
+    plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")
+    payoff = RoundRobinResult.from_archive(archive)
+    plot_payoff(payoff, out / "payoff.png", title=f"{run.name}: payoff matrix, all games")
+    return ["plots/"]
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+    os.replace(tmp, path)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# ------------------------------------------------------------------------------------------------
+# The command
+# ------------------------------------------------------------------------------------------------
+
+
+def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    games = ", ".join(GAMES)
+    parser.add_argument(
+        "game",
+        nargs="?",
+        metavar="GAME",
+        help=f"a registered game ({games}) or an import path module:function to a PettingZoo "
+        "env constructor; optional with --resume or --config",
+    )
+    parser.add_argument(
+        "--algo",
+        choices=list(ALGOS),
+        default=None,
+        help="the learner (default: the game's recipe; maskable_ppo when the game has action "
+        "masks, else ppo)",
+    )
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="learner steps (default: the recipe's; with --resume: the steps "
+        "still missing, or N more)",
+    )
+    parser.add_argument(
+        "--n-envs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="game copies stepped together (default: the recipe's)",
+    )
+    sampler = parser.add_argument_group("opponent sampler (defaults: the game's recipe)")
+    sampler.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw from the newest N snapshots (0: all)",
+    )
+    sampler.add_argument(
+        "--latest-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of playing the learner's latest weights",
+    )
+    sampler.add_argument(
+        "--swap-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep an opponent for N swap units",
+    )
+    sampler.add_argument("--swap-unit", choices=SWAP_UNITS, default=None)
+    sampler.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=None,
+        help="uniform over the window, or prioritized fictitious self-play",
+    )
+    sampler.add_argument(
+        "--random-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of a RandomPolicy opponent",
+    )
+    sampler.add_argument(
+        "--deterministic-opponents",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="snapshot opponents take their most likely action",
+    )
+    parser.add_argument(
+        "--learner",
+        default=None,
+        metavar="SEAT",
+        help="learner seat: random (default), alternate, or an agent name",
+    )
+    parser.add_argument(
+        "--save-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="snapshot (and model.zip checkpoint) interval in learner steps",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed (default: 0)")
+    parser.add_argument(
+        "--hp",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an algorithm hyperparameter (JSON value), repeatable, e.g. "
+        "--hp ent_coef=0.0 --hp 'policy_kwargs={\"net_arch\": [64, 64]}'",
+    )
+    parser.add_argument(
+        "--game-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a keyword argument of the game constructor (JSON value), repeatable",
+    )
+    parser.add_argument(
+        "--eval-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help="end-of-run games against each baseline (default: the recipe's)",
+    )
+    parser.add_argument(
+        "--out",
+        "-o",
+        default=None,
+        metavar="RUN_DIR",
+        help="the run directory (default: runs/GAME)",
+    )
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR (or --out) from its config.json, model.zip and archive",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="start a new run from a run's config.json (options override it)",
+    )
+    parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="torch CPU threads (default: 1, fastest for small networks)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-plots", action="store_true", help="do not write plots/")
+    parser.set_defaults(func=run_train_command)
+    return parser
+
+
+def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``train`` command to an ``argparse`` subparsers object (``sp-wrappers``'s).
+
+    Its ``func`` takes the parsed arguments and returns the exit status; user errors raise
+    :class:`TrainError` (a ``CLIError``), which ``sp-wrappers`` prints on one line, status 2.
+    """
+    parser = subparsers.add_parser(
+        "train",
+        help="train a learner by self-play on a PettingZoo game",
+        description="Train a self-play learner with the game's tuned recipe, then rate it and "
+        "write the run directory: model.zip, archive/, config.json, ratings.json, plots/, tb/.",
+    )
+    return _configure_parser(parser)
+
+
+def build_train_parser() -> argparse.ArgumentParser:
+    """A standalone parser for ``train`` (what :func:`main_train` uses)."""
+    return _configure_parser(
+        argparse.ArgumentParser(
+            prog=f"{PROG} train",
+            description="Train a learner by self-play on a PettingZoo game.",
+        )
+    )
+
+
+def run_train_command(args: argparse.Namespace) -> int:
+    """The ``train`` command: resolve the config, train, print the summary; returns 0."""
+    resume = args.resume
+    if resume:
+        run = Path(
+            resume if isinstance(resume, str) else (args.out or f"runs/{_slug(args.game or '')}")
+        )
+        if args.game is None and args.out is None and not isinstance(resume, str):
+            raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
+        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
+        if args.game and args.game != config.get("game"):
+            raise TrainError(
+                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
+                "pick the right run directory."
+            )
+        for option, value in (
+            ("--algo", args.algo),
+            ("--hp", args.hp),
+            ("--game-kwarg", args.game_kwarg),
+            ("--config", args.config),
+            ("--seed", args.seed),
+            ("--learner", args.learner),
+        ):
+            if value is not None:
+                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
+        for key in (
+            "game",
+            "game_kwargs",
+            "algo",
+            "hyperparams",
+            "sampler",
+            "n_envs",
+            "save_every",
+            "seed",
+            "timesteps",
+            "eval_games",
+            "learner",
+        ):
+            if key not in config:
+                raise TrainError(
+                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by train."
+                )
+        config["sampler"] = {**SAMPLER_DEFAULTS, **config["sampler"]}
+        timesteps = args.timesteps
+        args.timesteps = None
+        _apply_overrides(config, args)
+        _check_config(config)
+    else:
+        config = new_run_config(args)
+        run = Path(args.out or f"runs/{_slug(config['game'])}")
+        if (run / CONFIG_NAME).exists():
+            raise TrainError(
+                f"{run} already holds a run; continue it with --resume {run}, or pass another "
+                "--out."
+            )
+        timesteps = None
+    argv = getattr(args, "_argv", None)
+    command = (
+        shlex.join([PROG, "train", *argv])
+        if argv is not None
+        else shlex.join([PROG, *sys.argv[1:]])
+    )
+    print(
+        f"{'Resuming' if resume else 'Training'} {config['algo']} on {config['game']} "
+        f"({config['recipe'] if not resume else 'config.json'}) into {run}",
+        flush=True,
+    )
+    result = train(
+        config,
+        run,
+        resume=bool(resume),
+        timesteps=timesteps,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        device=args.device,
+        torch_threads=args.threads,
+        command=command,
+    )
+    print(result.summary(), flush=True)
+    return 0
+
+
+def main_train(argv: Sequence[str] | None = None) -> int:
+    """Run ``sp-wrappers train`` with ``argv``; return the exit status (2 on a user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_train_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
+        return int(exit_.code or 0)
+    args._argv = argv
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as error:
+        print(f"{PROG} train: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG} train: interrupted; continue with --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main_train())
