@@ -659,8 +659,8 @@ def train(
                 timesteps = int(config["timesteps"]) - already
                 if timesteps <= 0:
                     raise TrainError(
-                        f"The run in {run} already has {already:,d} of its {config['timesteps']:,d} "
-                        "steps; pass --timesteps N to train N more."
+                        f"The run in {run} already has {already:,d} of its "
+                        f"{config['timesteps']:,d} steps; pass --timesteps N to train N more."
                     )
             venv_seed += already  # new games, not a replay of the first ones
         steps = int(timesteps if timesteps is not None else config["timesteps"])
