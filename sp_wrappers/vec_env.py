@@ -1,0 +1,989 @@
+"""``SelfPlayVecEnv``: many copies of a PettingZoo game as one SB3 ``VecEnv``, opponents batched.
+
+This module holds :class:`SelfPlayVecEnv` and :func:`make_selfplay_vec_env`.
+
+Each env copy behaves exactly like a :class:`~sp_wrappers.SelfPlayEnv` seeded the same way (same
+observations, rewards, dones and ``info["selfplay"]``), but opponent moves are not answered one game
+at a time: at every inner step, the opponent seats of all copies that must act and face the same
+policy are stacked and answered by *one* ``act`` call (one forward pass for a snapshot). Turn-based
+games loop until every copy awaits the learner again; simultaneous-move games (PettingZoo Parallel
+envs, converted to AEC) take the same path.
+
+With ``num_workers > 0`` the games themselves run in worker processes (for slow games such as
+Atari) while opponent inference stays batched in the main process. Workers stop on ``close()``,
+when a ``with`` block exits (also on an exception), and at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env.base_vec_env import (
+    CloudpickleWrapper,
+    VecEnv,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from ._opponents import OpponentSlots, as_opponent_source
+from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
+from .env import _MAX_EMPTY_GAMES, _WRAPPER_STREAM, _zeros, learner_action, resolve_learner_seats
+from .policies import RandomPolicy, check_opponent_action, is_policy, stack_observations
+
+__all__ = ["SelfPlayVecEnv", "make_selfplay_vec_env"]
+
+_RESET, _PLAY = 0, 1
+
+
+# ------------------------------------------------------------------------------------------------
+# The game side: games and their seat drivers (in this process or in a worker)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Status:
+    """Where one game stands after an operation: an opponent to answer, or the learner's view.
+
+    ``seat`` is the opponent seat that must act (``observation``/``mask`` are its own), or
+    ``None`` when the learner must act or its episode is over (``observation`` is then the
+    learner's, ``None`` when its agent left the game; ``reward`` is the learner's pending reward).
+    """
+
+    seat: str | None
+    observation: Any
+    mask: np.ndarray | None
+    terminated: bool = False
+    truncated: bool = False
+    reward: float = 0.0
+    returns: dict[str, float] | None = None
+    length: int = 0
+
+
+@dataclass
+class _GameSpec:
+    """What the main process needs to know about the game (a stand-in for the game itself in
+    ``resolve_learner_seats`` and ``seat_spaces``)."""
+
+    possible_agents: list[str]
+    observation_spaces: dict[str, spaces.Space]
+    action_spaces: dict[str, spaces.Space]
+    render_mode: str | None
+    metadata: dict[str, Any]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+
+def _advance(driver: SeatDriver, pop: bool) -> _Status:
+    """Advance ``driver`` to its next decision and describe it."""
+    turn = driver.next_turn()
+    if turn is not None:
+        return _Status(turn.seat, turn.observation, turn.action_mask)
+    reward = driver.pop_reward() if pop else driver.pending_reward
+    if driver.learner_done:
+        try:
+            obs = driver.learner_observation()
+        except (KeyError, AttributeError):  # the learner's agent was removed from the game
+            obs = None
+        return _Status(
+            None,
+            obs,
+            None,
+            driver.terminated,
+            driver.truncated,
+            reward,
+            dict(driver.returns),
+            driver.learner_steps,
+        )
+    mask = driver.learner_mask()
+    if mask is None:
+        mask = driver.all_actions_mask(driver.learner)
+    return _Status(None, driver.learner_observation(), mask, reward=reward)
+
+
+class _Games:
+    """A list of games with their seat drivers; answers batches of reset/play operations."""
+
+    def __init__(self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool) -> None:
+        self.games = [as_aec_env(env_fn()) for _ in range(n)]
+        self.drivers = [SeatDriver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+
+    def spec(self) -> _GameSpec:
+        game = self.games[0]
+        agents = list(game.possible_agents)
+        return _GameSpec(
+            agents,
+            {a: game.observation_space(a) for a in agents},
+            {a: game.action_space(a) for a in agents},
+            getattr(game, "render_mode", None),
+            dict(getattr(game, "metadata", {}) or {}),
+        )
+
+    def run(self, items: Sequence[tuple]) -> list[_Status]:
+        """``(_RESET, i, seat, seed, options)`` or ``(_PLAY, i, action, pop)`` per item."""
+        out = []
+        for item in items:
+            driver = self.drivers[item[1]]
+            if item[0] == _RESET:
+                driver.reset(item[2], seed=item[3], options=item[4])
+                out.append(_advance(driver, False))
+            else:
+                driver.play(item[2])
+                out.append(_advance(driver, item[3]))
+        return out
+
+    def get_attr(self, i: int, name: str) -> Any:
+        return getattr(self.games[i], name)
+
+    def set_attr(self, i: int, name: str, value: Any) -> None:
+        setattr(self.games[i], name, value)
+
+    def call(self, i: int, name: str, args: tuple, kwargs: dict) -> Any:
+        return getattr(self.games[i], name)(*args, **kwargs)
+
+    def close(self) -> None:
+        for game in self.games:
+            game.close()
+
+
+def _worker(conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool) -> None:
+    """A worker process's loop: build ``n`` games, answer commands until ``close`` or EOF."""
+    parent_conn.close()
+    games = None
+    try:
+        games = _Games(env_fn.var, n, keep)
+        conn.send(("ok", games.spec()))
+    except Exception as error:  # noqa: BLE001 - reported to the main process
+        conn.send(("error", (_picklable(error), traceback.format_exc())))
+        return
+    while True:
+        try:
+            command, payload = conn.recv()
+        except (EOFError, KeyboardInterrupt, OSError):
+            break
+        if command == "close":
+            games.close()
+            conn.send(("ok", None))
+            break
+        try:
+            result = getattr(games, command)(*payload)
+            conn.send(("ok", result))
+        except Exception as error:  # noqa: BLE001 - reported to the main process
+            conn.send(("error", (_picklable(error), traceback.format_exc())))
+    conn.close()
+
+
+def _picklable(error: Exception) -> Exception:
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(error).__name__}: {error}")
+
+
+def _shutdown(processes: list[Any], pipes: list[Any]) -> None:
+    """Stop worker processes: ask politely, then terminate stragglers (idempotent)."""
+    for pipe in pipes:
+        try:
+            pipe.send(("close", None))
+        except (BrokenPipeError, EOFError, OSError):
+            pass
+    for pipe in pipes:
+        try:
+            if pipe.poll(2.0):
+                pipe.recv()
+        except (BrokenPipeError, EOFError, OSError):
+            pass
+    for process in processes:
+        process.join(timeout=2.0)
+        if process.is_alive():
+            process.terminate()
+            process.join(timeout=2.0)
+    for pipe in pipes:
+        pipe.close()
+
+
+class _WorkerGames:
+    """The same operations as :class:`_Games`, with the games split over worker processes."""
+
+    def __init__(
+        self,
+        env_fn: Callable[[], Any],
+        n: int,
+        num_workers: int,
+        keep_dict_obs: bool,
+        start_method: str | None,
+    ) -> None:
+        if start_method is None:
+            methods = mp.get_all_start_methods()
+            start_method = "forkserver" if "forkserver" in methods else "spawn"
+        ctx = mp.get_context(start_method)
+        sizes = [len(c) for c in np.array_split(np.arange(n), num_workers)]
+        self.owner: list[tuple[int, int]] = []  # env index -> (worker, index in that worker)
+        self.pipes: list[Any] = []
+        self.processes: list[Any] = []
+        self._finalizer = weakref.finalize(self, _shutdown, self.processes, self.pipes)
+        wrapped = CloudpickleWrapper(env_fn)
+        for w, size in enumerate(sizes):
+            parent, child = ctx.Pipe()
+            process = ctx.Process(
+                target=_worker, args=(child, parent, wrapped, size, keep_dict_obs), daemon=True
+            )
+            process.start()
+            child.close()
+            self.pipes.append(parent)
+            self.processes.append(process)
+            self.owner.extend((w, j) for j in range(size))
+        specs = [self._receive(w) for w in range(len(self.pipes))]
+        self._spec = specs[0]
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+    def spec(self) -> _GameSpec:
+        return self._spec
+
+    def _receive(self, w: int) -> Any:
+        try:
+            status, payload = self.pipes[w].recv()
+        except (EOFError, OSError, ConnectionResetError) as error:
+            code = self.processes[w].exitcode
+            raise RuntimeError(
+                f"SelfPlayVecEnv worker {w} (pid {self.processes[w].pid}) died (exit code {code}); "
+                "check that the game constructor works in a fresh process (and that it is "
+                "importable there), or use num_workers=0."
+            ) from error
+        if status == "error":
+            error, text = payload
+            raise type(error)(*error.args) if _simple(error) else error from RuntimeError(
+                f"in SelfPlayVecEnv worker {w}:\n{text}"
+            )
+        return payload
+
+    def _ask(self, w: int, command: str, *payload: Any) -> Any:
+        self.pipes[w].send((command, payload))
+        return self._receive(w)
+
+    def run(self, items: Sequence[tuple]) -> list[_Status]:
+        per_worker: dict[int, list[tuple]] = {}
+        where: list[tuple[int, int]] = []
+        for item in items:
+            w, j = self.owner[item[1]]
+            batch = per_worker.setdefault(w, [])
+            where.append((w, len(batch)))
+            batch.append((item[0], j, *item[2:]))
+        for w, batch in per_worker.items():
+            self.pipes[w].send(("run", (batch,)))
+        results: dict[int, list[_Status]] = {}
+        failure: BaseException | None = None
+        for w in per_worker:  # receive from every worker, even after a failure, to stay in sync
+            try:
+                results[w] = self._receive(w)
+            except Exception as error:  # noqa: BLE001
+                failure = failure or error
+        if failure is not None:
+            raise failure
+        return [results[w][k] for w, k in where]
+
+    def get_attr(self, i: int, name: str) -> Any:
+        w, j = self.owner[i]
+        return self._ask(w, "get_attr", j, name)
+
+    def set_attr(self, i: int, name: str, value: Any) -> None:
+        w, j = self.owner[i]
+        self._ask(w, "set_attr", j, name, value)
+
+    def call(self, i: int, name: str, args: tuple, kwargs: dict) -> Any:
+        w, j = self.owner[i]
+        return self._ask(w, "call", j, name, args, kwargs)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _simple(error: BaseException) -> bool:
+    """Whether ``error`` can be rebuilt from its args (so it can be raised with our context)."""
+    try:
+        type(error)(*error.args)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# ------------------------------------------------------------------------------------------------
+# The main-process side of one env copy: seat, opponents, random stream, results
+# ------------------------------------------------------------------------------------------------
+
+
+class _EnvCopy:
+    """One env copy as the main process sees it: what a ``SelfPlayEnv`` holds besides the game.
+
+    ``get_attr``/``env_method`` on the vector env look here first (``action_masks``,
+    ``sync_latest_weights``, ``learner_seats``, ``opponent_source``, ``np_random``, ...).
+    """
+
+    def __init__(self, owner: SelfPlayVecEnv, index: int, opponent: Any) -> None:
+        spec = owner.game_spec
+        self.index = index
+        self.learner_mode = owner.learner_mode
+        self.learner_seats = owner.learner_seats
+        self.observation_space = owner.observation_space
+        self.action_space = owner.action_space
+        self.keep_dict_obs = owner.keep_dict_obs
+        self.outcome_fn = owner.outcome_fn
+        self.render_mode = spec.render_mode
+        self.metadata = dict(spec.metadata)
+        self._default_opponents: dict[str, RandomPolicy] | None = None
+        if opponent is None:
+            self._default_opponents = owner._default_opponents
+            opponent = self._default_opponents[self.learner_seats[0]]
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
+        self.seat_policies: dict[str, Any] = {}
+        self.learner = self.learner_seats[0]
+        self._np_random: np.random.Generator | None = None
+        self._alternate_index = 0
+        self._owner = weakref.proxy(owner)
+        # the episode being started or played
+        self.phase = _RESET
+        self.status: _Status | None = None
+        self._forced_seat: str | None = None
+        self._reset_options: dict | None = None
+        self._game_seed: int | None = None
+        self._empty_games = 0
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """This copy's generator: learner seats, opponent draws, opponents' random choices."""
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    # -- SelfPlayEnv's hooks, per copy -------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """The learner's current legal actions (all ``True`` for games without masks)."""
+        mask = None if self.status is None else self.status.mask
+        if mask is None:
+            raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
+        return mask
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Give this copy's opponent source the learner's newest weights."""
+        sync = getattr(self.opponent_source, "sync_latest_weights", None)
+        if sync is not None:
+            sync(version, state)
+            self._owner._place(getattr(self.opponent_source, "latest", None))
+
+    def episode_summary(self, status: _Status) -> dict[str, Any]:
+        """What ``info["selfplay"]`` holds at the end of the learner's episode."""
+        opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
+        returns = status.returns or {}
+        fn = self.outcome_fn
+        from ._seats import pairwise_outcome
+
+        return {
+            "opponent": next(iter(opponents.values())),
+            "opponents": opponents,
+            "outcome": float((fn or pairwise_outcome)(dict(returns), self.learner)),
+            "seat": self.learner,
+            "return": returns.get(self.learner, 0.0),
+            "returns": dict(returns),
+            "length": status.length,
+        }
+
+    # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
+    def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
+        if seed is not None:
+            self._np_random = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
+            )
+            self._alternate_index = 0
+        options = dict(options or {})
+        forced = options.pop("learner_seat", None)
+        if forced is not None and forced not in self.learner_seats:
+            raise ValueError(
+                f"options['learner_seat']={forced!r} is not a seat this env's learner may take "
+                f"({self.learner_seats}); build the env with learner='random' to use any seat."
+            )
+        self._forced_seat = forced
+        self._reset_options = options or None
+        self._game_seed = seed
+        self._empty_games = 0
+        return self.start_game()
+
+    def start_game(self) -> tuple:
+        """Draw the seat and line-up of a new game; the game-side reset operation to run."""
+        owner = self._owner
+        self.phase = _RESET
+        seat = self._forced_seat or self._draw_seat()
+        self.learner = seat
+        opponent_seats = [a for a in owner.game_spec.possible_agents if a != seat]
+        lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
+        if self._default_opponents is not None:
+            lineup = [self._default_opponents[a] for a in opponent_seats]
+        self.seat_policies = dict(zip(opponent_seats, lineup, strict=True))
+        self.slots.check_lineup(self.seat_policies, owner._opponent_spaces)
+        for policy in lineup:
+            owner._place(policy)
+        return (_RESET, self.index, seat, self._game_seed, self._reset_options)
+
+    def restart_empty_game(self) -> tuple:
+        """The game ended before the learner's first turn: play another (as SelfPlayEnv does)."""
+        self._empty_games += 1
+        if self._empty_games >= _MAX_EMPTY_GAMES:
+            raise RuntimeError(
+                f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.learner!r} could act; "
+                "check the game's turn order or pick another learner seat."
+            )
+        self._game_seed = None
+        return self.start_game()
+
+    def begin_step(self, action: Any) -> tuple:
+        self.phase = _PLAY
+        self.slots.count_step()
+        return (_PLAY, self.index, action, True)
+
+    def _draw_seat(self) -> str:
+        seats = self.learner_seats
+        if len(seats) == 1:
+            return seats[0]
+        if self.learner_mode == "alternate":
+            seat = seats[self._alternate_index % len(seats)]
+            self._alternate_index += 1
+            return seat
+        return seats[int(self.np_random.integers(len(seats)))]
+
+
+# ------------------------------------------------------------------------------------------------
+# Batched random draws that reproduce per-env draws
+# ------------------------------------------------------------------------------------------------
+
+
+class _RowGenerators:
+    """A stand-in for ``np.random.Generator`` whose row ``i`` of a batched draw comes from
+    generator ``i``, exactly as if that env's policy had been called alone with ``n = 1``.
+
+    Draws whose ``size`` has the batch as its first dimension (``random``, ``integers``,
+    ``uniform``, ``normal``, ... as every policy here uses them) are split by row; any other draw
+    comes from the first row's generator.
+    """
+
+    _SIZE_POSITION = {
+        "random": 0,
+        "standard_normal": 0,
+        "standard_exponential": 0,
+        "standard_gamma": 1,
+        "exponential": 1,
+        "choice": 1,
+        "integers": 2,
+        "uniform": 2,
+        "normal": 2,
+        "gumbel": 2,
+        "logistic": 2,
+        "beta": 2,
+        "binomial": 2,
+    }
+
+    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
+        self._generators = list(generators)
+
+    def __getattr__(self, name: str) -> Any:
+        first = getattr(self._generators[0], name)
+        position = self._SIZE_POSITION.get(name)
+        if position is None or not callable(first):
+            return first
+        n = len(self._generators)
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            in_kwargs = "size" in kwargs
+            size = kwargs.get("size") if in_kwargs else (args[position] if len(args) > position else None)
+            shape = (size,) if isinstance(size, int | np.integer) else size
+            if shape is None or len(shape) == 0 or shape[0] != n:
+                return first(*args, **kwargs)
+            row = (1, *tuple(shape)[1:])
+            rows = []
+            for generator in self._generators:
+                method = getattr(generator, name)
+                if in_kwargs:
+                    rows.append(method(*args, **{**kwargs, "size": row}))
+                else:
+                    rows.append(method(*args[:position], row, *args[position + 1 :], **kwargs))
+            return np.concatenate(rows, axis=0)
+
+        return draw
+
+
+def _batch_key(policy: Any) -> tuple:
+    """Policies with equal keys answer as one: the same object, or SB3 wrappers around the same
+    network acting the same way (the archive hands out such copies for ``deterministic``)."""
+    network = getattr(policy, "policy", None)
+    if network is not None and hasattr(policy, "deterministic") and hasattr(network, "forward"):
+        return ("network", id(network), type(policy), bool(policy.deterministic))
+    return ("object", id(policy))
+
+
+# ------------------------------------------------------------------------------------------------
+# The vector env
+# ------------------------------------------------------------------------------------------------
+
+
+class SelfPlayVecEnv(VecEnv):
+    """``n_envs`` copies of a PettingZoo game as one SB3 ``VecEnv``, opponents answered in batches.
+
+    Every copy behaves like a :class:`~sp_wrappers.SelfPlayEnv` (same spaces, seats, swap schedule,
+    rewards and ``info["selfplay"]``; copy ``i`` reset with seed ``s + i`` plays exactly as a
+    ``SelfPlayEnv`` reset with that seed). Opponent seats that must act at the same time and face
+    the same policy (the same object, or the same snapshot network) are answered by one batched
+    ``act`` call; each row still draws its randomness from its own copy's generator.
+
+    The VecEnv contract holds as in ``DummyVecEnv``: auto-reset with
+    ``infos[i]["terminal_observation"]`` and ``"TimeLimit.truncated"``, ``reset_infos``,
+    ``seed``/``set_options`` for the next reset, ``env_method``/``get_attr``/``set_attr``
+    (looked up on the copy — ``action_masks``, ``sync_latest_weights``, ``opponent_source``,
+    ``learner_seats``, ... — then on the PettingZoo game itself, in its worker if any), so
+    ``MaskablePPO``, ``VecMonitor``, ``VecNormalize``, ``VecFrameStack`` and
+    :class:`~sp_wrappers.SelfPlayCallback` work unchanged. ``env_method("sync_latest_weights", ...)``
+    reaches each distinct opponent source once.
+
+    :param env_fn: a function returning a fresh PettingZoo ``AECEnv`` or ``ParallelEnv``, e.g.
+        ``tictactoe_v3.env``; called once per copy (in the workers when ``num_workers > 0``, so it
+        must then be picklable by cloudpickle).
+    :param n_envs: number of game copies.
+    :param learner: the learner's agent name, ``"random"`` or ``"alternate"`` (see ``SelfPlayEnv``).
+    :param opponent: as in ``SelfPlayEnv`` (a policy, a callable returning one per episode, or an
+        ``OpponentSampler``), shared by every copy — each copy still draws its own opponents with
+        its own generator and swap schedule — or a list with one such entry per copy.
+    :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
+    :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
+    :param env_kwargs: keyword arguments for ``env_fn``.
+    :param num_workers: 0 steps every game in this process; ``k > 0`` spreads the copies over ``k``
+        worker processes (worth it when one game step costs more than about 50 microseconds, as
+        for Atari). Opponent inference always runs in this process.
+    :param device: torch device for opponent inference. SB3-backed opponents (``SB3Policy``,
+        archive snapshots, the sampler's latest weights) on another device are moved to this one
+        when first drawn (the archive's cached copy moves too). ``None`` leaves them where they are.
+    :param start_method: multiprocessing start method for the workers (default ``"forkserver"``
+        where available, else ``"spawn"``).
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=4, learner="player_1")
+    >>> _ = env.seed(0)
+    >>> obs = env.reset()
+    >>> obs.shape, env.action_masks().shape
+    ((4, 3, 3, 2), (4, 9))
+    >>> dones = np.zeros(4, dtype=bool)
+    >>> while not dones[0]:
+    ...     actions = np.array([np.flatnonzero(m)[0] for m in env.action_masks()])
+    ...     obs, rewards, dones, infos = env.step(actions)
+    >>> sorted(infos[0]["selfplay"])
+    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat']
+    >>> "terminal_observation" in infos[0]
+    True
+    >>> env.close()
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[..., Any],
+        n_envs: int = 1,
+        learner: str = "random",
+        opponent: Any = None,
+        keep_dict_obs: bool = False,
+        outcome_fn: OutcomeFn | None = None,
+        env_kwargs: Mapping[str, Any] | None = None,
+        num_workers: int = 0,
+        device: str | None = "cpu",
+        start_method: str | None = None,
+    ) -> None:
+        _check_env_fn(env_fn)
+        if not isinstance(n_envs, int | np.integer) or n_envs < 1:
+            raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
+        if not isinstance(num_workers, int | np.integer) or num_workers < 0:
+            raise ValueError(
+                f"num_workers must be 0 (games in this process) or a positive number of worker "
+                f"processes, got {num_workers!r}."
+            )
+        n_envs, num_workers = int(n_envs), min(int(num_workers), int(n_envs))
+        opponents = _per_copy_opponents(opponent, n_envs)
+        if env_kwargs:
+            env_fn = _WithKwargs(env_fn, dict(env_kwargs))
+        self.num_workers = num_workers
+        self.device = device
+        self.closed = False
+        self.games: _Games | _WorkerGames
+        if num_workers:
+            self.games = _WorkerGames(env_fn, n_envs, num_workers, keep_dict_obs, start_method)
+        else:
+            self.games = _Games(env_fn, n_envs, keep_dict_obs)
+        try:
+            self._setup(n_envs, learner, opponents, keep_dict_obs, outcome_fn)
+        except BaseException:
+            self.games.close()
+            raise
+
+    def _setup(
+        self,
+        n_envs: int,
+        learner: str,
+        opponents: list[Any],
+        keep_dict_obs: bool,
+        outcome_fn: OutcomeFn | None,
+    ) -> None:
+        spec = self.game_spec = self.games.spec()
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
+        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
+        self._action_spaces = dict(spec.action_spaces)
+        self._seat_spaces = {a: seat_spaces(spec, a, keep_dict_obs) for a in spec.possible_agents}
+        # seats with equal spaces may share a batch
+        kinds: list[tuple[spaces.Space, spaces.Space]] = []
+        self._seat_kind: dict[str, int] = {}
+        for agent, pair in self._seat_spaces.items():
+            if pair not in kinds:
+                kinds.append(pair)
+            self._seat_kind[agent] = kinds.index(pair)
+        self._default_opponents = {
+            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
+        }
+        self.observation_space, self.action_space = observation_space, action_space
+        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
+        self._actions: np.ndarray | None = None
+        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(n_envs, observation_space, action_space)
+
+    # -- VecEnv API ------------------------------------------------------------------------------
+    def reset(self) -> VecEnvObs:
+        """Reset every copy (with the seeds/options set by ``seed``/``set_options``, then none)."""
+        self._check_open()
+        items = [
+            copy.begin_reset(self._seeds[i], self._options[i])
+            for i, copy in enumerate(self.copies)
+        ]
+        self._drive(items)
+        for i, copy in enumerate(self.copies):
+            self.reset_infos[i] = {"seat": copy.learner}
+        self._reset_seeds()
+        self._reset_options()
+        return self._stack([copy.status.observation for copy in self.copies])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        self._check_open()
+        actions, self._actions = self._actions, None
+        if actions is None:
+            raise RuntimeError("step_wait() called without step_async(actions).")
+        if len(actions) != self.num_envs:
+            raise ValueError(
+                f"Got {len(actions)} actions for {self.num_envs} envs; pass one action per env."
+            )
+        for copy in self.copies:
+            if copy.status is None or copy.status.seat is not None:
+                raise RuntimeError("step() called before reset(); call reset() first.")
+        checked = [learner_action(a, self.action_space) for a in actions]
+        self._results: list[tuple | None] = [None] * self.num_envs
+        self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        infos: list[dict[str, Any]] = []
+        for i, copy in enumerate(self.copies):
+            result = self._results[i]
+            if result is None:  # the episode goes on
+                status = copy.status
+                rewards[i] = status.reward
+                infos.append({"seat": copy.learner, "TimeLimit.truncated": False})
+            else:
+                rewards[i], dones[i], info = result
+                infos.append(info)
+                self.reset_infos[i] = {"seat": copy.learner}
+        self._results = []
+        obs = self._stack([copy.status.observation for copy in self.copies])
+        return obs, rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Every copy's legal learner actions, shape ``(n_envs, n_actions)``."""
+        return np.stack([copy.action_masks() for copy in self.copies])
+
+    def close(self) -> None:
+        """Close every game and stop the worker processes (safe to call twice)."""
+        if getattr(self, "closed", True):
+            return
+        self.closed = True
+        self.games.close()
+
+    def __enter__(self) -> SelfPlayVecEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of the worker processes (empty without workers)."""
+        return list(getattr(self.games, "pids", []))
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        if self.render_mode != "rgb_array":
+            warnings.warn(
+                f"The render mode is {self.render_mode}, but get_images() needs 'rgb_array'.",
+                stacklevel=2,
+            )
+            return [None] * self.num_envs
+        return [self.games.call(i, "render", (), {}) for i in range(self.num_envs)]
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """An attribute of each copy (the copy's own, else the PettingZoo game's)."""
+        out = []
+        for i in self._get_indices(indices):
+            copy = self.copies[i]
+            if hasattr(copy, attr_name) and not attr_name.startswith("_"):
+                out.append(getattr(copy, attr_name))
+            else:
+                out.append(self.games.get_attr(i, attr_name))
+        return out
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute on each copy (where the copy has it), else on the PettingZoo game."""
+        for i in self._get_indices(indices):
+            copy = self.copies[i]
+            if hasattr(copy, attr_name) and not attr_name.startswith("_"):
+                setattr(copy, attr_name, value)
+                if attr_name == "opponent_source":
+                    copy.opponent_source = as_opponent_source(value)
+                    copy.slots = OpponentSlots(copy.opponent_source)
+            else:
+                self.games.set_attr(i, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of each copy (its own, else the PettingZoo game's).
+
+        ``sync_latest_weights`` reaches each distinct opponent source once (a sampler shared by
+        every copy is synced once per call).
+        """
+        out = []
+        synced: set[int] = set()
+        for i in self._get_indices(indices):
+            copy = self.copies[i]
+            method = getattr(copy, method_name, None) if not method_name.startswith("_") else None
+            if method_name == "sync_latest_weights":
+                if id(copy.opponent_source) in synced:
+                    out.append(None)
+                    continue
+                synced.add(id(copy.opponent_source))
+            if callable(method):
+                out.append(method(*method_args, **method_kwargs))
+            else:
+                out.append(self.games.call(i, method_name, method_args, method_kwargs))
+        return out
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        """Copies are not Gymnasium envs, so no Gymnasium wrapper wraps them."""
+        return [False for _ in self._get_indices(indices)]
+
+    # -- the batched game loop -------------------------------------------------------------------
+    def _drive(self, items: list[tuple]) -> None:
+        """Run game-side operations, then answer opponents in batches until every copy waits for
+        the learner; episodes that end on the way are recorded and restarted (auto-reset)."""
+        while items:
+            statuses = self.games.run(items)
+            running, items = items, []
+            turns: list[tuple[_EnvCopy, _Status]] = []
+            for item, status in zip(running, statuses, strict=True):
+                copy = self.copies[item[1]]
+                copy.status = status
+                if status.seat is not None:
+                    turns.append((copy, status))
+                elif status.terminated or status.truncated:
+                    if copy.phase == _PLAY:
+                        self._finish_episode(copy, status)
+                        items.append(copy.begin_reset(None, None))
+                    else:
+                        items.append(copy.restart_empty_game())
+            items.extend(self._answer(turns))
+
+    def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
+        obs = status.observation
+        if obs is None:
+            obs = _zeros(self.observation_space)
+        info: dict[str, Any] = {"seat": copy.learner, "selfplay": copy.episode_summary(status)}
+        info["TimeLimit.truncated"] = status.truncated and not status.terminated
+        info["terminal_observation"] = obs
+        self._results[copy.index] = (status.reward, True, info)
+
+    def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
+        """One ``act`` call per group of (policy, seat spaces, masked or not)."""
+        groups: dict[tuple, list[tuple[_EnvCopy, _Status]]] = {}
+        for copy, status in turns:
+            policy = copy.seat_policies[status.seat]
+            key = (_batch_key(policy), self._seat_kind[status.seat], status.mask is None)
+            groups.setdefault(key, []).append((copy, status))
+        items = []
+        for members in groups.values():
+            first_copy, first = members[0]
+            policy = first_copy.seat_policies[first.seat]
+            generators = [copy.np_random for copy, _ in members]
+            if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
+                actions = [
+                    policy.act(
+                        stack_observations([s.observation]),
+                        None if s.mask is None else s.mask[None],
+                        g,
+                    )[0]
+                    for (_, s), g in zip(members, generators, strict=True)
+                ]
+            else:
+                obs = stack_observations([s.observation for _, s in members])
+                masks = None if first.mask is None else np.stack([s.mask for _, s in members])
+                rng = generators[0] if len(members) == 1 else _RowGenerators(generators)
+                actions = policy.act(obs, masks, rng)
+                if len(actions) != len(members):
+                    raise ValueError(
+                        f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
+                        f"{len(members)} observations; act() must return one action per row."
+                    )
+            for (copy, status), action in zip(members, actions, strict=True):
+                own = copy.seat_policies[status.seat]
+                checked = check_opponent_action(
+                    own, action, self._action_spaces[status.seat], status.mask, status.seat
+                )
+                items.append((_PLAY, copy.index, checked, copy.phase == _PLAY))
+        return items
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
+        return self._seat_spaces[seat]
+
+    def _place(self, policy: Any) -> None:
+        """Move an SB3-backed opponent to ``device`` (once per policy object)."""
+        if policy is None or self.device is None or policy in self._placed:
+            return
+        network = getattr(policy, "policy", None)
+        current = getattr(policy, "device", None)
+        if network is not None and current is not None and hasattr(network, "to"):
+            import torch
+
+            if torch.device(current) != torch.device(self.device):
+                network.to(self.device)
+                policy.device = self.device
+        try:
+            self._placed.add(policy)
+        except TypeError:  # not weak-referenceable: check again next time
+            pass
+
+    def _stack(self, observations: list[Any]) -> VecEnvObs:
+        space = self.observation_space
+        if isinstance(space, spaces.Dict):
+            return {
+                key: np.stack([o[key] for o in observations]).astype(sub.dtype, copy=False)
+                for key, sub in space.spaces.items()
+            }
+        stacked = np.stack(observations)
+        if space.dtype is not None and stacked.dtype != space.dtype:
+            stacked = stacked.astype(space.dtype)
+        return stacked
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("This SelfPlayVecEnv is closed; build a new one.")
+
+    def __repr__(self) -> str:
+        return (
+            f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
+            f"num_workers={self.num_workers})"
+        )
+
+
+class _WithKwargs:
+    """``env_fn(**env_kwargs)`` as a picklable zero-argument callable."""
+
+    def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+        self.fn, self.kwargs = fn, kwargs
+
+    def __call__(self) -> Any:
+        return self.fn(**self.kwargs)
+
+
+def _check_env_fn(env_fn: Any) -> None:
+    from pettingzoo.utils.env import AECEnv, ParallelEnv
+
+    if isinstance(env_fn, AECEnv | ParallelEnv):
+        raise TypeError(
+            f"SelfPlayVecEnv needs a function that builds the game (one per copy), got an env "
+            f"instance ({type(env_fn).__name__}). Pass the constructor, e.g. tictactoe_v3.env, or "
+            "lambda: pong_v3.env(obs_type='ram')."
+        )
+    if not callable(env_fn):
+        raise TypeError(
+            f"env_fn must be a function returning a PettingZoo env, got {type(env_fn).__name__}."
+        )
+
+
+def _per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
+    if isinstance(opponent, list | tuple) and not is_policy(opponent):
+        if len(opponent) != n_envs:
+            raise ValueError(
+                f"opponent is a list of {len(opponent)} entries but n_envs={n_envs}; pass one "
+                "opponent (shared by every copy) or exactly one per copy."
+            )
+        return list(opponent)
+    return [opponent] * n_envs
+
+
+def make_selfplay_vec_env(
+    env_fn: Callable[..., Any],
+    n_envs: int = 8,
+    seed: int | None = None,
+    monitor: bool = True,
+    **kwargs: Any,
+) -> VecEnv:
+    """A :class:`SelfPlayVecEnv`, seeded and (by default) wrapped in ``VecMonitor``.
+
+    The SB3-style shortcut (like ``make_vec_env``): ``VecMonitor`` gives the ``rollout/ep_rew_mean``
+    and ``ep_len_mean`` lines of SB3's logger.
+
+    :param env_fn: a function returning a fresh PettingZoo env (see :class:`SelfPlayVecEnv`).
+    :param n_envs: number of game copies.
+    :param seed: copy ``i`` is reset with seed ``seed + i`` at the first reset; ``None`` leaves it
+        unseeded.
+    :param monitor: wrap the result in ``VecMonitor``.
+    :param kwargs: any other :class:`SelfPlayVecEnv` argument (``learner``, ``opponent``,
+        ``num_workers``, ...).
+
+    >>> from pettingzoo.classic import connect_four_v3
+    >>> env = make_selfplay_vec_env(connect_four_v3.env, n_envs=2, seed=0)
+    >>> env.reset().shape
+    (2, 6, 7, 2)
+    >>> env.close()
+    """
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    env: VecEnv = SelfPlayVecEnv(env_fn, n_envs=n_envs, **kwargs)
+    if seed is not None:
+        env.seed(seed)
+    if monitor:
+        env = VecMonitor(env)
+    return env
