@@ -20,7 +20,7 @@ import multiprocessing as mp
 import traceback
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,6 +232,10 @@ class _WorkerGames:
             methods = mp.get_all_start_methods()
             start_method = "forkserver" if "forkserver" in methods else "spawn"
         ctx = mp.get_context(start_method)
+        if start_method == "forkserver":
+            # Workers fork from a server that has imported this module (and SB3, torch) once,
+            # instead of importing them again in every worker of every env.
+            ctx.set_forkserver_preload([__name__])
         sizes = [len(c) for c in np.array_split(np.arange(n), num_workers)]
         self.owner: list[tuple[int, int]] = []  # env index -> (worker, index in that worker)
         self.pipes: list[Any] = []
@@ -511,7 +515,11 @@ class _RowGenerators:
 
         def draw(*args: Any, **kwargs: Any) -> Any:
             in_kwargs = "size" in kwargs
-            size = kwargs.get("size") if in_kwargs else (args[position] if len(args) > position else None)
+            size = (
+                kwargs.get("size")
+                if in_kwargs
+                else (args[position] if len(args) > position else None)
+            )
             shape = (size,) if isinstance(size, int | np.integer) else size
             if shape is None or len(shape) == 0 or shape[0] != n:
                 return first(*args, **kwargs)
@@ -557,8 +565,8 @@ class SelfPlayVecEnv(VecEnv):
     (looked up on the copy — ``action_masks``, ``sync_latest_weights``, ``opponent_source``,
     ``learner_seats``, ... — then on the PettingZoo game itself, in its worker if any), so
     ``MaskablePPO``, ``VecMonitor``, ``VecNormalize``, ``VecFrameStack`` and
-    :class:`~sp_wrappers.SelfPlayCallback` work unchanged. ``env_method("sync_latest_weights", ...)``
-    reaches each distinct opponent source once.
+    :class:`~sp_wrappers.SelfPlayCallback` work unchanged;
+    ``env_method("sync_latest_weights", ...)`` reaches each distinct opponent source once.
 
     :param env_fn: a function returning a fresh PettingZoo ``AECEnv`` or ``ParallelEnv``, e.g.
         ``tictactoe_v3.env``; called once per copy (in the workers when ``num_workers > 0``, so it
@@ -673,8 +681,7 @@ class SelfPlayVecEnv(VecEnv):
         """Reset every copy (with the seeds/options set by ``seed``/``set_options``, then none)."""
         self._check_open()
         items = [
-            copy.begin_reset(self._seeds[i], self._options[i])
-            for i, copy in enumerate(self.copies)
+            copy.begin_reset(self._seeds[i], self._options[i]) for i, copy in enumerate(self.copies)
         ]
         self._drive(items)
         for i, copy in enumerate(self.copies):
@@ -807,23 +814,24 @@ class SelfPlayVecEnv(VecEnv):
     # -- the batched game loop -------------------------------------------------------------------
     def _drive(self, items: list[tuple]) -> None:
         """Run game-side operations, then answer opponents in batches until every copy waits for
-        the learner; episodes that end on the way are recorded and restarted (auto-reset)."""
+        the learner. Episodes that end on the way are recorded and restarted (auto-reset) before
+        the batch is formed, so a new game's first opponent move joins the current batch."""
         while items:
-            statuses = self.games.run(items)
-            running, items = items, []
             turns: list[tuple[_EnvCopy, _Status]] = []
-            for item, status in zip(running, statuses, strict=True):
-                copy = self.copies[item[1]]
-                copy.status = status
-                if status.seat is not None:
-                    turns.append((copy, status))
-                elif status.terminated or status.truncated:
-                    if copy.phase == _PLAY:
-                        self._finish_episode(copy, status)
-                        items.append(copy.begin_reset(None, None))
-                    else:
-                        items.append(copy.restart_empty_game())
-            items.extend(self._answer(turns))
+            while items:  # restarts (auto-resets, games that ended before the learner moved)
+                running, items = items, []
+                for item, status in zip(running, self.games.run(running), strict=True):
+                    copy = self.copies[item[1]]
+                    copy.status = status
+                    if status.seat is not None:
+                        turns.append((copy, status))
+                    elif status.terminated or status.truncated:
+                        if copy.phase == _PLAY:
+                            self._finish_episode(copy, status)
+                            items.append(copy.begin_reset(None, None))
+                        else:
+                            items.append(copy.restart_empty_game())
+            items = self._answer(turns)
 
     def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
         obs = status.observation
