@@ -40,8 +40,9 @@ ALGOS: dict[str, tuple[str, str]] = {
 }
 
 #: The sampler settings a recipe may set, with OpponentSampler's defaults (``random_ratio`` is the
-#: probability of a fixed ``RandomPolicy`` opponent; ``deterministic`` makes snapshot opponents
-#: take their most likely action).
+#: probability of a fixed ``RandomPolicy`` opponent; ``reference_ratio`` that of the game's
+#: reference bots, e.g. minimax for tic-tac-toe, which makes the run no longer pure self-play;
+#: ``deterministic`` makes snapshot opponents take their most likely action).
 SAMPLER_DEFAULTS: dict[str, Any] = {
     "window": 10,
     "latest_ratio": 0.5,
@@ -49,6 +50,7 @@ SAMPLER_DEFAULTS: dict[str, Any] = {
     "swap_unit": "episodes",
     "strategy": "uniform",
     "random_ratio": 0.1,
+    "reference_ratio": 0.0,
     "deterministic": False,
 }
 

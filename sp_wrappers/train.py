@@ -344,10 +344,18 @@ def _check_config(config: Mapping[str, Any]) -> None:
         raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
     if s["window"] is not None and s["window"] < 1:
         raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
-    for key in ("latest_ratio", "random_ratio"):
+    for key in ("latest_ratio", "random_ratio", "reference_ratio"):
         if not 0.0 <= float(s[key]) <= 1.0:
             option = "--" + key.replace("_", "-")
             raise TrainError(f"{option} must be between 0 and 1, got {s[key]}.")
+    if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
+        raise TrainError("--random-ratio and --reference-ratio add up to more than 1.")
+    if float(s["reference_ratio"]) > 0 and len(reference_opponents(config["game"])) < 2:
+        with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
+        raise TrainError(
+            f"--reference-ratio needs a game with a reference bot ({with_bots}); "
+            f"{config['game']} has none."
+        )
     if s["swap_every"] < 1:
         raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
     if s["swap_unit"] not in SWAP_UNITS:
@@ -368,7 +376,15 @@ def _check_config(config: Mapping[str, Any]) -> None:
             raise TrainError(str(error)) from None
 
 
-_SAMPLER_OPTIONS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy", "random_ratio")
+_SAMPLER_OPTIONS = (
+    "window",
+    "latest_ratio",
+    "swap_every",
+    "swap_unit",
+    "strategy",
+    "random_ratio",
+    "reference_ratio",
+)
 
 
 def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
@@ -557,9 +573,12 @@ def _build_samplers(archive: Any, config: Mapping[str, Any], action_space: Any, 
 
     s = config["sampler"]
     random_policy = RandomPolicy(None if has_masks else action_space)
+    fixed = [(random_policy, float(s["random_ratio"]))] if s["random_ratio"] > 0 else []
+    if s["reference_ratio"] > 0:
+        bots = reference_opponents(config["game"])[1:]
+        fixed += [(bot, float(s["reference_ratio"]) / len(bots)) for bot in bots]
 
     def opponent(rank: int) -> Any:
-        fixed = [(random_policy, float(s["random_ratio"]))] if s["random_ratio"] > 0 else []
         try:
             return OpponentSampler(
                 archive,
@@ -912,6 +931,14 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=None,
         metavar="P",
         help="probability of a RandomPolicy opponent",
+    )
+    sampler.add_argument(
+        "--reference-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of the game's reference bot (minimax, alpha-beta) as the opponent; "
+        "the run is then no longer pure self-play",
     )
     sampler.add_argument(
         "--deterministic-opponents",

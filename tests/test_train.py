@@ -239,6 +239,7 @@ def test_maskable_ppo_on_a_game_without_masks_is_refused(tmp_path, capsys):
         (["--random-ratio", "-0.1"], "--random-ratio must be between 0 and 1"),
         (["--timesteps", "0"], "--timesteps must be at least 1"),
         (["--swap-every", "0"], "--swap-every must be at least 1"),
+        (["--random-ratio", "0.6", "--reference-ratio", "0.6"], "add up to more than 1"),
         (["--hp", "learning_rate=fast"], "'lin_<rate>'"),
         (["--hp", "no_such_option=1"], "Bad hyperparameters for MaskablePPO"),
         (["--hp", "novalue"], "--hp takes KEY=VALUE"),
@@ -248,6 +249,13 @@ def test_maskable_ppo_on_a_game_without_masks_is_refused(tmp_path, capsys):
 def test_bad_settings_fail_with_one_line(options, message, tmp_path, capsys):
     status, _, err = train(capsys, "tictactoe_v3", *options, "--out", tmp_path / "r")
     assert_exit_2(status, err, message)
+
+
+def test_reference_ratio_needs_a_game_with_a_reference_bot(tmp_path, capsys):
+    status, _, err = train(capsys, "texas_holdem_v4", "--reference-ratio", "0.1", "--out", tmp_path)
+    assert_exit_2(
+        status, err, "--reference-ratio needs a game with a reference bot", "tictactoe_v3"
+    )
 
 
 def test_an_existing_run_is_not_overwritten(run, capsys):
