@@ -506,6 +506,14 @@ class _RowGenerators:
     def __init__(self, generators: Sequence[np.random.Generator]) -> None:
         self._generators = list(generators)
 
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        """The common case (every policy here draws this way), without the generic dispatch."""
+        shape = (size,) if isinstance(size, int | np.integer) else size
+        if out is not None or not shape or shape[0] != len(self._generators):
+            return self._generators[0].random(size, dtype, out)
+        rest = tuple(shape[1:])
+        return np.stack([g.random(rest, dtype) for g in self._generators])
+
     def __getattr__(self, name: str) -> Any:
         first = getattr(self._generators[0], name)
         position = self._SIZE_POSITION.get(name)
@@ -515,11 +523,10 @@ class _RowGenerators:
 
         def draw(*args: Any, **kwargs: Any) -> Any:
             in_kwargs = "size" in kwargs
-            size = (
-                kwargs.get("size")
-                if in_kwargs
-                else (args[position] if len(args) > position else None)
-            )
+            if in_kwargs:
+                size = kwargs["size"]
+            else:
+                size = args[position] if len(args) > position else None
             shape = (size,) if isinstance(size, int | np.integer) else size
             if shape is None or len(shape) == 0 or shape[0] != n:
                 return first(*args, **kwargs)
@@ -534,6 +541,120 @@ class _RowGenerators:
             return np.concatenate(rows, axis=0)
 
         return draw
+
+
+class _FastSB3:
+    """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) on
+    flat observations, without the per-call overhead of building torch distributions.
+
+    It computes the same logits, normalised the same way, and samples exactly as
+    ``SB3Policy.act`` does. Each network class is checked once against ``SB3Policy.act`` (same
+    actions, same random draws); a class that differs, and every other kind of policy, goes
+    through ``policy.act``.
+    """
+
+    def __init__(self) -> None:
+        self._verified: dict[tuple[type, ...], bool] = {}
+
+    def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
+        """The policy's actions, or ``None`` when the fast path does not apply."""
+        from .policies import SB3Policy
+
+        if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
+            return None
+        network = policy.policy
+        kind = (
+            type(network),
+            type(getattr(network, "pi_features_extractor", None)),
+            type(getattr(network, "mlp_extractor", None)),
+        )
+        verified = self._verified.get(kind)
+        if verified is False:
+            return None
+        if verified is None:
+            if not self._applies(policy):
+                self._verified[kind] = False
+                return None
+            self._verified[kind] = self._agrees(policy, obs, masks)
+            if not self._verified[kind]:
+                return None
+        return self._act(policy, obs, masks, rng)
+
+    @staticmethod
+    def _applies(policy: Any) -> bool:
+        from stable_baselines3.common.preprocessing import is_image_space
+
+        network = policy.policy
+        space = network.observation_space
+        return (
+            all(
+                hasattr(network, name)
+                for name in ("mlp_extractor", "action_net", "pi_features_extractor")
+            )
+            and getattr(network, "q_net", None) is None
+            and isinstance(network.action_space, spaces.Discrete)
+            and isinstance(space, spaces.Box)
+            and not is_image_space(space)
+        )
+
+    def _agrees(self, policy: Any, obs: np.ndarray, masks: np.ndarray | None) -> bool:
+        try:
+            expected_rng, fast_rng = np.random.default_rng(7), np.random.default_rng(7)
+            expected = np.asarray(policy.act(obs, masks, expected_rng))
+            fast = self._act(policy, obs, masks, fast_rng)
+        except Exception:  # noqa: BLE001 - any surprise: keep the general path
+            return False
+        return (
+            np.array_equal(expected, fast)
+            and expected_rng.bit_generator.state == fast_rng.bit_generator.state
+        )
+
+    @staticmethod
+    def _act(policy: Any, obs: np.ndarray, masks: np.ndarray | None, rng: Any) -> np.ndarray:
+        import torch
+
+        network = policy.policy
+        with torch.no_grad():
+            logits = _actor_logits(network, obs, policy.device)
+            logits = logits - logits.logsumexp(dim=-1, keepdim=True)  # as torch's Categorical
+            if _normalises_twice(network):  # sb3-contrib's MaskableCategorical normalises again
+                logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        scores = logits.cpu().numpy().astype(np.float64)
+        if masks is not None:
+            scores = np.where(np.asarray(masks, dtype=bool), scores, -np.inf)
+        if policy.deterministic or rng is None:
+            return scores.argmax(axis=1)
+        gumbel = -np.log(-np.log(rng.random(scores.shape).clip(1e-300, 1.0)))
+        return (scores + gumbel).argmax(axis=1)
+
+
+def _actor_logits(network: Any, obs: np.ndarray, device: Any) -> Any:
+    """``action_net(mlp_extractor.forward_actor(features))`` with the fewest torch calls: the
+    standard flatten extractor and MLP are run layer by layer (same operations, same numbers)."""
+    import torch
+    from stable_baselines3.common.policies import BaseModel
+    from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
+
+    space = network.observation_space
+    extractor = network.pi_features_extractor
+    if type(extractor) is FlattenExtractor:  # preprocess_obs on a Box is .float(), then flatten
+        flat = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
+        features = torch.from_numpy(np.ascontiguousarray(flat)).to(device)
+    else:
+        tensor = torch.as_tensor(obs.reshape((-1, *space.shape)), device=device)
+        features = BaseModel.extract_features(network, tensor, extractor)
+    extractor = network.mlp_extractor
+    if type(extractor) is MlpExtractor and type(extractor.policy_net) is torch.nn.Sequential:
+        for layer in extractor.policy_net:
+            features = layer.forward(features)
+    else:
+        features = extractor.forward_actor(features)
+    return network.action_net.forward(features)
+
+
+def _normalises_twice(network: Any) -> bool:
+    dist = getattr(network, "action_dist", None)
+    return type(dist).__module__.startswith("sb3_contrib")
 
 
 def _batch_key(policy: Any) -> tuple:
@@ -673,6 +794,7 @@ class SelfPlayVecEnv(VecEnv):
         self.observation_space, self.action_space = observation_space, action_space
         self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
         self._actions: np.ndarray | None = None
+        self._fast = _FastSB3()
         self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
         super().__init__(n_envs, observation_space, action_space)
 
@@ -867,7 +989,9 @@ class SelfPlayVecEnv(VecEnv):
                 obs = stack_observations([s.observation for _, s in members])
                 masks = None if first.mask is None else np.stack([s.mask for _, s in members])
                 rng = generators[0] if len(members) == 1 else _RowGenerators(generators)
-                actions = policy.act(obs, masks, rng)
+                actions = self._fast.act(policy, obs, masks, rng)
+                if actions is None:
+                    actions = policy.act(obs, masks, rng)
                 if len(actions) != len(members):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "

@@ -113,6 +113,13 @@ def test_tictactoe_copies_play_exactly_as_selfplay_envs_against_a_sampled_sb3_po
     assert run_side_by_side(make_tictactoe, 4, 120, opponent=opponent) > 50
 
 
+def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_model):
+    env = SelfPlayVecEnv(make_tictactoe, 4, learner="player_2", opponent=SB3Policy(ttt_model))
+    env.seed(0)
+    env.reset()
+    assert list(env._fast._verified.values()) == [True]
+
+
 def test_pong_copies_play_exactly_as_selfplay_envs(pong_model):
     opponent = SB3Policy(pong_model, policy_id="ppo")
     assert run_side_by_side(make_pong_aec, 4, 220, opponent=opponent) >= 4
@@ -340,7 +347,7 @@ def test_maskable_ppo_learns_tictactoe_against_random():
     result = play_match(
         tictactoe_v3.env, SB3Policy(model, deterministic=True), RandomPolicy(), 100, seed=123
     )
-    assert result.wins - result.losses >= 30, str(result)
+    assert result.wins - result.losses >= 40, str(result)
 
 
 # ------------------------------------------------------------------------------------------------
