@@ -92,30 +92,26 @@ def make_training_env(
     env_fn: Callable[[], Any],
     n_envs: int,
     learner: str,
-    opponent_fn: Callable[[int], Any],
+    opponent: Any,
     seed: int,
 ) -> Any:
     """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
 
-    The one place that chooses the vector env class (a ``DummyVecEnv`` of
-    :class:`~sp_wrappers.SelfPlayEnv`; ``SelfPlayVecEnv`` slots in here).
+    The one place that chooses the vector env: a :class:`~sp_wrappers.SelfPlayVecEnv` (opponent
+    moves of all copies answered in one batch) in ``VecMonitor``, for SB3's episode statistics.
 
     :param env_fn: builds the PettingZoo game.
     :param n_envs: environment copies.
     :param learner: the learner's seat mode or agent name.
-    :param opponent_fn: ``opponent_fn(rank)`` returns the opponent (a sampler) of copy ``rank``.
-    :param seed: seeds copy ``rank`` with ``seed + rank``.
+    :param opponent: the opponent source (an ``OpponentSampler``) shared by the copies; each copy
+        still draws its own opponents.
+    :param seed: copy ``i`` is seeded with ``seed + i``.
     """
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    from .vec_env import make_selfplay_vec_env
 
-    from .env import SelfPlayEnv
-
-    def make(rank: int) -> Callable[[], Any]:
-        return lambda: SelfPlayEnv(env_fn(), learner=learner, opponent=opponent_fn(rank))
-
-    venv = DummyVecEnv([make(rank) for rank in range(n_envs)])
-    venv.seed(seed)
-    return venv
+    return make_selfplay_vec_env(
+        env_fn, n_envs=n_envs, seed=seed, learner=learner, opponent=opponent
+    )
 
 
 def _algo_class(algo: str) -> type:
@@ -567,7 +563,7 @@ def _tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
     return str(run_dir / "tb")
 
 
-def _build_samplers(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
+def _build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
     from .policies import RandomPolicy
     from .sampler import OpponentSampler
 
@@ -577,25 +573,21 @@ def _build_samplers(archive: Any, config: Mapping[str, Any], action_space: Any, 
     if s["reference_ratio"] > 0:
         bots = reference_opponents(config["game"])[1:]
         fixed += [(bot, float(s["reference_ratio"]) / len(bots)) for bot in bots]
-
-    def opponent(rank: int) -> Any:
-        try:
-            return OpponentSampler(
-                archive,
-                window=s["window"],
-                latest_ratio=float(s["latest_ratio"]),
-                swap_every=int(s["swap_every"]),
-                swap_unit=s["swap_unit"],
-                strategy=s["strategy"],
-                fixed_opponents=fixed,
-                deterministic=bool(s["deterministic"]),
-                fallback=random_policy,
-                seed=int(config["seed"]) * 1000 + rank,
-            )
-        except ValueError as error:
-            raise TrainError(str(error)) from None
-
-    return opponent
+    try:
+        return OpponentSampler(
+            archive,
+            window=s["window"],
+            latest_ratio=float(s["latest_ratio"]),
+            swap_every=int(s["swap_every"]),
+            swap_unit=s["swap_unit"],
+            strategy=s["strategy"],
+            fixed_opponents=fixed,
+            deterministic=bool(s["deterministic"]),
+            fallback=random_policy,
+            seed=int(config["seed"]),
+        )
+    except ValueError as error:
+        raise TrainError(str(error)) from None
 
 
 def _build_model(config: Mapping[str, Any], venv: Any, probe: _Probe, tb: str | None, device: str):
@@ -685,7 +677,7 @@ def train(
         steps = int(timesteps if timesteps is not None else config["timesteps"])
         if steps < 1:
             raise TrainError(f"--timesteps must be at least 1, got {steps}.")
-        opponent = _build_samplers(archive, config, probe.action_space, probe.has_masks)
+        opponent = _build_sampler(archive, config, probe.action_space, probe.has_masks)
         venv = make_training_env(
             env_fn, int(config["n_envs"]), config["learner"], opponent, venv_seed
         )
