@@ -53,7 +53,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from .cli import CLIError
 from .games import GAMES, UnknownGameError, game_factory, reference_opponents
-from .recipes import ALGOS, SAMPLER_DEFAULTS, recipe_for
+from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
 from .recipes import linear_schedule as _learning_rate
 
 __all__ = [
@@ -207,6 +207,20 @@ def _probe_game(env_fn: Callable[[], Any], learner: str) -> _Probe:
         return _Probe(env.observation_space, env.action_space, has_masks)
     finally:
         env.close()
+
+
+def _probe_or_fail(
+    env_fn: Callable[[], Any], game: str, kwargs: Mapping[str, Any], learner: str
+) -> _Probe:
+    try:
+        return _probe_game(env_fn, learner)
+    except TrainError:
+        raise
+    except Exception as error:
+        raise TrainError(
+            f"Cannot build the game {game!r} with game_kwargs {dict(kwargs)}: "
+            f"{type(error).__name__}: {error}"
+        ) from None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -415,6 +429,12 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         raise TrainError(str(error)) from None
     same_game = base.get("game") == game
     algo = args.algo or (base.get("algo") if same_game else None)
+    if algo is None and game not in RECIPES:
+        # No recipe: MaskablePPO when the game has action masks, PPO otherwise.
+        kwargs = dict(base.get("game_kwargs") or {}) if same_game else {}
+        kwargs.update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
+        probe = _probe_or_fail(game_factory(game, kwargs), game, kwargs, args.learner or "random")
+        algo = "maskable_ppo" if probe.has_masks else "ppo"
     try:
         recipe = recipe_for(game, algo)
     except KeyError:
@@ -643,15 +663,7 @@ def train(
     run = Path(run_dir)
     notes: list[str] = []
     env_fn = game_factory(config["game"], config["game_kwargs"])
-    try:
-        probe = _probe_game(env_fn, config["learner"])
-    except TrainError:
-        raise
-    except Exception as error:
-        raise TrainError(
-            f"Cannot build the game {config['game']!r} with game_kwargs "
-            f"{config['game_kwargs']}: {type(error).__name__}: {error}"
-        ) from None
+    probe = _probe_or_fail(env_fn, config["game"], config["game_kwargs"], config["learner"])
     check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
     run.mkdir(parents=True, exist_ok=True)
     archive = SnapshotArchive(run / ARCHIVE_DIR)

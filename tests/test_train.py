@@ -285,3 +285,20 @@ def test_another_algorithm_gets_the_generic_recipe_but_keeps_the_game_settings()
     recipe = recipe_for("texas_holdem_v4", algo="dqn")
     assert recipe.algo == "dqn" and not recipe.tuned
     assert recipe.eval_games == RECIPES["texas_holdem_v4"].eval_games
+
+
+@pytest.mark.parametrize(
+    "game, algo",
+    [
+        ("pettingzoo.classic.connect_four_v3:env", "maskable_ppo"),
+        ("test_train:box_action_game", "ppo"),
+    ],
+)
+def test_a_game_by_import_path_gets_maskable_ppo_when_it_has_masks_else_ppo(
+    game, algo, tmp_path, capsys
+):
+    status, _, err = train(capsys, game, "--timesteps", 64, *TINY, "--eval-games", 2,
+                           "--out", tmp_path / "r", "--no-plots")  # fmt: skip
+    assert status == 0, err
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["algo"] == algo and config["game"] == game
