@@ -13,6 +13,7 @@ This module holds:
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -111,7 +112,9 @@ class OpponentSlots:
         self.policies: list[Policy] = []
         self._steps_since_draw = 0
         self._episodes_since_draw = 0
-        self._checked: dict[tuple[int, str], Policy] = {}
+        # policy -> seats it was checked for; weak, so policies dropped by the archive's bounded
+        # cache are not kept alive here (memory stays flat as the archive grows)
+        self._checked: weakref.WeakKeyDictionary[Policy, set[str]] = weakref.WeakKeyDictionary()
 
     def start_episode(self, n_slots: int, rng: np.random.Generator) -> list[Policy]:
         """Return the line-up for a new episode, drawing new opponents when due."""
@@ -130,10 +133,13 @@ class OpponentSlots:
     ) -> None:
         """Check each policy fits its seat's spaces (once per policy and seat)."""
         for seat, policy in lineup.items():
-            key = (id(policy), seat)
-            if key not in self._checked:
+            try:
+                seats = self._checked.setdefault(policy, set())
+            except TypeError:  # not weak-referenceable or not hashable: check it every time
+                seats = set()
+            if seat not in seats:
                 check_policy_fits(policy, seat, *spaces_of(seat))
-                self._checked[key] = policy  # keeps the id from being reused
+                seats.add(seat)
 
     def count_step(self) -> None:
         """Count one learner step towards a step-based swap."""
