@@ -151,6 +151,23 @@ def test_each_copy_draws_its_own_opponents(tmp_path, ttt_model):
     assert len(drawn) >= 4
 
 
+def test_opponents_evicted_from_the_archive_cache_are_freed(tmp_path, ttt_model):
+    import gc
+
+    archive = SnapshotArchive(tmp_path, cache_size=3)
+    for step in range(30):
+        archive.save(ttt_model, step=step)
+    sampler = OpponentSampler(archive, window=None, latest_ratio=0.0)
+    env = SelfPlayVecEnv(make_tictactoe, 4, learner="player_2", opponent=sampler)
+    env.seed(0)
+    env.reset()
+    for _ in range(60):  # about 100 episodes, each drawing an opponent
+        env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
+    gc.collect()
+    alive = {id(o) for o in gc.get_objects() if type(o) is SB3Policy and o.policy_id != "latest"}
+    assert len(alive) <= 3 + 4 + 1  # the cache, the copies' current opponents, the fixture's
+
+
 # ------------------------------------------------------------------------------------------------
 # Batching
 # ------------------------------------------------------------------------------------------------
