@@ -122,8 +122,7 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
 
 def test_pong_copies_play_exactly_as_selfplay_envs(pong_model):
     opponent = SB3Policy(pong_model, policy_id="ppo")
-    assert run_side_by_side(make_pong_aec, 4, 220, opponent=opponent) >= 4
-    assert run_side_by_side(make_pong_aec, 2, 210) >= 2
+    assert run_side_by_side(make_pong_aec, 3, 205, opponent=opponent) >= 3
 
 
 def test_simultaneous_and_multiplayer_games_match_selfplay_env():
@@ -137,7 +136,7 @@ def test_archive_opponents_and_latest_weights_match_selfplay_env(tmp_path, ttt_m
         archive.save(ttt_model, step=step)
     sampler = OpponentSampler(archive, window=5, latest_ratio=0.3, deterministic=True)
     sampler.sync_latest_weights(1, SB3Policy(ttt_model).state_dict())
-    assert run_side_by_side(make_tictactoe, 6, 120, opponent=sampler) > 50
+    assert run_side_by_side(make_tictactoe, 6, 80, opponent=sampler) > 40
 
 
 def test_each_copy_draws_its_own_opponents(tmp_path, ttt_model):
@@ -154,18 +153,18 @@ def test_each_copy_draws_its_own_opponents(tmp_path, ttt_model):
 def test_opponents_evicted_from_the_archive_cache_are_freed(tmp_path, ttt_model):
     import gc
 
-    archive = SnapshotArchive(tmp_path, cache_size=3)
-    for step in range(30):
+    archive = SnapshotArchive(tmp_path, cache_size=2)
+    for step in range(12):
         archive.save(ttt_model, step=step)
     sampler = OpponentSampler(archive, window=None, latest_ratio=0.0)
     env = SelfPlayVecEnv(make_tictactoe, 4, learner="player_2", opponent=sampler)
     env.seed(0)
     env.reset()
-    for _ in range(60):  # about 100 episodes, each drawing an opponent
+    for _ in range(30):  # about 35 episodes, each drawing an opponent
         env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
     gc.collect()
     alive = {id(o) for o in gc.get_objects() if type(o) is SB3Policy and o.policy_id != "latest"}
-    assert len(alive) <= 3 + 4 + 1  # the cache, the copies' current opponents, the fixture's
+    assert len(alive) <= 2 + 4  # the cache, the copies' current opponents
 
 
 # ------------------------------------------------------------------------------------------------
@@ -391,7 +390,7 @@ def _wait_dead(pids: list[int], timeout: float = 10.0) -> bool:
 
 def test_workers_give_the_same_games_as_in_process(pong_model):
     opponent = SB3Policy(pong_model, policy_id="ppo")
-    assert run_side_by_side(make_pong_aec, 4, 210, num_workers=2, opponent=opponent) >= 4
+    assert run_side_by_side(make_pong_aec, 2, 205, num_workers=2, opponent=opponent) >= 2
     assert run_side_by_side(make_tictactoe, 3, 60, num_workers=2) > 20
 
 
