@@ -120,6 +120,24 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
     assert list(env._fast._verified.values()) == [True]
 
 
+def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
+    from sp_wrappers.vec_env import _FastSB3
+
+    opponent = SB3Policy(ttt_model, deterministic=True)
+    other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 2, size=(64, 3, 3, 2)).astype(np.int8)
+    masks = rng.random((64, 9)) < 0.7
+    masks[:, 0] = True
+    fast = _FastSB3()
+    before = fast.act(opponent, obs, masks, None)
+    np.testing.assert_array_equal(before, opponent.act(obs, masks, None))
+    opponent.load_state_dict(SB3Policy(other).state_dict())  # as the sampler's latest weights
+    after = fast.act(opponent, obs, masks, None)
+    np.testing.assert_array_equal(after, opponent.act(obs, masks, None))
+    assert not np.array_equal(before, after)
+
+
 def test_pong_copies_play_exactly_as_selfplay_envs(pong_model):
     opponent = SB3Policy(pong_model, policy_id="ppo")
     assert run_side_by_side(make_pong_aec, 3, 205, opponent=opponent) >= 3
