@@ -574,8 +574,9 @@ class _FastSB3:
         self._plans[network] = (tensors, [t.data_ptr() for t in tensors], plan)
         return plan
 
-    def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
-        """The policy's actions, or ``None`` when the fast path does not apply."""
+    def route(self, policy: Any, obs: Any, masks: np.ndarray | None) -> Any:
+        """How to answer for ``policy``: its numpy plan (a list), ``"torch"``, or ``None`` for
+        ``policy.act``. The first use of each kind of network is checked against its own act."""
         from .policies import SB3Policy
 
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
@@ -589,16 +590,47 @@ class _FastSB3:
             plan is not None,
         )
         verified = self._verified.get(kind)
-        if verified is False:
-            return None
         if verified is None:
-            if not self._applies(policy):
-                self._verified[kind] = False
-                return None
-            self._verified[kind] = self._agrees(policy, obs, masks, plan)
-            if not self._verified[kind]:
-                return None
-        return self._act(policy, obs, masks, rng, plan)
+            verified = self._applies(policy) and self._agrees(policy, obs, masks, plan)
+            self._verified[kind] = verified
+        if not verified:
+            return None
+        return "torch" if plan is None else plan
+
+    def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
+        """The policy's actions, or ``None`` when the fast path does not apply."""
+        route = self.route(policy, obs, masks)
+        if route is None:
+            return None
+        return self._act(policy, obs, masks, rng, None if route == "torch" else route)
+
+    @staticmethod
+    def sample_merged(
+        parts: list[tuple[np.ndarray, np.ndarray | None, bool, list[np.random.Generator]]],
+        twice: bool,
+    ) -> list[np.ndarray]:
+        """Normalise, mask and sample the numpy logits of several groups at once (row by row
+        these are the same operations as ``_act``, so every row gets the same action)."""
+        logits = np.concatenate([part[0] for part in parts])
+        logits = logits - _logsumexp(logits)
+        if twice:
+            logits = logits - _logsumexp(logits)
+        scores = logits.astype(np.float64)
+        if any(part[1] is not None for part in parts):
+            masks = np.concatenate(
+                [np.ones(p[0].shape, dtype=bool) if p[1] is None else p[1] for p in parts]
+            )
+            scores = np.where(masks, scores, -np.inf)
+        actions = scores.argmax(axis=1)
+        sampled = np.concatenate([np.full(len(p[0]), not p[2]) for p in parts])
+        generators = [g for part in parts if not part[2] for g in part[3]]
+        if generators:
+            rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
+            rows = scores[sampled]
+            gumbel = -np.log(-np.log(rng.random(rows.shape).clip(1e-300, 1.0)))
+            actions[sampled] = (rows + gumbel).argmax(axis=1)
+        bounds = np.cumsum([len(part[0]) for part in parts])[:-1]
+        return np.split(actions, bounds)
 
     @staticmethod
     def _applies(policy: Any) -> bool:
@@ -1053,7 +1085,8 @@ class SelfPlayVecEnv(VecEnv):
             policy = copy.seat_policies[status.seat]
             key = (_batch_key(policy), self._seat_kind[status.seat], status.mask is None)
             groups.setdefault(key, []).append((copy, status))
-        items = []
+        items: list[tuple] = []
+        merged: dict[tuple[int, bool], list[tuple]] = {}  # numpy-plan groups, sampled together
         for members in groups.values():
             first_copy, first = members[0]
             policy = first_copy.seat_policies[first.seat]
@@ -1070,21 +1103,37 @@ class SelfPlayVecEnv(VecEnv):
             else:
                 obs = stack_observations([s.observation for _, s in members])
                 masks = None if first.mask is None else np.stack([s.mask for _, s in members])
+                route = self._fast.route(policy, obs, masks)
+                if isinstance(route, list):
+                    logits = _numpy_logits(route, obs)
+                    key = (logits.shape[1], _normalises_twice(policy.policy))
+                    part = (logits, masks, policy.deterministic, generators, members)
+                    merged.setdefault(key, []).append(part)
+                    continue
                 rng = generators[0] if len(members) == 1 else _RowGenerators(generators)
-                actions = self._fast.act(policy, obs, masks, rng)
-                if actions is None:
+                if route == "torch":
+                    actions = self._fast._act(policy, obs, masks, rng, None)
+                else:
                     actions = policy.act(obs, masks, rng)
                 if len(actions) != len(members):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
                         f"{len(members)} observations; act() must return one action per row."
                     )
-            for (copy, status), action in zip(members, actions, strict=True):
-                own = copy.seat_policies[status.seat]
-                checked = check_opponent_action(
-                    own, action, self._action_spaces[status.seat], status.mask, status.seat
-                )
-                items.append((_PLAY, copy.index, checked, copy.phase == _PLAY))
+            items.extend(self._play_items(members, actions))
+        for (_, twice), parts in merged.items():
+            for part, actions in zip(parts, self._fast.sample_merged(parts, twice), strict=True):
+                items.extend(self._play_items(part[4], actions))
+        return items
+
+    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
+        items = []
+        for (copy, status), action in zip(members, actions, strict=True):
+            own = copy.seat_policies[status.seat]
+            checked = check_opponent_action(
+                own, action, self._action_spaces[status.seat], status.mask, status.seat
+            )
+            items.append((_PLAY, copy.index, checked, copy.phase == _PLAY))
         return items
 
     # -- helpers ---------------------------------------------------------------------------------
