@@ -567,7 +567,8 @@ class _FastSB3:
             return None
         if cached is not None:
             tensors, pointers, plan = cached
-            if all(t.data_ptr() == p for t, p in zip(tensors, pointers, strict=True)):
+            # moving a module (``.to``) gives every weight new storage; loads copy in place
+            if not tensors or tensors[0].data_ptr() == pointers[0]:
                 return plan
         plan = _build_numpy_plan(network, device)
         tensors = [t for step in (plan or ()) for t in step[3:]]
@@ -583,12 +584,7 @@ class _FastSB3:
             return None
         network = policy.policy
         plan = self._numpy_plan(network, policy.device)
-        kind = (
-            type(network),
-            type(getattr(network, "pi_features_extractor", None)),
-            type(getattr(network, "mlp_extractor", None)),
-            plan is not None,
-        )
+        kind = (type(network), plan is not None)
         verified = self._verified.get(kind)
         if verified is None:
             verified = self._applies(policy) and self._agrees(policy, obs, masks, plan)
