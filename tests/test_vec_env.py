@@ -514,3 +514,16 @@ def test_env_kwargs_and_workers_with_env_kwargs():
 
     env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=2, env_kwargs={"render_mode": "ansi"})
     assert env.render_mode == "ansi"
+
+
+def test_device_moves_sb3_opponents_when_they_are_drawn(ttt_model):
+    opponent = SB3Policy(ttt_model, policy_id="moved")
+    env = SelfPlayVecEnv(make_tictactoe, n_envs=2, learner="player_1", opponent=opponent)
+    env.reset()
+    assert opponent.device == "cpu"  # already there: untouched
+    env = SelfPlayVecEnv(
+        make_tictactoe, n_envs=2, learner="player_1", opponent=opponent, device="meta"
+    )
+    env.reset()  # the learner moves first: the opponent is placed, not yet asked to act
+    assert opponent.device == "meta"
+    assert next(opponent.policy.parameters()).device.type == "meta"
