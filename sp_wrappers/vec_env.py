@@ -547,10 +547,10 @@ class _FastSB3:
     """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) on
     flat observations, without the per-call overhead of building torch distributions.
 
-    It computes the same logits, normalised the same way, and samples exactly as
-    ``SB3Policy.act`` does. Each network class is checked once against ``SB3Policy.act`` (same
-    actions, same random draws); a class that differs, and every other kind of policy, goes
-    through ``policy.act``.
+    It computes the same logits (in numpy for SB3's standard MLP on CPU, else with the network's
+    own torch modules), normalised the same way, and samples exactly as ``SB3Policy.act`` does.
+    Each network class is checked once against ``SB3Policy.act`` (same actions, same random
+    draws); a class that differs, and every other kind of policy, goes through ``policy.act``.
     """
 
     def __init__(self) -> None:
@@ -789,6 +789,10 @@ class SelfPlayVecEnv(VecEnv):
     ``SelfPlayEnv`` reset with that seed). Opponent seats that must act at the same time and face
     the same policy (the same object, or the same snapshot network) are answered by one batched
     ``act`` call; each row still draws its randomness from its own copy's generator.
+    ``SB3Policy`` opponents over actor-critic networks skip ``act`` for a leaner path that computes
+    the same logits (SB3's standard MLP in numpy, on views of the weights) and samples the same
+    way; it is checked against ``act`` on first use. Batched and single forward passes agree to
+    float rounding, so trajectories match ``SelfPlayEnv``'s except at exact ties.
 
     The VecEnv contract holds as in ``DummyVecEnv``: auto-reset with
     ``infos[i]["terminal_observation"]`` and ``"TimeLimit.truncated"``, ``reset_infos``,
