@@ -1,7 +1,8 @@
 """The ``sp-wrappers`` command line: ratings, tournaments and plots of a self-play run.
 
-This module holds :func:`main` (the console entry point), :func:`build_parser`, the game registry
-(:data:`GAMES`, :func:`make_game`, :func:`game_factory`), the baseline registry
+This module holds :func:`main` (the console entry point), :func:`build_parser`, CLI-error
+versions of the game registry's :func:`make_game` and :func:`game_factory` (the registry itself,
+:data:`GAMES`, lives in :mod:`sp_wrappers.games`), the baseline registry
 (:data:`BASELINES`, :func:`make_baseline`) and :func:`resolve_run_dir`.
 
 Commands::
@@ -23,13 +24,15 @@ ends with exit status 2 and a one-line message on stderr, without a traceback.
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from . import games
+from .games import GAMES
 
 __all__ = [
     "main",
@@ -59,68 +62,20 @@ class CLIError(Exception):
 # ------------------------------------------------------------------------------------------------
 
 
-def _pong_ram(**kwargs: Any) -> Any:
-    from pettingzoo.atari import pong_v3
-
-    kwargs.setdefault("obs_type", "ram")
-    if "auto_rom_install_path" not in kwargs:
-        try:
-            import ale_py
-
-            kwargs["auto_rom_install_path"] = str(Path(ale_py.__file__).parent / "roms")
-        except ImportError:
-            pass
-    return pong_v3.env(**kwargs)
-
-
-def _classic(module: str) -> Callable[..., Any]:
-    def make(**kwargs: Any) -> Any:
-        return importlib.import_module(f"pettingzoo.classic.{module}").env(**kwargs)
-
-    return make
-
-
-#: Registered games: name -> zero-argument-capable factory taking the game's keyword arguments.
-GAMES: dict[str, Callable[..., Any]] = {
-    "tictactoe_v3": _classic("tictactoe_v3"),
-    "connect_four_v3": _classic("connect_four_v3"),
-    "texas_holdem_v4": _classic("texas_holdem_v4"),
-    "pong_v3": _pong_ram,
-}
-
-
-def _import_path(spec: str) -> Callable[..., Any]:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise CLIError(
-            f"Unknown game {spec!r}; use one of {', '.join(GAMES)} or an import path "
-            "'module:function'."
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise CLIError(f"Cannot import {module_name!r} for game {spec!r}: {error}.") from None
-    target: Any = module
-    for part in attribute.split("."):
-        target = getattr(target, part, None)
-    if not callable(target):
-        raise CLIError(f"Game {spec!r}: {module_name} has no callable {attribute!r}.")
-    return target
-
-
 def make_game(name: str, **kwargs: Any) -> Any:
-    """Build a game by registered name or ``module:function`` import path.
+    """Build a game by registered name or ``module:function`` import path (see
+    :mod:`sp_wrappers.games`); an unknown name is a :class:`CLIError`.
 
     :param name: a key of :data:`GAMES` or ``"package.module:function"``.
     :param kwargs: the game's keyword arguments (``game_kwargs`` in ``config.json``).
 
     >>> make_game("tictactoe_v3").possible_agents
     ['player_1', 'player_2']
-    >>> make_game("pettingzoo.classic.connect_four_v3:env").metadata["name"]
-    'connect_four_v3'
     """
-    factory = GAMES.get(name) or _import_path(name)
-    return factory(**kwargs)
+    try:
+        return games.make_game(name, **kwargs)
+    except games.UnknownGameError as error:
+        raise CLIError(str(error)) from None
 
 
 def game_factory(name: str, kwargs: dict[str, Any] | None = None) -> Callable[[], Any]:
@@ -130,9 +85,10 @@ def game_factory(name: str, kwargs: dict[str, Any] | None = None) -> Callable[[]
     >>> pickle.loads(pickle.dumps(game_factory("tictactoe_v3")))().metadata["name"]
     'tictactoe_v3'
     """
-    if name not in GAMES:
-        _import_path(name)  # fail here, with a clear message, rather than in a worker
-    return functools.partial(make_game, name, **(kwargs or {}))
+    try:
+        return games.game_factory(name, kwargs)
+    except games.UnknownGameError as error:
+        raise CLIError(str(error)) from None
 
 
 # ------------------------------------------------------------------------------------------------
