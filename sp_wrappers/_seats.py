@@ -50,7 +50,8 @@ def as_aec_env(env: Any) -> Any:
     if len(agents) < 2:
         raise ValueError(
             f"{type(env).__name__} has {len(agents)} agent(s) ({agents}); self-play needs a game "
-            "with at least two seats. For single-agent games use the Gymnasium env with SB3 directly."
+            "with at least two seats. For single-agent games use the Gymnasium env with SB3 "
+            "directly."
         )
     return game
 
@@ -80,8 +81,8 @@ def seat_spaces(game: Any, seat: str, keep_dict_obs: bool) -> tuple[spaces.Space
     if _is_masked_dict_space(obs_space) and not keep_dict_obs:
         if "observation" not in obs_space.spaces:
             raise ValueError(
-                f"Seat {seat!r} has a dict observation with 'action_mask' but no 'observation' key; "
-                "pass keep_dict_obs=True to give the learner the whole dict."
+                f"Seat {seat!r} has a dict observation with 'action_mask' but no 'observation' "
+                "key; pass keep_dict_obs=True to give the learner the whole dict."
             )
         obs_space = obs_space["observation"]
     return obs_space, game.action_space(seat)

@@ -16,7 +16,15 @@ from ._opponents import OpponentSlots, as_opponent_source
 from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
 from .policies import RandomPolicy, check_opponent_action, stack_observations
 
-__all__ = ["SelfPlayEnv", "LEARNER_SEAT_MODES", "resolve_learner_seats", "learner_action"]
+__all__ = [
+    "SelfPlayEnv",
+    "LEARNER_SEAT_MODES",
+    "resolve_learner_seats",
+    "learner_action",
+    "wrapper_generator",
+    "pop_learner_seat",
+    "SeatChooser",
+]
 
 LEARNER_SEAT_MODES = ("random", "alternate")
 _MAX_EMPTY_GAMES = 100
@@ -43,6 +51,52 @@ def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[
                 f"Pass a fixed seat instead, e.g. learner={agents[0]!r}."
             )
     return agents
+
+
+def wrapper_generator(seed: int) -> np.random.Generator:
+    """The generator of the wrapper's own draws (learner seat, opponents' random choices).
+
+    The game gets ``seed`` itself. Games commonly seed their own generator exactly as Gymnasium
+    does (``np.random.default_rng(seed)``), so the wrapper takes an independent stream derived from
+    the same seed; otherwise random opponents would replay the game's hidden draws (e.g. the deal).
+    """
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
+    )
+
+
+def pop_learner_seat(options: dict[str, Any], learner_seats: list[str]) -> str | None:
+    """Take ``options["learner_seat"]`` (a forced seat for this episode) out of ``options``."""
+    forced = options.pop("learner_seat", None)
+    if forced is not None and forced not in learner_seats:
+        raise ValueError(
+            f"options['learner_seat']={forced!r} is not a seat this env's learner may take "
+            f"({learner_seats}); build the env with learner='random' to use any seat."
+        )
+    return forced
+
+
+class SeatChooser:
+    """Which seat the learner takes each episode: the only one, in turn (``"alternate"``), or
+    drawn uniformly (``"random"``) with the env's generator."""
+
+    def __init__(self, learner_seats: list[str], mode: str) -> None:
+        self.seats = list(learner_seats)
+        self.mode = mode
+        self.index = 0
+
+    def restart(self) -> None:
+        """Start the alternation again (on a seeded reset)."""
+        self.index = 0
+
+    def next(self, rng: np.random.Generator) -> str:
+        if len(self.seats) == 1:
+            return self.seats[0]
+        if self.mode == "alternate":
+            seat = self.seats[self.index % len(self.seats)]
+            self.index += 1
+            return seat
+        return self.seats[int(rng.integers(len(self.seats)))]
 
 
 def learner_action(action: Any, space: spaces.Space) -> Any:
@@ -120,7 +174,7 @@ class SelfPlayEnv(gym.Env):
             game, self.learner_seats[0], keep_dict_obs
         )
         self.driver = SeatDriver(game, keep_dict_obs=keep_dict_obs)
-        # The default opponent plays uniformly over *its own* seat's action space (seats may differ).
+        # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
         if opponent is None:
             self._default_opponents = {
@@ -131,7 +185,7 @@ class SelfPlayEnv(gym.Env):
         self.slots = OpponentSlots(self.opponent_source)
         self.render_mode = getattr(game, "render_mode", None)
         self.metadata = dict(getattr(game, "metadata", {}) or {})
-        self._alternate_index = 0
+        self.seat_chooser = SeatChooser(self.learner_seats, learner)
         self._seat_policies: dict[str, Any] = {}
         self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
 
@@ -141,24 +195,13 @@ class SelfPlayEnv(gym.Env):
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
-            # The game gets `seed` itself. Games commonly seed their own generator exactly as
-            # Gymnasium does (`np.random.default_rng(seed)`), so the wrapper's draws (learner seat,
-            # opponents' random choices) take an independent stream derived from the same seed;
-            # otherwise random opponents would replay the game's hidden draws (e.g. know the deal).
-            self._np_random = np.random.Generator(
-                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
-            )
-            self._alternate_index = 0
+            self._np_random = wrapper_generator(seed)
+            self.seat_chooser.restart()
         options = dict(options or {})
-        forced_seat = options.pop("learner_seat", None)
-        if forced_seat is not None and forced_seat not in self.learner_seats:
-            raise ValueError(
-                f"options['learner_seat']={forced_seat!r} is not a seat this env's learner may take "
-                f"({self.learner_seats}); build the env with learner='random' to use any seat."
-            )
+        forced_seat = pop_learner_seat(options, self.learner_seats)
         game_seed = seed
         for _ in range(_MAX_EMPTY_GAMES):
-            seat = forced_seat or self._draw_seat()
+            seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
             opponent_seats = [a for a in self.game.possible_agents if a != seat]
             lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
@@ -171,8 +214,8 @@ class SelfPlayEnv(gym.Env):
                 return self.driver.learner_observation(), self._learner_info()
             game_seed = None  # the game ended before the learner's first turn: play another
         raise RuntimeError(
-            f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could act; "
-            "check the game's turn order or pick another learner seat."
+            f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could "
+            "act; check the game's turn order or pick another learner seat."
         )
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -228,16 +271,6 @@ class SelfPlayEnv(gym.Env):
             "returns": dict(driver.returns),
             "length": driver.learner_steps,
         }
-
-    def _draw_seat(self) -> str:
-        seats = self.learner_seats
-        if len(seats) == 1:
-            return seats[0]
-        if self.learner_mode == "alternate":
-            seat = seats[self._alternate_index % len(seats)]
-            self._alternate_index += 1
-            return seat
-        return seats[int(self.np_random.integers(len(seats)))]
 
     def _play_opponents(self) -> None:
         driver = self.driver

@@ -36,7 +36,15 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 
 from ._opponents import OpponentSlots, as_opponent_source
 from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
-from .env import _MAX_EMPTY_GAMES, _WRAPPER_STREAM, _zeros, learner_action, resolve_learner_seats
+from .env import (
+    _MAX_EMPTY_GAMES,
+    SeatChooser,
+    _zeros,
+    learner_action,
+    pop_learner_seat,
+    resolve_learner_seats,
+    wrapper_generator,
+)
 from .policies import RandomPolicy, check_opponent_action, is_policy, stack_observations
 
 __all__ = ["SelfPlayVecEnv", "make_selfplay_vec_env"]
@@ -361,7 +369,7 @@ class _EnvCopy:
         self.seat_policies: dict[str, Any] = {}
         self.learner = self.learner_seats[0]
         self._np_random: np.random.Generator | None = None
-        self._alternate_index = 0
+        self.seat_chooser = SeatChooser(self.learner_seats, self.learner_mode)
         self._owner = weakref.proxy(owner)
         # the episode being started or played
         self.phase = _RESET
@@ -413,17 +421,10 @@ class _EnvCopy:
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
     def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
         if seed is not None:
-            self._np_random = np.random.Generator(
-                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
-            )
-            self._alternate_index = 0
+            self._np_random = wrapper_generator(seed)
+            self.seat_chooser.restart()
         options = dict(options or {})
-        forced = options.pop("learner_seat", None)
-        if forced is not None and forced not in self.learner_seats:
-            raise ValueError(
-                f"options['learner_seat']={forced!r} is not a seat this env's learner may take "
-                f"({self.learner_seats}); build the env with learner='random' to use any seat."
-            )
+        forced = pop_learner_seat(options, self.learner_seats)
         self._forced_seat = forced
         self._reset_options = options or None
         self._game_seed = seed
@@ -434,7 +435,7 @@ class _EnvCopy:
         """Draw the seat and line-up of a new game; the game-side reset operation to run."""
         owner = self._owner
         self.phase = _RESET
-        seat = self._forced_seat or self._draw_seat()
+        seat = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = seat
         opponent_seats = [a for a in owner.game_spec.possible_agents if a != seat]
         lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
@@ -461,16 +462,6 @@ class _EnvCopy:
         self.phase = _PLAY
         self.slots.count_step()
         return (_PLAY, self.index, action, True)
-
-    def _draw_seat(self) -> str:
-        seats = self.learner_seats
-        if len(seats) == 1:
-            return seats[0]
-        if self.learner_mode == "alternate":
-            seat = seats[self._alternate_index % len(seats)]
-            self._alternate_index += 1
-            return seat
-        return seats[int(self.np_random.integers(len(seats)))]
 
 
 # ------------------------------------------------------------------------------------------------

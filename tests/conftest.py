@@ -390,7 +390,7 @@ def early_exit_game() -> EarlyExitGame:
 
 @pytest.fixture
 def single_thread_torch():
-    """Train on one torch thread (faster on small nets, fairer on a shared machine); restore after."""
+    """Train on one torch thread (faster on small nets, fairer on a shared machine)."""
     import torch
 
     before = torch.get_num_threads()

@@ -111,7 +111,10 @@ def test_perfect_tictactoe_respects_the_mask_and_a_dict_batch():
 
 def test_perfect_tictactoe_tie_break_first_is_deterministic_random_varies():
     board = ttt_board(own=[], opp=[])
-    first = {int(PerfectTicTacToePolicy(tie_break="first").act(board, None, rng(s))[0]) for s in range(10)}
+    first = {
+        int(PerfectTicTacToePolicy(tie_break="first").act(board, None, rng(s))[0])
+        for s in range(10)
+    }
     assert len(first) == 1
     randomised = {int(PerfectTicTacToePolicy().act(board, None, rng(s))[0]) for s in range(30)}
     assert len(randomised) > 1

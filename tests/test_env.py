@@ -1,4 +1,4 @@
-"""Specification of ``SelfPlayEnv``: a PettingZoo game seen from one seat, opponents in the others."""
+"""Specification of ``SelfPlayEnv``: a PettingZoo game seen from one seat, opponents elsewhere."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import AsymmetricGuessGame, EarlyExitGame, GuessGame, RaceGame
+from conftest import AsymmetricGuessGame, EarlyExitGame, GuessGame
 from gymnasium import spaces
 
 from sp_wrappers.env import SelfPlayEnv
@@ -526,7 +526,9 @@ def test_opponent_callable_without_arguments_is_accepted(tictactoe):
 
 def test_each_opponent_seat_of_a_three_player_game_gets_its_own_draw(race3):
     counter = iter(range(100))
-    env = SelfPlayEnv(race3, learner="player_0", opponent=lambda: RandomPolicy(policy_id=f"r{next(counter)}"))
+    env = SelfPlayEnv(
+        race3, learner="player_0", opponent=lambda: RandomPolicy(policy_id=f"r{next(counter)}")
+    )
     info = play_episode(env, seed=0)[-1][-1]
     assert info["selfplay"]["opponents"] == {"player_1": "r0", "player_2": "r1"}
     assert info["selfplay"]["opponent"] == "r0"
@@ -614,7 +616,9 @@ def test_maskable_ppo_learns_to_beat_random_at_tictactoe():
     result = play_match(
         tictactoe_v3.env, SB3Policy(model, deterministic=True), RandomPolicy(), 100, seed=123
     )
-    baseline = play_match(tictactoe_v3.env, RandomPolicy(policy_id="r"), RandomPolicy(), 100, seed=123)
+    baseline = play_match(
+        tictactoe_v3.env, RandomPolicy(policy_id="r"), RandomPolicy(), 100, seed=123
+    )
     assert result.wins - result.losses >= 30, str(result)
     assert result.score_a > baseline.score_a + 0.15, f"{result} / {baseline}"
 

@@ -79,8 +79,13 @@ def play_logged_episode(make: Any, learner: str, seed: int, action_seed: int) ->
         rewards.append(reward)
         if not done:
             observations.append(_plain(obs))
-    return {"seat": seat, "observations": observations, "rewards": rewards, "log": log,
-            "summary": info["selfplay"]}
+    return {
+        "seat": seat,
+        "observations": observations,
+        "rewards": rewards,
+        "log": log,
+        "summary": info["selfplay"],
+    }
 
 
 def replay_reference(make: Any, seed: int, log: list[list[int]], seat: str) -> dict[str, Any]:
@@ -121,7 +126,9 @@ def independent_outcome(returns: dict[str, float], seat: str) -> float:
 @pytest.mark.parametrize("name", sorted(GAMES))
 @PROPERTY_SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**31 - 1), action_seed=st.integers(0, 2**31 - 1))
-def test_learner_sees_exactly_its_own_turns_and_its_game_return(games, name, data, seed, action_seed):
+def test_learner_sees_exactly_its_own_turns_and_its_game_return(
+    games, name, data, seed, action_seed
+):
     learner = data.draw(st.sampled_from(["random", "alternate", *GAMES[name]]), label="learner")
     make = games[name]
     played = play_logged_episode(make, learner, seed, action_seed)

@@ -36,8 +36,9 @@ def test_swap_seats_alternates_the_first_player_over_both_seats():
 
 
 def test_without_swap_seats_the_first_player_keeps_the_given_seat():
-    fixed = play_match(tictactoe_v3.env, RandomPolicy(), RandomPolicy(), 6, swap_seats=False,
-                       seat="player_2")
+    fixed = play_match(
+        tictactoe_v3.env, RandomPolicy(), RandomPolicy(), 6, swap_seats=False, seat="player_2"
+    )
     assert {seat for seat, _ in fixed.games} == {"player_2"}
     default = play_match(tictactoe_v3.env, RandomPolicy(), RandomPolicy(), 6, swap_seats=False)
     assert {seat for seat, _ in default.games} == {"player_1"}
@@ -45,8 +46,9 @@ def test_without_swap_seats_the_first_player_keeps_the_given_seat():
 
 def test_play_match_is_reproducible_for_a_seed():
     def run(seed: int) -> list:
-        return play_match(texas_holdem_v4.env, RandomPolicy(policy_id="a"), RandomPolicy(), 40,
-                          seed=seed).games
+        return play_match(
+            texas_holdem_v4.env, RandomPolicy(policy_id="a"), RandomPolicy(), 40, seed=seed
+        ).games
 
     assert run(5) == run(5)
     assert run(5) != run(6)

@@ -106,7 +106,9 @@ def test_random_policy_masked_actions_respect_a_discrete_start():
 def test_random_policy_without_masks_samples_its_action_space(space):
     actions = RandomPolicy(space).act(np.zeros((6, 1)), None, rng())
     assert len(actions) == 6
-    assert all(space.contains(np.asarray(a, dtype=space.dtype).reshape(space.shape)) for a in actions)
+    assert all(
+        space.contains(np.asarray(a, dtype=space.dtype).reshape(space.shape)) for a in actions
+    )
 
 
 def test_random_policy_without_mask_or_space_errors():
@@ -120,7 +122,11 @@ def test_random_policy_accepts_dict_observations():
 
 
 def test_policies_follow_the_protocol():
-    for policy in (RandomPolicy(), CallablePolicy(lambda o, m: 0), SB3Policy(actor_critic_policy(2))):
+    for policy in (
+        RandomPolicy(),
+        CallablePolicy(lambda o, m: 0),
+        SB3Policy(actor_critic_policy(2)),
+    ):
         assert is_policy(policy) and isinstance(policy, Policy)
     assert not is_policy(lambda obs: 0)
 
@@ -176,7 +182,9 @@ def test_callable_policy_splits_dict_observations_per_item():
 
 def test_callable_policy_with_needs_rng_gets_the_generator():
     policy = CallablePolicy(lambda obs, mask, g: int(g.integers(100)), "r", needs_rng=True)
-    assert policy.act(np.zeros((3, 1)), None, rng(1)).tolist() == rng(1).integers(100, size=3).tolist()
+    assert (
+        policy.act(np.zeros((3, 1)), None, rng(1)).tolist() == rng(1).integers(100, size=3).tolist()
+    )
 
 
 def test_callable_policy_needs_a_callable():
