@@ -70,23 +70,23 @@ def main() -> None:
     def make_env(rank: int) -> SelfPlayEnv:
         sampler = OpponentSampler(
             archive,
-            window=10,
+            window=None,  # every snapshot stays eligible: tic-tac-toe runs keep few of them
             latest_ratio=0.5,
-            fixed_opponents=[(RandomPolicy(), 0.1)],  # never forget how to beat a random player
+            fixed_opponents=[(RandomPolicy(), 0.2)],  # never forget how to beat a random player
             seed=args.seed + rank,
         )
         return SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=sampler)
 
     env = DummyVecEnv([lambda rank=rank: make_env(rank) for rank in range(args.n_envs)])
     env.seed(args.seed)
-    model = MaskablePPO(
+    model = MaskablePPO(  # the tic-tac-toe recipe of `sp-wrappers train` (sp_wrappers.recipes)
         "MlpPolicy",
         env,
-        n_steps=512,
-        batch_size=512,
-        n_epochs=5,
-        learning_rate=3e-4,
-        ent_coef=0.01,
+        n_steps=256,
+        batch_size=256,
+        n_epochs=10,
+        learning_rate=lambda progress: 1e-3 * progress,  # linear decay to 0
+        ent_coef=0.005,
         gamma=0.99,
         policy_kwargs={"net_arch": [128, 128]},
         seed=args.seed,
