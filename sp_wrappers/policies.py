@@ -31,6 +31,7 @@ __all__ = [
     "is_policy",
     "check_opponent_action",
     "stack_observations",
+    "choose_from_scores",
 ]
 
 Observations = np.ndarray | dict[str, np.ndarray]
@@ -257,13 +258,7 @@ class SB3Policy:
                     actions = np.clip(actions, self.action_space.low, self.action_space.high)
                 return actions.reshape((-1, *self.action_space.shape))
         scores = logits.cpu().numpy().astype(np.float64)
-        if action_masks is not None:
-            scores = np.where(np.asarray(action_masks, dtype=bool), scores, -np.inf)
-        if self.deterministic or rng is None:
-            return scores.argmax(axis=1)
-        # Sample from softmax(scores) with the env's generator (reproducible, mask-respecting).
-        gumbel = -np.log(-np.log(rng.random(scores.shape).clip(1e-300, 1.0)))
-        return (scores + gumbel).argmax(axis=1)
+        return choose_from_scores(scores, action_masks, self.deterministic, rng)
 
     def _discrete_scores(self, obs_tensor: Any) -> Any:
         """Logits (actor-critic) or Q-values (DQN) for Discrete action spaces, else None."""
@@ -283,6 +278,23 @@ class SB3Policy:
     def __repr__(self) -> str:
         mode = "deterministic" if self.deterministic else "sampled"
         return f"SB3Policy({self.policy_id!r}, {mode})"
+
+
+def choose_from_scores(
+    scores: np.ndarray, masks: np.ndarray | None, deterministic: bool, rng: Any
+) -> np.ndarray:
+    """One action per row of ``scores`` (logits or Q-values), never a masked one: the argmax, or
+    a sample from ``softmax(scores)`` drawn with ``rng`` (Gumbel-max, so reproducible per env).
+
+    >>> choose_from_scores(np.array([[0.0, 5.0, 1.0]]), np.array([[True, False, True]]), True, None)
+    array([2])
+    """
+    if masks is not None:
+        scores = np.where(np.asarray(masks, dtype=bool), scores, -np.inf)
+    if deterministic or rng is None:
+        return scores.argmax(axis=1)
+    gumbel = -np.log(-np.log(rng.random(scores.shape).clip(1e-300, 1.0)))
+    return (scores + gumbel).argmax(axis=1)
 
 
 def _frozen_copy(policy: Any) -> Any:

@@ -97,34 +97,21 @@ def _sampler(**overrides: Any) -> dict[str, Any]:
     return {**SAMPLER_DEFAULTS, **overrides}
 
 
+#: PPO's generic hyperparameters; MaskablePPO takes the same ones.
+_PPO_GENERIC: dict[str, Any] = {
+    "n_steps": 256,
+    "batch_size": 256,
+    "n_epochs": 10,
+    "learning_rate": 3e-4,
+    "ent_coef": 0.01,
+    "gamma": 0.99,
+    "policy_kwargs": {"net_arch": [128, 128]},
+}
+
 #: Generic recipes by algorithm: SB3's defaults with a larger network and self-play settings.
 GENERIC: dict[str, Recipe] = {
-    "ppo": Recipe(
-        "ppo",
-        {
-            "n_steps": 256,
-            "batch_size": 256,
-            "n_epochs": 10,
-            "learning_rate": 3e-4,
-            "ent_coef": 0.01,
-            "gamma": 0.99,
-            "policy_kwargs": {"net_arch": [128, 128]},
-        },
-        _sampler(),
-    ),
-    "maskable_ppo": Recipe(
-        "maskable_ppo",
-        {
-            "n_steps": 256,
-            "batch_size": 256,
-            "n_epochs": 10,
-            "learning_rate": 3e-4,
-            "ent_coef": 0.01,
-            "gamma": 0.99,
-            "policy_kwargs": {"net_arch": [128, 128]},
-        },
-        _sampler(),
-    ),
+    "ppo": Recipe("ppo", copy.deepcopy(_PPO_GENERIC), _sampler()),
+    "maskable_ppo": Recipe("maskable_ppo", copy.deepcopy(_PPO_GENERIC), _sampler()),
     "a2c": Recipe(
         "a2c",
         {

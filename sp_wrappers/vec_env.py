@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from ._opponents import OpponentSlots, as_opponent_source
-from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
+from ._seats import OutcomeFn, SeatDriver, as_aec_env, pairwise_outcome, seat_spaces
 from .env import (
     _MAX_EMPTY_GAMES,
     SeatChooser,
@@ -45,7 +45,13 @@ from .env import (
     resolve_learner_seats,
     wrapper_generator,
 )
-from .policies import RandomPolicy, check_opponent_action, is_policy, stack_observations
+from .policies import (
+    RandomPolicy,
+    check_opponent_action,
+    choose_from_scores,
+    is_policy,
+    stack_observations,
+)
 
 __all__ = ["SelfPlayVecEnv", "make_selfplay_vec_env"]
 
@@ -406,8 +412,6 @@ class _EnvCopy:
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
         returns = status.returns or {}
         fn = self.outcome_fn
-        from ._seats import pairwise_outcome
-
         return {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
@@ -674,12 +678,7 @@ class _FastSB3:
                 if _normalises_twice(network):
                     logits = logits - logits.logsumexp(dim=-1, keepdim=True)
             scores = logits.cpu().numpy().astype(np.float64)
-        if masks is not None:
-            scores = np.where(np.asarray(masks, dtype=bool), scores, -np.inf)
-        if policy.deterministic or rng is None:
-            return scores.argmax(axis=1)
-        gumbel = -np.log(-np.log(rng.random(scores.shape).clip(1e-300, 1.0)))
-        return (scores + gumbel).argmax(axis=1)
+        return choose_from_scores(scores, masks, policy.deterministic, rng)
 
 
 def _actor_logits(network: Any, obs: np.ndarray, device: Any) -> Any:
