@@ -18,6 +18,8 @@ is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to th
 'connect_four_v3'
 >>> [p.policy_id for p in reference_opponents("tictactoe_v3")]
 ['random', 'minimax']
+>>> [p.policy_id for p in reference_opponents("connect_four_v3")]
+['random', 'alphabeta-d1', 'alphabeta-d2']
 """
 
 from __future__ import annotations
@@ -114,8 +116,8 @@ GAMES: dict[str, GameSpec] = {
         GameSpec(
             "connect_four_v3",
             functools.partial(_classic, "connect_four_v3"),
-            "Connect Four (PettingZoo classic), action masks; reference: alpha-beta depth 2",
-            (functools.partial(_alphabeta, 2),),
+            "Connect Four (PettingZoo classic), action masks; references: alpha-beta depths 1, 2",
+            (functools.partial(_alphabeta, 1), functools.partial(_alphabeta, 2)),
         ),
         GameSpec(
             "texas_holdem_v4",

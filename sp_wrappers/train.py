@@ -942,8 +942,8 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=float,
         default=None,
         metavar="P",
-        help="probability of the game's reference bot (minimax, alpha-beta) as the opponent; "
-        "the run is then no longer pure self-play",
+        help="probability of one of the game's reference bots (minimax; alpha-beta depths 1 "
+        "and 2, split evenly) as the opponent; the run is then no longer pure self-play",
     )
     sampler.add_argument(
         "--deterministic-opponents",
