@@ -596,32 +596,40 @@ class _FastSB3:
         return self._act(policy, obs, masks, rng, None if route == "torch" else route)
 
     @staticmethod
-    def sample_merged(
-        parts: list[tuple[np.ndarray, np.ndarray | None, bool, list[np.random.Generator]]],
-        twice: bool,
-    ) -> list[np.ndarray]:
-        """Normalise, mask and sample the numpy logits of several groups at once (row by row
-        these are the same operations as ``_act``, so every row gets the same action)."""
-        logits = np.concatenate([part[0] for part in parts])
-        logits = logits - _logsumexp(logits)
-        if twice:
+    def sample_merged(parts: list[tuple], twice: bool) -> np.ndarray:
+        """Actions for several numpy-plan groups at once, in the order of their rows.
+
+        ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
+        group. Each group's logits come from its own plan; normalising, masking and sampling then
+        run once over all rows. Row by row these are the same operations, and the same random
+        draws from each row's generator, as ``_act``, so every row gets the same action as
+        ``SB3Policy.act`` would give it alone."""
+        blocks = [_numpy_logits(part[0], part[1]) for part in parts]
+        logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+        logits = logits - _logsumexp(logits)  # as torch's Categorical
+        if twice:  # sb3-contrib's MaskableCategorical normalises again
             logits = logits - _logsumexp(logits)
         scores = logits.astype(np.float64)
-        if any(part[1] is not None for part in parts):
-            masks = np.concatenate(
-                [np.ones(p[0].shape, dtype=bool) if p[1] is None else p[1] for p in parts]
+        if any(part[2] is not None for part in parts):
+            masks = [
+                np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
+                for b, p in zip(blocks, parts, strict=True)
+            ]
+            scores = np.where(
+                masks[0] if len(masks) == 1 else np.concatenate(masks), scores, -np.inf
             )
-            scores = np.where(masks, scores, -np.inf)
         actions = scores.argmax(axis=1)
-        sampled = np.concatenate([np.full(len(p[0]), not p[2]) for p in parts])
-        generators = [g for part in parts if not part[2] for g in part[3]]
+        generators = [g for part in parts if not part[3] for g in part[4]]
         if generators:
-            rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
-            rows = scores[sampled]
-            gumbel = -np.log(-np.log(rng.random(rows.shape).clip(1e-300, 1.0)))
-            actions[sampled] = (rows + gumbel).argmax(axis=1)
-        bounds = np.cumsum([len(part[0]) for part in parts])[:-1]
-        return np.split(actions, bounds)
+            width = scores.shape[1]
+            uniform = np.stack([g.random(width) for g in generators])
+            gumbel = -np.log(-np.log(uniform.clip(1e-300, 1.0)))
+            if len(generators) == len(scores):
+                actions = (scores + gumbel).argmax(axis=1)
+            else:
+                sampled = np.repeat([not p[3] for p in parts], [len(b) for b in blocks])
+                actions[sampled] = (scores[sampled] + gumbel).argmax(axis=1)
+        return actions
 
     @staticmethod
     def _applies(policy: Any) -> bool:
@@ -1095,9 +1103,8 @@ class SelfPlayVecEnv(VecEnv):
                 masks = None if first.mask is None else np.stack([s.mask for _, s in members])
                 route = self._fast.route(policy, obs, masks)
                 if isinstance(route, list):
-                    logits = _numpy_logits(route, obs)
-                    key = (logits.shape[1], _normalises_twice(policy.policy))
-                    part = (logits, masks, policy.deterministic, generators, members)
+                    key = (route[-1][2].shape[0], _normalises_twice(policy.policy))
+                    part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
                 rng = generators[0] if len(members) == 1 else _RowGenerators(generators)
@@ -1112,8 +1119,21 @@ class SelfPlayVecEnv(VecEnv):
                     )
             items.extend(self._play_items(members, actions))
         for (_, twice), parts in merged.items():
-            for part, actions in zip(parts, self._fast.sample_merged(parts, twice), strict=True):
-                items.extend(self._play_items(part[4], actions))
+            actions = self._fast.sample_merged(parts, twice).tolist()
+            members = [member for part in parts for member in part[5]]
+            items.extend(self._play_fast_items(members, actions))
+        return items
+
+    def _play_fast_items(self, members: list[tuple[_EnvCopy, _Status]], actions: list[int]) -> list:
+        """Items for actions of the numpy fast path: indices of a Discrete space chosen under the
+        row's mask, so they are legal by construction (other spaces take the full check)."""
+        items = []
+        for (copy, status), action in zip(members, actions, strict=True):
+            space = self._action_spaces[status.seat]
+            if type(space) is not spaces.Discrete or space.start != 0:
+                own = copy.seat_policies[status.seat]
+                action = check_opponent_action(own, action, space, status.mask, status.seat)
+            items.append((_PLAY, copy.index, action, copy.phase == _PLAY))
         return items
 
     def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
