@@ -20,7 +20,8 @@ learner steps per second of ``model.learn`` (rollouts *and* updates), at each ``
     two moves).
 
 Every config is warmed up (one rollout and update) before timing; configs run interleaved, each
-``--rounds`` times, and the best round is reported (the machine may be shared). Then Pong (RAM) with
+``--rounds`` times (4 short rounds by default: on a shared machine one slow spell in a long round
+moved a/b by several points between runs), and the best round is reported. Then Pong (RAM) with
 and without ``num_workers``, and the resident memory after drawing opponents from archives of 10
 and of 200 snapshots, against the archive cache's bound.
 """
@@ -52,8 +53,10 @@ ROLLOUT = 512  # learner steps per rollout, all env copies together
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-envs", default="1,8,32", help="comma-separated env counts")
-    parser.add_argument("--timesteps", type=int, default=8192, help="learner steps per config")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds; best is kept")
+    parser.add_argument("--timesteps", type=int, default=4096, help="learner steps per round")
+    parser.add_argument(
+        "--rounds", type=int, default=4, help="interleaved rounds; the best is kept (noise)"
+    )
     parser.add_argument("--snapshots", type=int, default=12, help="snapshots in the archive")
     parser.add_argument("--pong-timesteps", type=int, default=2048, help="0 skips Pong")
     parser.add_argument("--pong-envs", type=int, default=8)
