@@ -600,35 +600,33 @@ class _FastSB3:
         """Actions for several numpy-plan groups at once, in the order of their rows.
 
         ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
-        group. Each group's logits come from its own plan; normalising, masking and sampling then
-        run once over all rows. Row by row these are the same operations, and the same random
-        draws from each row's generator, as ``_act``, so every row gets the same action as
-        ``SB3Policy.act`` would give it alone."""
+        group. Each group's logits come from its own plan; normalising, then masking and sampling
+        (``choose_from_scores``, as everywhere) run once over all rows. Row by row these are the
+        same operations, and the same random draws from each row's generator, as ``_act``, so
+        every row gets the same action as ``SB3Policy.act`` would give it alone."""
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
         logits = logits - _logsumexp(logits)  # as torch's Categorical
         if twice:  # sb3-contrib's MaskableCategorical normalises again
             logits = logits - _logsumexp(logits)
         scores = logits.astype(np.float64)
+        masks = None
         if any(part[2] is not None for part in parts):
-            masks = [
+            filled = [
                 np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
                 for b, p in zip(blocks, parts, strict=True)
             ]
-            scores = np.where(
-                masks[0] if len(masks) == 1 else np.concatenate(masks), scores, -np.inf
-            )
-        actions = scores.argmax(axis=1)
+            masks = filled[0] if len(filled) == 1 else np.concatenate(filled)
         generators = [g for part in parts if not part[3] for g in part[4]]
+        rng = None
         if generators:
-            width = scores.shape[1]
-            uniform = np.stack([g.random(width) for g in generators])
-            gumbel = -np.log(-np.log(uniform.clip(1e-300, 1.0)))
-            if len(generators) == len(scores):
-                actions = (scores + gumbel).argmax(axis=1)
-            else:
-                sampled = np.repeat([not p[3] for p in parts], [len(b) for b in blocks])
-                actions[sampled] = (scores[sampled] + gumbel).argmax(axis=1)
+            rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
+        if not generators or len(generators) == len(scores):  # all rows argmax, or all sampled
+            return choose_from_scores(scores, masks, rng is None, rng)
+        actions = choose_from_scores(scores, masks, True, None)
+        sampled = np.repeat([not p[3] for p in parts], [len(b) for b in blocks])
+        row_masks = None if masks is None else masks[sampled]
+        actions[sampled] = choose_from_scores(scores[sampled], row_masks, False, rng)
         return actions
 
     @staticmethod
@@ -892,6 +890,11 @@ class SelfPlayVecEnv(VecEnv):
         self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
         observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
         self._action_spaces = dict(spec.action_spaces)
+        self._plain_discrete_seats = {
+            seat
+            for seat, space in self._action_spaces.items()
+            if type(space) is spaces.Discrete and space.start == 0
+        }
         self._seat_spaces = {a: seat_spaces(spec, a, keep_dict_obs) for a in spec.possible_agents}
         # seats with equal spaces may share a batch
         kinds: list[tuple[spaces.Space, spaces.Space]] = []
@@ -1121,29 +1124,25 @@ class SelfPlayVecEnv(VecEnv):
         for (_, twice), parts in merged.items():
             actions = self._fast.sample_merged(parts, twice).tolist()
             members = [member for part in parts for member in part[5]]
-            items.extend(self._play_fast_items(members, actions))
+            items.extend(self._play_items(members, actions, legal=True))
         return items
 
-    def _play_fast_items(self, members: list[tuple[_EnvCopy, _Status]], actions: list[int]) -> list:
-        """Items for actions of the numpy fast path: indices of a Discrete space chosen under the
-        row's mask, so they are legal by construction (other spaces take the full check)."""
+    def _play_items(
+        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, legal: bool = False
+    ) -> list[tuple]:
+        """The game items that play ``actions``, each checked against its seat's space and mask.
+
+        ``legal=True`` (the numpy fast path: indices chosen under the row's mask) skips the check
+        where the seat's space is a plain ``Discrete(n)``: such actions are legal by construction.
+        """
         items = []
         for (copy, status), action in zip(members, actions, strict=True):
-            space = self._action_spaces[status.seat]
-            if type(space) is not spaces.Discrete or space.start != 0:
+            if not (legal and status.seat in self._plain_discrete_seats):
                 own = copy.seat_policies[status.seat]
-                action = check_opponent_action(own, action, space, status.mask, status.seat)
+                action = check_opponent_action(
+                    own, action, self._action_spaces[status.seat], status.mask, status.seat
+                )
             items.append((_PLAY, copy.index, action, copy.phase == _PLAY))
-        return items
-
-    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
-        items = []
-        for (copy, status), action in zip(members, actions, strict=True):
-            own = copy.seat_policies[status.seat]
-            checked = check_opponent_action(
-                own, action, self._action_spaces[status.seat], status.mask, status.seat
-            )
-            items.append((_PLAY, copy.index, checked, copy.phase == _PLAY))
         return items
 
     # -- helpers ---------------------------------------------------------------------------------
