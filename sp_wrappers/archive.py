@@ -104,7 +104,8 @@ class IncompatibleSnapshotError(ArchiveError, ValueError):
 
 @dataclass(frozen=True)
 class SnapshotInfo:
-    """One listed snapshot (its index row)."""
+    """One snapshot's index row. ``pruned`` rows (from ``snapshots(include_pruned=True)``) have
+    no weights file any more; their ids stay meaningful in the match history and ratings."""
 
     id: str
     step: int
@@ -116,6 +117,7 @@ class SnapshotInfo:
     games: int = 0
     policy_spec: dict[str, Any] = field(default_factory=dict, repr=False)
     seq: int = 0
+    pruned: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,8 @@ class SnapshotArchive:
         self._conn_pid: int | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._bad: set[str] = set()
-        self._listing: tuple[int, list[SnapshotInfo]] | None = None
+        # (data_version, every row, the unpruned rows): re-read only when the index changes
+        self._listing: tuple[int, list[SnapshotInfo], list[SnapshotInfo]] | None = None
         self._scores: dict[str, tuple[int, dict[str, tuple[float, int]]]] = {}
         self._connect()
 
@@ -337,23 +340,29 @@ class SnapshotArchive:
     def _data_version(self) -> int:
         return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
 
-    def snapshots(self) -> list[SnapshotInfo]:
-        """Every listed snapshot, oldest first (pruned and corrupt ones left out)."""
+    def snapshots(self, include_pruned: bool = False) -> list[SnapshotInfo]:
+        """Every listed snapshot, oldest first (corrupt ones left out).
+
+        :param include_pruned: also return the rows of snapshots that :meth:`prune` unlisted
+            (``info.pruned`` is true and their weights file is gone), for example to name every
+            snapshot the match history mentions.
+        """
         conn = self._connect()
         version = self._data_version()
-        if self._listing is not None and self._listing[0] == version:
-            listing = self._listing[1]
-        else:
-            rows = conn.execute(
-                "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, games "
-                "FROM snapshots WHERE pruned = 0 ORDER BY seq"
-            ).fetchall()
-            listing = [self._info(row) for row in rows]
-            self._listing = (version, listing)
-        return [info for info in listing if info.id not in self._bad]
+        if self._listing is None or self._listing[0] != version:
+            rows = [
+                self._info(row)
+                for row in conn.execute(
+                    "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, "
+                    "games, pruned FROM snapshots ORDER BY seq"
+                ).fetchall()
+            ]
+            self._listing = (version, rows, [info for info in rows if not info.pruned])
+        rows = self._listing[1] if include_pruned else self._listing[2]
+        return [info for info in rows if info.id not in self._bad]
 
     def _info(self, row: Sequence[Any]) -> SnapshotInfo:
-        seq, sid, step, wall_time, tags, sha, file, spec, ratings, games = row
+        seq, sid, step, wall_time, tags, sha, file, spec, ratings, games, pruned = row
         return SnapshotInfo(
             id=sid,
             step=int(step),
@@ -365,6 +374,7 @@ class SnapshotArchive:
             games=int(games),
             policy_spec=json.loads(spec),
             seq=int(seq),
+            pruned=bool(pruned),
         )
 
     def __len__(self) -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +49,6 @@ __all__ = [
 
 BACKENDS = ("process", "ray", "serial")
 EVALUATION_SOURCE = "evaluation"
-_SNAPSHOT_ID = re.compile(r"^snapshot-\d+$")
 _NON_PLAYERS = ("learner", "latest")
 
 
@@ -279,10 +277,9 @@ class RoundRobinResult:
         games = _attributed_games(archive, source)
         if players is None:
             snapshot_ids = [info.id for info in archive.snapshots()]
-            others = sorted({p for g in games for p in g[:2]} - set(snapshot_ids))
-            players = [p for p in snapshot_ids if any(p in g[:2] for g in games)] + [
-                p for p in others if not _SNAPSHOT_ID.match(p)
-            ]
+            every_snapshot = {info.id for info in archive.snapshots(include_pruned=True)}
+            others = sorted({p for g in games for p in g[:2]} - every_snapshot)
+            players = [p for p in snapshot_ids if any(p in g[:2] for g in games)] + others
         return cls.from_games(players, games)
 
     def score(self, a: str, b: str) -> float:
@@ -596,10 +593,6 @@ def _attributed_games(archive: Any, source: str | None = None) -> list[tuple[str
     return attribute_learner_matches(archive.matches(source=source), steps, "learner")
 
 
-def _is_snapshot(player: str, listed: set[str]) -> bool:
-    return player in listed or bool(_SNAPSHOT_ID.match(player))
-
-
 @dataclass
 class SnapshotRating:
     """One snapshot's line in :class:`ArchiveRatings`.
@@ -783,7 +776,8 @@ def archive_ratings(
         fit = fit_bradley_terry(games, anchor=used_anchor, anchor_rating=anchor_rating)
     listing = archive.snapshots()
     listed = {info.id for info in listing}
-    baseline_ids = {p for p in seen if not _is_snapshot(p, listed)}
+    every_snapshot = {info.id for info in archive.snapshots(include_pruned=True)}
+    baseline_ids = seen - every_snapshot
     results: dict[str, dict[str, list[int]]] = {}
     for a, b, score in games:
         for me, other, mine in ((a, b, score), (b, a, 1.0 - score)):

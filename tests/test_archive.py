@@ -285,8 +285,10 @@ def test_pruning_keeps_the_newest_the_first_and_a_spread_of_history(tmp_path):
     files = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
     assert len(files) == 8
     # Pruned snapshots stay in the index, so matches that mention them keep their meaning.
-    rows = sqlite3.connect(tmp_path / "index.sqlite").execute("SELECT count(*) FROM snapshots")
-    assert rows.fetchone()[0] == 100
+    every = archive.snapshots(include_pruned=True)
+    assert [info.step for info in every] == list(range(0, 1000, 10))
+    pruned = [info for info in every if info.pruned]
+    assert len(pruned) == 92 and not any(info.file.exists() for info in pruned)
 
 
 def test_pfsp_scores_combine_both_sides_of_each_match(tmp_path):

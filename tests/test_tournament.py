@@ -278,6 +278,20 @@ def test_archive_ratings_anchor_random_and_count_training_games(archive):
     assert rows["random"]["kind"] == "baseline" and rows["snapshot-0000"]["step"] == 0
 
 
+def test_pruned_snapshots_in_the_history_are_neither_listed_nor_taken_for_baselines(archive):
+    archive.record_match("snapshot-0001", "random", 1.0)
+    archive.record_match("snapshot-0002", "snapshot-9999", 0.0)  # a bot that only looks like one
+    pruning = SnapshotArchive(archive.path, max_snapshots=2, keep_recent=1)
+    assert pruning.prune() == ["snapshot-0001"]
+    every = {info.id: info.pruned for info in archive.snapshots(include_pruned=True)}
+    assert every == {"snapshot-0000": False, "snapshot-0001": True, "snapshot-0002": False}
+    ratings = archive_ratings(archive)
+    assert [s.id for s in ratings.snapshots] == ["snapshot-0000", "snapshot-0002"]
+    assert set(ratings.baselines) == {"random", "snapshot-9999"}
+    players = RoundRobinResult.from_archive(archive).players
+    assert "snapshot-0001" not in players and "snapshot-9999" in players
+
+
 def test_archive_ratings_of_an_archive_without_games_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="no games"):
         archive_ratings(SnapshotArchive(tmp_path / "empty"))
