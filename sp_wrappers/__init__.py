@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "round_robin": "evaluation",
     "RoundRobinResult": "evaluation",
     "archive_ratings": "evaluation",
+    "store_archive_ratings": "evaluation",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         archive_ratings,
         play_match,
         round_robin,
+        store_archive_ratings,
     )
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry

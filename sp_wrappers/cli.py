@@ -257,7 +257,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     from .archive import IncompatibleSnapshotError
-    from .evaluation import BACKENDS, round_robin
+    from .evaluation import BACKENDS, round_robin, store_archive_ratings
 
     if args.backend not in BACKENDS:
         raise CLIError(f"Unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}.")
@@ -297,6 +297,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         print(result.table())
     print()
     print(_ratings(archive, args).table())
+    if played:
+        stored = store_archive_ratings(archive)
+        print(f'\nStored the refitted ratings of {len(stored.snapshots)} snapshots ("bt").')
     return 0
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "round_robin",
     "RoundRobinResult",
     "archive_ratings",
+    "store_archive_ratings",
     "ArchiveRatings",
     "SnapshotRating",
     "BACKENDS",
@@ -804,3 +805,35 @@ def archive_ratings(
         )
     baselines = {b: float(fit.ratings[b]) for b in sorted(baseline_ids) if b in fit.ratings}
     return ArchiveRatings(fit, snapshots, baselines, used_anchor, float(anchor_rating))
+
+
+def store_archive_ratings(archive: Any) -> ArchiveRatings:
+    """Refit the archive's ratings and store each listed snapshot's as ``info.ratings["bt"]``.
+
+    The fit is the one :class:`~sp_wrappers.SelfPlayCallback` stores under ``"bt"`` while
+    training (Bradley-Terry over the whole match history, no anchor), so games played later, for
+    example by a tournament, reach the stored ratings too. Other keys (``"elo"``) are kept.
+
+    :raises ValueError: the archive has no rateable games yet.
+
+    >>> import tempfile
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sb3_contrib import MaskablePPO
+    >>> from sp_wrappers import RandomPolicy, SelfPlayEnv, SnapshotArchive
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> info = archive.save(MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env())), step=0)
+    >>> _ = play_match(tictactoe_v3.env, info.id, RandomPolicy(), 4, archive=archive)
+    >>> stored = store_archive_ratings(archive)
+    >>> archive.get(info.id).ratings["bt"] == stored.snapshots[0].rating
+    True
+    """
+    ratings = archive_ratings(archive, anchor=None)
+    stored = {info.id: info.ratings for info in archive.snapshots()}
+    archive.set_ratings(
+        {
+            line.id: {**stored[line.id], "bt": line.rating}
+            for line in ratings.snapshots
+            if line.id in stored and math.isfinite(line.rating)
+        }
+    )
+    return ratings

@@ -19,6 +19,7 @@ from sp_wrappers.archive import SnapshotArchive
 from sp_wrappers.callbacks import SelfPlayCallback
 from sp_wrappers.cli import game_factory, main, make_game, resolve_run_dir
 from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.evaluation import archive_ratings
 from sp_wrappers.sampler import OpponentSampler
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,6 +90,11 @@ def test_tournament_plays_the_missing_games_then_prints_the_table(run, capsys):
     assert "random fixed at 1000" in out and "vs minimax (W-D-L)" in out
     archive = SnapshotArchive(run / "archive", create=False)
     assert len(archive.matches(source="evaluation")) == 20
+    assert "Stored the refitted ratings of 3 snapshots" in out
+    refit = archive_ratings(archive, anchor=None)  # the fit the callback stores under "bt"
+    for line in refit.snapshots:
+        stored = archive.get(line.id).ratings
+        assert stored["bt"] == pytest.approx(line.rating) and "elo" in stored
     status, out, _ = cli(
         capsys, "tournament", run, *TOURNAMENT, "--baseline", "random", "--baseline", "minimax"
     )
