@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "MatchRecord": "archive",
     "OpponentSampler": "sampler",
     "SelfPlayCallback": "callbacks",
+    "DrawReward": "shaping",
     # ratings and evaluation
     "EloRatings": "ratings",
     "BradleyTerryResult": "ratings",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
     from .sampler import OpponentSampler
+    from .shaping import DrawReward
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
 
 

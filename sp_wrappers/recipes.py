@@ -69,6 +69,8 @@ class Recipe:
     :param learner: the learner's seat mode (``"random"``, ``"alternate"`` or an agent name).
     :param game_kwargs: keyword arguments of the game's constructor.
     :param eval_games: end-of-run games against each reference opponent.
+    :param draw_reward: added to the learner's reward for a drawn game (see
+        :class:`~sp_wrappers.DrawReward`); 0 leaves the game's rewards as they are.
     :param tuned: whether the values were tuned for this game (else the generic ones).
     :param notes: how the recipe was measured, what it reaches.
     """
@@ -82,6 +84,7 @@ class Recipe:
     learner: str = "random"
     game_kwargs: Mapping[str, Any] = field(default_factory=dict)
     eval_games: int = 100
+    draw_reward: float = 0.0
     tuned: bool = False
     notes: str = ""
 

@@ -95,11 +95,13 @@ def make_training_env(
     learner: str,
     opponent: Any,
     seed: int,
+    draw_reward: float = 0.0,
 ) -> Any:
     """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
 
     The one place that chooses the vector env: a :class:`~sp_wrappers.SelfPlayVecEnv` (opponent
-    moves of all copies answered in one batch) in ``VecMonitor``, for SB3's episode statistics.
+    moves of all copies answered in one batch) in ``VecMonitor``, for SB3's episode statistics,
+    and, when ``draw_reward`` is not 0, in :class:`~sp_wrappers.DrawReward` outside the monitor.
 
     :param env_fn: builds the PettingZoo game.
     :param n_envs: environment copies.
@@ -107,12 +109,15 @@ def make_training_env(
     :param opponent: the opponent source (an ``OpponentSampler``) shared by the copies; each copy
         still draws its own opponents.
     :param seed: copy ``i`` is seeded with ``seed + i``.
+    :param draw_reward: added to the learner's reward for each drawn game (see ``DrawReward``).
     """
+    from .shaping import DrawReward
     from .vec_env import make_selfplay_vec_env
 
-    return make_selfplay_vec_env(
+    venv = make_selfplay_vec_env(
         env_fn, n_envs=n_envs, seed=seed, learner=learner, opponent=opponent
     )
+    return DrawReward(venv, draw_reward) if draw_reward else venv
 
 
 def _algo_class(algo: str) -> type:
@@ -353,6 +358,11 @@ def _check_config(config: Mapping[str, Any]) -> None:
         raise TrainError(f"--save-every must be at least 1 step, got {config['save_every']}.")
     if config["eval_games"] < 0:
         raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
+    if not -1.0 <= float(config.get("draw_reward", 0.0)) <= 1.0:
+        raise TrainError(
+            f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
+            f"{config['draw_reward']}."
+        )
     if s["window"] is not None and s["window"] < 1:
         raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
     for key in ("latest_ratio", "random_ratio", "reference_ratio"):
@@ -399,7 +409,15 @@ _SAMPLER_OPTIONS = (
 
 
 def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
-    for key in ("timesteps", "n_envs", "save_every", "seed", "eval_games", "learner"):
+    for key in (
+        "timesteps",
+        "n_envs",
+        "save_every",
+        "seed",
+        "eval_games",
+        "learner",
+        "draw_reward",
+    ):
         value = getattr(args, key, None)
         if value is not None:
             config[key] = value
@@ -454,6 +472,7 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "seed": 0,
         "timesteps": recipe.timesteps,
         "eval_games": recipe.eval_games,
+        "draw_reward": recipe.draw_reward,
     }
     if same_game:
         for key in (
@@ -464,6 +483,7 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "seed",
             "timesteps",
             "eval_games",
+            "draw_reward",
         ):
             if key in base:
                 config[key] = base[key]
@@ -692,7 +712,12 @@ def train(
             raise TrainError(f"--timesteps must be at least 1, got {steps}.")
         opponent = _build_sampler(archive, config, probe.action_space, probe.has_masks)
         venv = make_training_env(
-            env_fn, int(config["n_envs"]), config["learner"], opponent, venv_seed
+            env_fn,
+            int(config["n_envs"]),
+            config["learner"],
+            opponent,
+            venv_seed,
+            draw_reward=float(config.get("draw_reward", 0.0)),
         )
         if resume:
             cls = _algo_class(config["algo"])
@@ -944,6 +969,14 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="P",
         help="probability of one of the game's reference bots (minimax; alpha-beta depths 1 "
         "and 2, split evenly) as the opponent; the run is then no longer pure self-play",
+    )
+    parser.add_argument(
+        "--draw-reward",
+        type=float,
+        default=None,
+        metavar="R",
+        help="added to the learner's reward for a drawn game (negative: contempt for draws, "
+        "so it plays for wins); default: the recipe's, usually 0",
     )
     sampler.add_argument(
         "--deterministic-opponents",

@@ -25,7 +25,7 @@ TINY = ("--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-
 TINY_GAME_KWARGS = {"pong_v3": ("--game-kwarg", "max_cycles=40")}
 CONFIG_KEYS = {
     "format_version", "game", "game_kwargs", "algo", "hyperparams", "sampler", "learner",
-    "n_envs", "save_every", "seed", "timesteps", "eval_games", "history",
+    "n_envs", "save_every", "seed", "timesteps", "eval_games", "draw_reward", "history",
 }  # fmt: skip
 
 
@@ -127,6 +127,19 @@ def test_the_reference_bots_join_the_end_of_run_evaluation(tmp_path, capsys):
     assert set(ratings["evaluation"]) == {"random", "minimax"}
     assert "vs minimax" in stdout
     assert not (out / "plots").exists()
+
+
+def test_draw_reward_is_recorded_and_kept_when_resuming(tmp_path, capsys):
+    out = tmp_path / "contempt"
+    common = ("--eval-games", 0, "--no-plots")
+    argv = ("tictactoe_v3", "--timesteps", 128, *TINY, "--draw-reward", -0.5, "--out", out)
+    status, _, err = train(capsys, *argv, *common)
+    assert status == 0, err
+    assert json.loads((out / "config.json").read_text())["draw_reward"] == -0.5
+    status, _, err = train(capsys, "--resume", out, "--timesteps", 64, *common)
+    assert status == 0, err
+    config = json.loads((out / "config.json").read_text())
+    assert config["draw_reward"] == -0.5 and config["history"][-1]["resumed"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -243,6 +256,7 @@ def test_maskable_ppo_on_a_game_without_masks_is_refused(tmp_path, capsys):
         (["--hp", "learning_rate=fast"], "'lin_<rate>'"),
         (["--hp", "no_such_option=1"], "Bad hyperparameters for MaskablePPO"),
         (["--hp", "novalue"], "--hp takes KEY=VALUE"),
+        (["--draw-reward", "-2"], "--draw-reward must be between -1 and 1"),
         (["--game-kwarg", "no_such_kwarg=1"], "Cannot build the game 'tictactoe_v3'"),
     ],
 )
