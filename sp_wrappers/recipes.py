@@ -195,12 +195,13 @@ RECIPES: dict[str, Recipe] = {
         notes="NOT pure self-play: half the games are against alpha-beta search (depths 1 and 2, "
         "25% each), 10% against RandomPolicy, the rest against the latest weights and a "
         "20-snapshot window. Measured (seed 0, 100 games per opponent, deterministic learner, "
-        "benchmarks/strength.py) at 1M and 2M steps: 95-97% wins against random, 95% against "
-        "depth 1, 50% against depth 2 (every game as first player won, every game as second "
-        "player drawn), 0% against depth 4. The 5M-step target (>=90% wins against depth 2) is "
-        "not reached by 2M steps; 5M was not measured. Pure self-play (reference_ratio=0) won "
-        "0% against depths 1 and 2 at 600k steps; 20% depth-2 games alone gave 55% against depth "
-        "2 but 19% against depth 1.",
+        "benchmarks/strength.py) at 1M, 2M, 3M, 4M and 5M steps: 94-98% wins against random, "
+        "94-95% against depth 1, 50% against depth 2 (every game as first player won, every game "
+        "as second player drawn), 0% against depth 4. The 5M-step target (>=90% wins against "
+        "depth 2) is NOT reached. draw_reward=-0.5 did not help: from step 0 it had 22% against "
+        "depth 1 at 1M; resumed from 3.9M to 5M it still drew every second-player game against "
+        "depth 2. Pure self-play (reference_ratio=0) won 0% against depths 1 and 2 at 600k steps; "
+        "20% depth-2 games alone gave 55% against depth 2 but 19% against depth 1.",
     ),
     "texas_holdem_v4": Recipe(
         "maskable_ppo",
