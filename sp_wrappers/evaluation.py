@@ -277,9 +277,9 @@ class RoundRobinResult:
         """
         games = _attributed_games(archive, source)
         if players is None:
-            snapshot_ids = [info.id for info in archive.snapshots()]
-            every_snapshot = {info.id for info in archive.snapshots(include_pruned=True)}
-            others = sorted({p for g in games for p in g[:2]} - every_snapshot)
+            every = archive.snapshots(include_pruned=True)
+            snapshot_ids = [info.id for info in every if not info.pruned]
+            others = sorted({p for g in games for p in g[:2]} - {info.id for info in every})
             players = [p for p in snapshot_ids if any(p in g[:2] for g in games)] + others
         return cls.from_games(players, games)
 
@@ -775,10 +775,10 @@ def archive_ratings(
         fit = fit_bradley_terry(games)
     else:
         fit = fit_bradley_terry(games, anchor=used_anchor, anchor_rating=anchor_rating)
-    listing = archive.snapshots()
+    every = archive.snapshots(include_pruned=True)
+    listing = [info for info in every if not info.pruned]
     listed = {info.id for info in listing}
-    every_snapshot = {info.id for info in archive.snapshots(include_pruned=True)}
-    baseline_ids = seen - every_snapshot
+    baseline_ids = seen - {info.id for info in every}
     results: dict[str, dict[str, list[int]]] = {}
     for a, b, score in games:
         for me, other, mine in ((a, b, score), (b, a, 1.0 - score)):

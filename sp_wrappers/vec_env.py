@@ -1106,7 +1106,8 @@ class SelfPlayVecEnv(VecEnv):
                 masks = None if first.mask is None else np.stack([s.mask for _, s in members])
                 route = self._fast.route(policy, obs, masks)
                 if isinstance(route, list):
-                    key = (route[-1][2].shape[0], _normalises_twice(policy.policy))
+                    n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
+                    key = (n_actions, _normalises_twice(policy.policy))
                     part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
