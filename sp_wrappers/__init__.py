@@ -40,6 +40,11 @@ _EXPORTS: dict[str, str] = {
     "OpponentSampler": "sampler",
     "SelfPlayCallback": "callbacks",
     "DrawReward": "shaping",
+    # k-opponent rollouts
+    "KOpponentRollouts": "k_opponents",
+    "KOpponentRecord": "k_opponents",
+    "EpisodeResult": "k_opponents",
+    "novelty_reward": "k_opponents",
     # ratings and evaluation
     "EloRatings": "ratings",
     "BradleyTerryResult": "ratings",
@@ -68,6 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         round_robin,
         store_archive_ratings,
     )
+    from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
     from .sampler import OpponentSampler

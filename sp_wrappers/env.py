@@ -257,6 +257,17 @@ class SelfPlayEnv(gym.Env):
         if sync is not None:
             sync(version, state)
 
+    def set_opponent(self, opponent: Any) -> None:
+        """Play ``opponent`` (a policy, a callable or a sampler, as in the constructor) in every
+        opponent seat from the next episode start on; the episode in progress keeps its line-up.
+
+        Reached through ``venv.env_method("set_opponent", policy, indices=[...])``, which is how
+        callbacks such as :class:`~sp_wrappers.KOpponentRollouts` assign opponents per env copy.
+        """
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
+        self._default_opponents = None
+
     # -- helpers -----------------------------------------------------------------------------------
     def episode_summary(self) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""

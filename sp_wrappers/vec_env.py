@@ -407,6 +407,13 @@ class _EnvCopy:
             sync(version, state)
             self._owner._place(getattr(self.opponent_source, "latest", None))
 
+    def set_opponent(self, opponent: Any) -> None:
+        """Play ``opponent`` in this copy's opponent seats from its next episode start on (see
+        :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`)."""
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
+        self._default_opponents = None
+
     def episode_summary(self, status: _Status) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
