@@ -299,3 +299,26 @@ def test_novelty_example_runs_on_a_tiny_budget_and_prints_vectors_and_spread(tmp
     assert result.returncode == 0, result.stderr[-3000:]
     assert "rollout 0 step" in result.stdout
     assert "plain self-play" in result.stdout and "novelty reward" in result.stdout
+
+
+def test_each_rollouts_vector_opponents_and_reward_reach_sb3s_logger(tmp_path):
+    from stable_baselines3.common.logger import KVWriter, Logger
+
+    class Capture(KVWriter):
+        def __init__(self) -> None:
+            self.rows: list[dict] = []
+
+        def write(self, key_values, key_excluded, step=0) -> None:
+            self.rows.append(dict(key_values))
+
+    archive = _archive_with(tmp_path, 2)
+    venv = SelfPlayVecEnv(tictactoe_v3.env, n_envs=2)
+    model = _model(venv)
+    capture = Capture()
+    model.set_logger(Logger(None, [capture]))
+    kopp = KOpponentRollouts(archive, k=2, reward_fn=lambda r, h: 0.5)
+    model.learn(N_STEPS * 2 * 2, callback=kopp)
+    row = capture.rows[-1]
+    assert row["kopp/opponents"] == ",".join(kopp.last_record.opponents)
+    assert row["kopp/games_0"] == kopp.last_record.counts[0]
+    assert "kopp/outcome_1" in row and row["kopp/reward_mean"] == 0.5
