@@ -12,6 +12,7 @@ policy has, before the weights are parsed).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -19,8 +20,6 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
-
-import numpy as np
 
 from ._policy_spec import ArchiveError
 
@@ -183,7 +182,7 @@ def json_column(text: Any, column: str, refuse: Any) -> Any:
     if not isinstance(text, str):
         refuse(f"has a {column} of SQL type {type(text).__name__}, not JSON text")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return _DECODER.decode(text)
     except (ValueError, RecursionError) as error:
         refuse(f"has a {column} that is not valid JSON ({str(error)[:80]})")
 
@@ -197,6 +196,11 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(result) != len(pairs):
         raise ValueError("a key appears twice in one object")
     return result
+
+
+# Strict JSON: no NaN/Infinity; headers also refuse duplicate keys (parsers disagree on them).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_HEADER_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
 
 
 def unlink_all(directory: Path, names: Sequence[str]) -> None:
@@ -239,9 +243,7 @@ def check_header(
     if not 2 <= size <= min(max_header, len(payload) - 8):
         return f"its header claims {size} bytes (the file has {len(payload)})", {}
     try:
-        header = json.loads(
-            payload[8 : 8 + size], parse_constant=_no_constant, object_pairs_hook=_unique_keys
-        )
+        header = _HEADER_DECODER.decode(payload[8 : 8 + size].decode("utf-8"))
     except (ValueError, RecursionError) as error:
         return f"its header is not JSON ({str(error)[:80]})", {}
     if not isinstance(header, dict):
@@ -252,7 +254,7 @@ def check_header(
     if metadata.get("id") != snapshot_id:
         return f"its metadata names the snapshot {str(metadata.get('id'))[:40]!r}", {}
     try:
-        aliases = json.loads(metadata.get("aliases", "{}"), parse_constant=_no_constant)
+        aliases = _DECODER.decode(metadata.get("aliases", "{}"))
     except (ValueError, RecursionError):
         return "its aliases metadata is not JSON", {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
@@ -279,7 +281,7 @@ def check_header(
             return f"{name!r} has the data offsets {str(offsets)[:40]}", {}
         if dtype not in _ST_SIZES:
             return f"{name!r} has the dtype {str(dtype)[:20]!r}", {}
-        if offsets[1] - offsets[0] != int(np.prod(shape, dtype=object)) * _ST_SIZES[dtype]:
+        if offsets[1] - offsets[0] != math.prod(shape) * _ST_SIZES[dtype]:
             return f"{name!r} has data offsets that do not fit its shape", {}
         spans.append((offsets[0], offsets[1]))
     position = 0
@@ -329,7 +331,7 @@ def check_row(row: Sequence[Any], index: Path) -> dict[str, Any]:
         )
     if not (type(step) is int and 0 <= step <= _MAX_STEP):
         refuse(f"has step {step!r:.40}, not an integer in [0, 2**62]")
-    if not (type(wall_time) in (int, float) and np.isfinite(wall_time)):
+    if not (type(wall_time) in (int, float) and math.isfinite(wall_time)):
         refuse(f"has wall_time {wall_time!r:.40}, not a finite number")
     if not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
         refuse("has a sha256 that is not 64 lowercase hex digits")
@@ -343,7 +345,7 @@ def check_row(row: Sequence[Any], index: Path) -> dict[str, Any]:
     ratings = json_column(ratings, "ratings", refuse)
     if not (
         isinstance(ratings, dict)
-        and all(type(v) in (int, float) and np.isfinite(v) for v in ratings.values())
+        and all(type(v) in (int, float) and math.isfinite(v) for v in ratings.values())
     ):
         refuse("has ratings that are not a JSON object of finite numbers")
     spec = json_column(spec, "policy_spec", refuse)
@@ -405,6 +407,6 @@ def size_limits(expected: Mapping[str, tuple[tuple[int, ...], str]]) -> tuple[in
 
     :raises KeyError: a dtype the archive does not store.
     """
-    data = sum(int(np.prod(shape)) * _ST_DTYPES[dtype][1] for shape, dtype in expected.values())
+    data = sum(math.prod(shape) * _ST_DTYPES[dtype][1] for shape, dtype in expected.values())
     header = 65536 + 1024 * len(expected)
     return 8 + header + data, header

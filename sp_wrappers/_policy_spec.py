@@ -23,8 +23,10 @@ constructor arguments as JSON values. A spec read from an archive is untrusted i
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -85,7 +87,10 @@ _KWARGS_SLOTS = {
     "optimizer_kwargs": ("optimizer_class", ("params", "lr")),
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FIX = "Rebuild the archive from a trusted source, or delete this snapshot's row."
+_FIX = (
+    "sp_wrappers never writes such a spec: the archive was edited or comes from elsewhere. Load "
+    "snapshots only from archives you trust, or save this policy again."
+)
 
 
 class ArchiveError(Exception):
@@ -546,6 +551,11 @@ def _n_values(policy: Any) -> int:
     return sum(t.numel() for t in policy.state_dict().values())
 
 
+# Specs already built under the allocation guard -> the values their policy holds. Every snapshot
+# of a run shares one spec, so the guard (which slows construction) runs once per spec.
+_GUARDED: dict[str, int] = {}
+
+
 def build_policy(
     spec: Any,
     trusted_modules: Iterable[str] = TRUSTED_MODULES,
@@ -580,10 +590,12 @@ def build_policy(
     observation_space = space_from_json(spec["observation_space"], "observation_space")
     action_space = space_from_json(spec["action_space"], "action_space")
     kwargs = _decode_kwargs(cls, spec.get("kwargs", {}), trusted)
+    key = json.dumps(spec, sort_keys=True)
+    known = _GUARDED.get(key)
     # Temporaries of weight initialisation (orthogonal init) count too: allow a few times more.
     guard = _allocation_guard(4 * max_parameters + 1_000_000)
     try:
-        with guard:
+        with guard if known is None or known > max_parameters else contextlib.nullcontext():
             policy = cls(
                 observation_space=observation_space,
                 action_space=action_space,
@@ -593,8 +605,8 @@ def build_policy(
     except _AllocationBudgetExceeded as error:
         raise PolicySpecError(
             f"The policy spec ({spec['policy_class']}) asks for more than {max_parameters} "
-            f"parameters (construction stopped after allocating {error.args[0]} values, before "
-            "the oversized tensor). If you trust this archive, raise max_parameters."
+            f"parameters (its tensors would hold at least {error.args[0]} values; construction "
+            "stopped before allocating them). If you trust this archive, raise max_parameters."
         ) from None
     except Exception as error:  # the trusted class refused its (untrusted) arguments
         raise PolicySpecError(
@@ -602,6 +614,10 @@ def build_policy(
             f"({type(error).__name__}: {error}). {_FIX}"
         ) from error
     n_values = _n_values(policy)
+    if known is None:
+        if len(_GUARDED) >= 256:
+            _GUARDED.pop(next(iter(_GUARDED)))
+        _GUARDED[key] = n_values
     if n_values > max_parameters:
         raise PolicySpecError(
             f"The policy spec ({spec['policy_class']}) builds a policy of {n_values} values, "

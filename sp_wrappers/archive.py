@@ -184,6 +184,12 @@ def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
     return tensors, aliases
 
 
+def _info(row: Sequence[Any], index: Path, directory: Path) -> SnapshotInfo:
+    """A checked snapshots row; its file is always ``snapshots/<id>.safetensors``."""
+    fields = check_row(row, index)
+    return SnapshotInfo(file=directory / f"{fields['id']}.safetensors", **fields)
+
+
 def _as_id(snapshot: str | SnapshotInfo) -> str:
     """A snapshot id from an id or a :class:`SnapshotInfo` (what iterating an archive gives)."""
     if isinstance(snapshot, SnapshotInfo):
@@ -410,7 +416,8 @@ class SnapshotArchive:
                 "games, pruned FROM snapshots ORDER BY seq"
             ).fetchall()
             # Rows that did not change since the last listing are not parsed and checked again.
-            parsed = {row: self._parsed.get(row) or self._info(row) for row in raw}
+            index, directory = self.path / INDEX_NAME, self.path / SNAPSHOT_DIR
+            parsed = {row: self._parsed.get(row) or _info(row, index, directory) for row in raw}
             self._parsed = parsed
             rows = list(parsed.values())
             self._listing = (version, rows, {info.id: info for info in rows if not info.pruned})
@@ -430,14 +437,6 @@ class SnapshotArchive:
         if not self._bad:
             return list(rows)
         return [info for info in rows if info.id not in self._bad]
-
-    def _snapshot_file(self, snapshot_id: str) -> Path:
-        """Where a (validated) snapshot id keeps its weights: always inside ``snapshots/``."""
-        return self.path / SNAPSHOT_DIR / f"{snapshot_id}.safetensors"
-
-    def _info(self, row: Sequence[Any]) -> SnapshotInfo:
-        fields = check_row(row, self.path / INDEX_NAME)
-        return SnapshotInfo(file=self._snapshot_file(fields["id"]), **fields)
 
     def __len__(self) -> int:
         return len(self.snapshots())
