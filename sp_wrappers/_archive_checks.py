@@ -5,8 +5,8 @@ documented) and the checks :class:`~sp_wrappers.archive.SnapshotArchive` runs on
 :func:`check_not_linked` (no symlinks where the archive keeps its files), :func:`check_schema` and
 :func:`check_matches` (the index when it opens), :func:`check_row` (each snapshots row, before an
 id names a file), :func:`read_snapshot_file` and :func:`unlink_all` (file access that never
-follows a link), and :func:`check_header` (a safetensors header against the tensors the rebuilt
-policy has, before the weights are parsed).
+follows a link; :func:`write_atomically` for saves), and :func:`check_header` (a safetensors header
+against the tensors the rebuilt policy has, before the weights are parsed).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "check_header",
     "expected_tensors",
     "size_limits",
+    "write_atomically",
 ]
 
 SNAPSHOT_DIR = "snapshots"
@@ -410,3 +411,39 @@ def size_limits(expected: Mapping[str, tuple[tuple[int, ...], str]]) -> tuple[in
     data = sum(math.prod(shape) * _ST_DTYPES[dtype][1] for shape, dtype in expected.values())
     header = 65536 + 1024 * len(expected)
     return 8 + header + data, header
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomically(final: Path, temporary: Path, payload: bytes) -> None:
+    """Write ``payload`` to ``temporary`` (created anew, never through a link), flush it to disk,
+    rename it to ``final`` and flush the directory: a crash leaves ``final`` complete or absent.
+
+    :raises UnsafeArchiveError: the directory is a symlink.
+    :raises OSError: the disk is full or read-only (``temporary`` is removed).
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    check_not_linked(final.parent, directory=True)
+    temporary.unlink(missing_ok=True)  # a stale one from a crash; a link is removed, not followed
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    try:
+        with open(os.open(temporary, flags, 0o644), "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, final)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+    _fsync_dir(final.parent)

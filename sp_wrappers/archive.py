@@ -42,8 +42,6 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ._archive_checks import (
-    _O_CLOEXEC,
-    _O_NOFOLLOW,
     SNAPSHOT_DIR,
     ArchiveFormatError,
     ArchiveWriteError,
@@ -59,6 +57,7 @@ from ._archive_checks import (
     read_snapshot_file,
     size_limits,
     unlink_all,
+    write_atomically,
 )
 from ._policy_spec import (
     MAX_PARAMETERS,
@@ -70,6 +69,17 @@ from ._policy_spec import (
     space_from_json,
     spaces_match,
 )
+
+for _error in (
+    ArchiveError,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    PolicySpecError,
+    UnsafeArchiveError,
+):  # defined where the checks live; users import and see them here
+    _error.__module__ = __name__
 
 __all__ = [
     "SnapshotArchive",
@@ -150,19 +160,6 @@ class MatchRecord:
     seat_a: str | None
     seat_b: str | None
     source: str
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -516,16 +513,7 @@ class SnapshotArchive:
         final = self.path / relative
         temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            check_not_linked(final.parent, directory=True)
-            temporary.unlink(missing_ok=True)  # a stale one from a crash; a link is removed
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-            with open(os.open(temporary, flags, 0o644), "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, final)
-            _fsync_dir(final.parent)
+            write_atomically(final, temporary, payload)
         except OSError as error:
             temporary.unlink(missing_ok=True)
             raise ArchiveWriteError(

@@ -564,27 +564,3 @@ def test_every_refusal_is_an_archive_error():
     for error in (ArchiveFormatError, UnsafeArchiveError, CorruptSnapshotError, PolicySpecError):
         assert issubclass(error, ArchiveError)
     assert issubclass(PolicySpecError, ValueError)  # as before: callers catching ValueError
-
-
-# -- snapshot ids and SnapshotInfo -----------------------------------------------------------------
-def test_a_snapshot_info_is_accepted_wherever_a_snapshot_id_is(archive_dir):
-    archive = SnapshotArchive(archive_dir)
-    first, second = archive  # iterating gives SnapshotInfo objects
-    assert archive.load_policy(first).policy_id == "snapshot-0000"
-    assert set(archive.load_state_dict(second)) == set(archive.load_state_dict("snapshot-0001"))
-    assert archive.get(second) == second and second in archive
-    archive.record_match("learner", first, 1.0, step=5)
-    archive.record_matches([dict(player_a=second, player_b=first, score_a=0.5)])
-    assert [m.player_b for m in archive.matches(player=first)] == ["snapshot-0000"] * 2
-    assert archive.scores_against(first) == {"learner": (0.0, 1), "snapshot-0001": (0.5, 1)}
-    with pytest.raises(TypeError, match="snapshot id.*SnapshotInfo"):
-        archive.load_policy(3)
-
-
-def test_a_pruned_snapshot_is_reported_as_pruned(archive_dir):
-    archive = SnapshotArchive(archive_dir, max_snapshots=2)
-    model = make_model()
-    archive.save(model, step=20)
-    (pruned,) = [info for info in archive.snapshots(include_pruned=True) if info.pruned]
-    with pytest.raises(KeyError, match=f"{pruned.id}.*was pruned"):
-        archive.load_policy(pruned)
