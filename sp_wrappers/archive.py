@@ -15,6 +15,13 @@ listed snapshot whose file is missing or incomplete. Weights are safetensors (ne
 the index row carries a JSON policy spec from which :func:`~sp_wrappers._policy_spec.build_policy`
 rebuilds the SB3 policy. Readers in other processes (env workers, tournaments) see a consistent
 view while the trainer writes. Loaded opponents live in a bounded LRU cache.
+
+An archive may come from someone else, so everything read from it is untrusted input (the checks
+are listed in ``docs/formats.md``, "Security"): snapshot ids must match ``snapshot-NNNN`` and
+every snapshot path is derived from the id inside ``snapshots/`` (the ``file`` column is only
+checked, never followed); symlinks are refused; rows, policy specs and safetensors headers are
+validated before anything is built, read in full or deleted. Failures raise subclasses of
+:class:`ArchiveError` naming the file or row and the fix.
 """
 
 from __future__ import annotations
@@ -30,11 +37,49 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from ._policy_spec import TRUSTED_MODULES, build_policy, policy_spec, space_from_json, spaces_match
+from ._archive_checks import (
+    SNAPSHOT_DIR,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    UnsafeArchiveError,
+    check_header,
+    check_matches,
+    check_not_linked,
+    check_row,
+    check_schema,
+    expected_tensors,
+    read_snapshot_file,
+    size_limits,
+    unlink_all,
+    write_atomically,
+)
+from ._policy_spec import (
+    MAX_PARAMETERS,
+    TRUSTED_MODULES,
+    ArchiveError,
+    PolicySpecError,
+    build_policy,
+    policy_spec,
+    space_from_json,
+    spaces_match,
+)
+
+for _error in (
+    ArchiveError,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    PolicySpecError,
+    UnsafeArchiveError,
+):  # defined where the checks live; users import and see them here
+    _error.__module__ = __name__
 
 __all__ = [
     "SnapshotArchive",
@@ -46,11 +91,13 @@ __all__ = [
     "ArchiveWriteError",
     "CorruptSnapshotError",
     "IncompatibleSnapshotError",
+    "PolicySpecError",
+    "UnsafeArchiveError",
 ]
 
 FORMAT_VERSION = 1
 INDEX_NAME = "index.sqlite"
-SNAPSHOT_DIR = "snapshots"
+_MAX_STEP = 2**62
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -80,26 +127,6 @@ CREATE TABLE IF NOT EXISTS matches (
 );
 CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
 """
-
-
-class ArchiveError(Exception):
-    """Base class of the archive's errors."""
-
-
-class ArchiveFormatError(ArchiveError):
-    """The directory is not an archive, or was written by an incompatible version."""
-
-
-class ArchiveWriteError(ArchiveError, OSError):
-    """A save or record failed (read-only or full disk); nothing saved before is lost."""
-
-
-class CorruptSnapshotError(ArchiveError):
-    """A snapshot's file is missing or does not match its recorded hash."""
-
-
-class IncompatibleSnapshotError(ArchiveError, ValueError):
-    """A snapshot's policy does not fit the spaces of the env or model it is used with."""
 
 
 @dataclass(frozen=True)
@@ -135,19 +162,6 @@ class MatchRecord:
     source: str
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """Tensors to store (shared storage kept once) and the aliases that point at them."""
     import torch
@@ -167,8 +181,33 @@ def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
     return tensors, aliases
 
 
+def _info(row: Sequence[Any], index: Path, directory: Path) -> SnapshotInfo:
+    """A checked snapshots row; its file is always ``snapshots/<id>.safetensors``."""
+    fields = check_row(row, index)
+    return SnapshotInfo(file=directory / f"{fields['id']}.safetensors", **fields)
+
+
+def _as_id(snapshot: str | SnapshotInfo) -> str:
+    """A snapshot id from an id or a :class:`SnapshotInfo` (what iterating an archive gives)."""
+    if isinstance(snapshot, SnapshotInfo):
+        return snapshot.id
+    if isinstance(snapshot, str):
+        return snapshot
+    raise TypeError(
+        f"Expected a snapshot id (str) or a SnapshotInfo, got {type(snapshot).__name__}."
+    )
+
+
+def _player(player: str | SnapshotInfo) -> str:
+    return player.id if isinstance(player, SnapshotInfo) else str(player)
+
+
 class SnapshotArchive:
     """A directory of policy snapshots with ratings and match history that survives crashes.
+
+    Methods that take a snapshot accept its id or the :class:`SnapshotInfo` that iterating the
+    archive gives. An archive from elsewhere is untrusted input: see ``docs/formats.md``
+    ("Security") for what is checked before anything is built, read or deleted.
 
     :param path: the archive directory (created when missing and ``create`` is true).
     :param max_snapshots: keep at most this many snapshots listed; older ones are pruned, keeping
@@ -178,7 +217,10 @@ class SnapshotArchive:
         ``max_snapshots``).
     :param cache_size: how many loaded opponent policies stay in memory (LRU).
     :param create: create a new archive when ``path`` holds none; ``False`` raises instead.
-    :param trusted_modules: module prefixes whose classes a policy spec may name.
+    :param trusted_modules: module prefixes whose classes a policy spec may name (importing a
+        module under them runs its code: list only packages you trust).
+    :param max_parameters: refuse to rebuild a policy with more weights and buffers than this
+        (values; the default allows 50 million).
 
     >>> import tempfile, gymnasium as gym
     >>> from stable_baselines3 import PPO
@@ -189,8 +231,8 @@ class SnapshotArchive:
     >>> archive.record_match("learner", "snapshot-0000", 1.0, step=10)
     >>> len(archive), archive.scores_against("learner")
     (1, {'snapshot-0000': (1.0, 1)})
-    >>> archive.load_policy("snapshot-0000").policy_id
-    'snapshot-0000'
+    >>> [archive.load_policy(info).policy_id for info in archive]
+    ['snapshot-0000']
     """
 
     def __init__(
@@ -201,6 +243,7 @@ class SnapshotArchive:
         cache_size: int = 16,
         create: bool = True,
         trusted_modules: Sequence[str] = TRUSTED_MODULES,
+        max_parameters: int = MAX_PARAMETERS,
     ) -> None:
         if max_snapshots is not None and max_snapshots < 2:
             raise ValueError(f"max_snapshots must be >= 2 or None, got {max_snapshots}.")
@@ -212,18 +255,25 @@ class SnapshotArchive:
             )
         if cache_size < 1:
             raise ValueError(f"cache_size must be >= 1, got {cache_size}.")
+        if isinstance(trusted_modules, str):
+            raise TypeError(
+                f"trusted_modules must be a list of module prefixes, got the string "
+                f"{trusted_modules!r}; pass [{trusted_modules!r}]."
+            )
         self.path = Path(path)
         self.max_snapshots = max_snapshots
         self.keep_recent = keep_recent
         self.cache_size = int(cache_size)
         self.trusted_modules = tuple(trusted_modules)
+        self.max_parameters = int(max_parameters)
         self._create = create
         self._conn: sqlite3.Connection | None = None
         self._conn_pid: int | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._bad: set[str] = set()
-        # (data_version, every row, the unpruned rows): re-read only when the index changes
-        self._listing: tuple[int, list[SnapshotInfo], list[SnapshotInfo]] | None = None
+        # (data_version, every row, the unpruned rows by id): re-read only when the index changes
+        self._listing: tuple[int, list[SnapshotInfo], dict[str, SnapshotInfo]] | None = None
+        self._parsed: dict[tuple[Any, ...], SnapshotInfo] = {}  # raw row -> its checked info
         self._scores: dict[str, tuple[int, dict[str, tuple[float, int]]]] = {}
         self._connect()
 
@@ -232,6 +282,7 @@ class SnapshotArchive:
         if self._conn is not None and self._conn_pid == os.getpid():
             return self._conn
         index = self.path / INDEX_NAME
+        check_not_linked(index, sidecars=True)
         if not index.exists():
             if not self._create:
                 raise ArchiveFormatError(
@@ -246,12 +297,17 @@ class SnapshotArchive:
                     f"Cannot create the archive directory {self.path}: {error}. Choose a "
                     "writable location."
                 ) from error
+        check_not_linked(self.path / SNAPSHOT_DIR, directory=True)
         try:
             conn = sqlite3.connect(index, timeout=60.0, isolation_level=None)
+            # Schema objects (triggers, views, defaults) may not call functions with side effects.
+            conn.execute("PRAGMA trusted_schema=OFF")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
+            check_schema(conn, index)
             self._check_format(conn)
+            check_matches(conn, index)
         except sqlite3.DatabaseError as error:
             raise ArchiveFormatError(
                 f"{index} is not a readable archive index ({error}). If the directory holds "
@@ -288,12 +344,15 @@ class SnapshotArchive:
                 conn.execute("ROLLBACK")
                 raise
             return
-        version = int(row[0])
+        try:
+            version = int(str(row[0])[:20])
+        except ValueError:
+            version = None
         if version != FORMAT_VERSION:
             raise ArchiveFormatError(
-                f"The archive {self.path} has format version {version}; this sp_wrappers reads "
-                f"version {FORMAT_VERSION}. Install the sp_wrappers version that wrote it, or "
-                "start a new archive directory."
+                f"The archive {self.path} has format version {str(row[0])[:20]}; this "
+                f"sp_wrappers reads version {FORMAT_VERSION}. Install the sp_wrappers version "
+                "that wrote it, or start a new archive directory."
             )
 
     def _write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
@@ -330,15 +389,36 @@ class SnapshotArchive:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_conn=None, _conn_pid=None, _cache=OrderedDict(), _listing=None, _scores={})
+        state.update(
+            _conn=None, _conn_pid=None, _cache=OrderedDict(), _listing=None, _scores={}, _parsed={}
+        )
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("max_parameters", MAX_PARAMETERS)
+        state.setdefault("_parsed", {})
         self.__dict__.update(state)
 
     # -- snapshots ---------------------------------------------------------------------------------
     def _data_version(self) -> int:
         return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
+
+    def _rows(self) -> tuple[list[SnapshotInfo], dict[str, SnapshotInfo]]:
+        """Every row (validated) and the unpruned ones by id, re-read when the index changed."""
+        conn = self._connect()
+        version = self._data_version()
+        if self._listing is None or self._listing[0] != version:
+            raw = conn.execute(
+                "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, "
+                "games, pruned FROM snapshots ORDER BY seq"
+            ).fetchall()
+            # Rows that did not change since the last listing are not parsed and checked again.
+            index, directory = self.path / INDEX_NAME, self.path / SNAPSHOT_DIR
+            parsed = {row: self._parsed.get(row) or _info(row, index, directory) for row in raw}
+            self._parsed = parsed
+            rows = list(parsed.values())
+            self._listing = (version, rows, {info.id: info for info in rows if not info.pruned})
+        return self._listing[1], self._listing[2]
 
     def snapshots(self, include_pruned: bool = False) -> list[SnapshotInfo]:
         """Every listed snapshot, oldest first (corrupt ones left out).
@@ -346,36 +426,14 @@ class SnapshotArchive:
         :param include_pruned: also return the rows of snapshots that :meth:`prune` unlisted
             (``info.pruned`` is true and their weights file is gone), for example to name every
             snapshot the match history mentions.
+        :raises ArchiveFormatError: a row holds values of the wrong type or out of range
+            (:class:`UnsafeArchiveError` when its id or ``file`` points outside ``snapshots/``).
         """
-        conn = self._connect()
-        version = self._data_version()
-        if self._listing is None or self._listing[0] != version:
-            rows = [
-                self._info(row)
-                for row in conn.execute(
-                    "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, "
-                    "games, pruned FROM snapshots ORDER BY seq"
-                ).fetchall()
-            ]
-            self._listing = (version, rows, [info for info in rows if not info.pruned])
-        rows = self._listing[1] if include_pruned else self._listing[2]
+        every, listed = self._rows()
+        rows = every if include_pruned else listed.values()
+        if not self._bad:
+            return list(rows)
         return [info for info in rows if info.id not in self._bad]
-
-    def _info(self, row: Sequence[Any]) -> SnapshotInfo:
-        seq, sid, step, wall_time, tags, sha, file, spec, ratings, games, pruned = row
-        return SnapshotInfo(
-            id=sid,
-            step=int(step),
-            wall_time=float(wall_time),
-            tags=tuple(json.loads(tags)),
-            sha256=sha,
-            file=self.path / file,
-            ratings=json.loads(ratings),
-            games=int(games),
-            policy_spec=json.loads(spec),
-            seq=int(seq),
-            pruned=bool(pruned),
-        )
 
     def __len__(self) -> int:
         return len(self.snapshots())
@@ -383,22 +441,40 @@ class SnapshotArchive:
     def __iter__(self) -> Iterator[SnapshotInfo]:
         return iter(self.snapshots())
 
-    def __contains__(self, snapshot_id: object) -> bool:
-        return any(info.id == snapshot_id for info in self.snapshots())
+    def __contains__(self, snapshot: object) -> bool:
+        if not isinstance(snapshot, (str, SnapshotInfo)):
+            return False
+        sid = _as_id(snapshot)
+        return sid in self._rows()[1] and sid not in self._bad
 
     def latest(self) -> SnapshotInfo | None:
         """The newest listed snapshot, or ``None`` for an empty archive."""
         listing = self.snapshots()
         return listing[-1] if listing else None
 
-    def get(self, snapshot_id: str) -> SnapshotInfo:
-        """The listed snapshot with this id (``KeyError`` naming the known ids otherwise)."""
-        for info in self.snapshots():
-            if info.id == snapshot_id:
-                return info
-        known = [info.id for info in self.snapshots()]
+    def get(self, snapshot: str | SnapshotInfo) -> SnapshotInfo:
+        """The listed snapshot with this id (or the id of this :class:`SnapshotInfo`).
+
+        :raises KeyError: naming the known ids (and saying so when the snapshot was pruned).
+        """
+        sid = _as_id(snapshot)
+        every, listed = self._rows()
+        info = listed.get(sid)
+        if info is not None and sid not in self._bad:
+            return info
+        if info is not None:
+            raise KeyError(
+                f"Snapshot {sid!r} in {self.path} was left out after its file failed a check "
+                "(see the earlier warning); restore the file and reopen the archive."
+            )
+        if any(row.id == sid for row in every):
+            raise KeyError(
+                f"Snapshot {sid!r} in {self.path} was pruned (its weights are deleted; its "
+                "ratings and matches remain): pick one of archive.snapshots()."
+            )
+        known = [i.id for i in self.snapshots()]
         shown = known if len(known) <= 10 else known[:5] + ["..."] + known[-5:]
-        raise KeyError(f"No snapshot {snapshot_id!r} in {self.path}; known ids: {shown}.")
+        raise KeyError(f"No snapshot {sid!r} in {self.path}; known ids: {shown}.")
 
     def save(
         self,
@@ -416,11 +492,15 @@ class SnapshotArchive:
         """
         from safetensors.torch import save as save_safetensors
 
+        if not 0 <= int(step) <= _MAX_STEP:
+            raise ValueError(f"step must be a non-negative learner step, got {step}.")
+        if rating is not None and not np.isfinite(rating):
+            raise ValueError(f"rating must be a finite number, got {rating}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
         tensors, aliases = _dedupe_state(policy.state_dict())
-        conn = self._connect()
-        seq = int(conn.execute("SELECT coalesce(max(seq), -1) + 1 FROM snapshots").fetchone()[0])
+        every, _ = self._rows()
+        seq = every[-1].seq + 1 if every else 0
         snapshot_id = f"snapshot-{seq:04d}"
         metadata = {
             "format_version": str(FORMAT_VERSION),
@@ -433,13 +513,7 @@ class SnapshotArchive:
         final = self.path / relative
         temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            with open(temporary, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, final)
-            _fsync_dir(final.parent)
+            write_atomically(final, temporary, payload)
         except OSError as error:
             temporary.unlink(missing_ok=True)
             raise ArchiveWriteError(
@@ -481,28 +555,56 @@ class SnapshotArchive:
             self.prune()
         return info
 
-    def load_state_dict(self, snapshot_id: str) -> dict[str, Any]:
-        """The snapshot's weights as torch tensors, after checking the file's hash.
+    def _build(self, info: SnapshotInfo, device: str) -> Any:
+        """The snapshot's policy with random weights, rebuilt from its checked spec."""
+        try:
+            return build_policy(info.policy_spec, self.trusted_modules, device, self.max_parameters)
+        except PolicySpecError as error:
+            raise PolicySpecError(
+                f"Snapshot {info.id} in {self.path / INDEX_NAME}: {error}"
+            ) from error
 
-        :raises CorruptSnapshotError: the file is missing or its hash differs (a warning naming
-            the file is issued and the snapshot is left out of :meth:`snapshots` from then on).
+    def load_state_dict(self, snapshot: str | SnapshotInfo) -> dict[str, Any]:
+        """The snapshot's weights as torch tensors, after checking the file's hash and that it
+        holds exactly the tensors (names, shapes, dtypes) its policy spec describes.
+
+        :raises CorruptSnapshotError: the file is missing, its hash differs or its tensors do
+            not fit the spec (a warning naming the file is issued and the snapshot is left out
+            of :meth:`snapshots` from then on).
+        :raises PolicySpecError: the stored policy spec is refused (see :func:`build_policy`).
+        :raises UnsafeArchiveError: the file or ``snapshots/`` is a symlink or not a plain file.
         """
+        info = self.get(snapshot)
+        return self._load_weights(info, self._build(info, "cpu"))
+
+    def _load_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
         from safetensors.torch import load as load_safetensors
 
-        info = self.get(snapshot_id)
+        expected = expected_tensors(policy)
         try:
-            payload = info.file.read_bytes()
+            limit, max_header = size_limits(expected)
+        except KeyError as error:
+            raise PolicySpecError(
+                f"Snapshot {info.id}'s policy holds a tensor of dtype {error}, which the archive "
+                "does not store."
+            ) from None
+        try:
+            payload = read_snapshot_file(self.path / SNAPSHOT_DIR, f"{info.id}.safetensors", limit)
         except OSError as error:
             self._mark_bad(info, f"cannot be read ({error})")
+        if len(payload) > limit:
+            self._mark_bad(info, f"is longer than the {limit} bytes its policy's tensors can take")
         if hashlib.sha256(payload).hexdigest() != info.sha256:
             self._mark_bad(info, "does not match its recorded sha256")
+        problem, aliases = check_header(payload, info.id, expected, max_header)
+        if problem:
+            self._mark_bad(info, f"does not hold the tensors its policy spec describes: {problem}")
         state = load_safetensors(payload)
-        aliases = json.loads(_safetensors_metadata(payload).get("aliases", "{}"))
         for alias, target in aliases.items():
             state[alias] = state[target]
         return state
 
-    def _mark_bad(self, info: SnapshotInfo, problem: str) -> None:
+    def _mark_bad(self, info: SnapshotInfo, problem: str) -> NoReturn:
         self._bad.add(info.id)
         message = (
             f"Skipping snapshot {info.id}: its file {info.file} {problem}. The archive goes on "
@@ -512,22 +614,27 @@ class SnapshotArchive:
         raise CorruptSnapshotError(message)
 
     def load_policy(
-        self, snapshot_id: str, deterministic: bool = False, device: str = "cpu"
+        self, snapshot: str | SnapshotInfo, deterministic: bool = False, device: str = "cpu"
     ) -> Any:
-        """A frozen :class:`~sp_wrappers.SB3Policy` for a snapshot, from the bounded cache.
+        """A frozen :class:`~sp_wrappers.SB3Policy` for a snapshot (its id or its
+        :class:`SnapshotInfo`), from the bounded cache.
 
-        The policy is rebuilt from the stored spec (no pickle) and its ``policy_id`` is the
-        snapshot id. At most ``cache_size`` policies are kept in memory.
+        The policy is rebuilt from the stored spec (no pickle; checked as :func:`build_policy`
+        describes), the weights file is checked against the spec before it is read in full, and
+        the policy's ``policy_id`` is the snapshot id. At most ``cache_size`` policies are kept.
+
+        :raises CorruptSnapshotError: see :meth:`load_state_dict` (the sampler draws another).
+        :raises PolicySpecError: the stored spec names a class, argument or size it must not.
         """
         from .policies import SB3Policy
 
+        snapshot_id = _as_id(snapshot)
         key = f"{snapshot_id}@{device}"
         cached = self._cache.get(key)
         if cached is None:
             info = self.get(snapshot_id)
-            state = self.load_state_dict(snapshot_id)
-            policy = build_policy(info.policy_spec, self.trusted_modules, device=device)
-            policy.load_state_dict(state, strict=True)
+            policy = self._build(info, device)
+            policy.load_state_dict(self._load_weights(info, policy), strict=True)
             cached = SB3Policy(policy, policy_id=snapshot_id, device=device, copy_weights=False)
             self._cache[key] = cached
             while len(self._cache) > self.cache_size:
@@ -554,8 +661,10 @@ class SnapshotArchive:
         newest = self.latest()
         if newest is None:
             return
-        stored_obs = space_from_json(newest.policy_spec["observation_space"])
-        stored_act = space_from_json(newest.policy_spec["action_space"])
+        where = f"snapshot {newest.id}'s observation_space"
+        stored_obs = space_from_json(newest.policy_spec.get("observation_space"), where)
+        where = f"snapshot {newest.id}'s action_space"
+        stored_act = space_from_json(newest.policy_spec.get("action_space"), where)
         same_obs = spaces_match(stored_obs, observation_space)
         if not (same_obs and spaces_match(stored_act, action_space)):
             raise IncompatibleSnapshotError(
@@ -571,7 +680,9 @@ class SnapshotArchive:
 
         Kept: the newest ``keep_recent``, the first snapshot, and older snapshots spread evenly
         over the rest of the history. Pruned snapshots keep their index rows (marked pruned), so
-        ratings and the match history that mention them stay intact.
+        ratings and the match history that mention them stay intact. Only
+        ``snapshots/<id>.safetensors`` of a validated id is ever deleted, never a path the index
+        names, and nothing when ``snapshots/`` is a symlink.
         """
         if self.max_snapshots is None:
             return []
@@ -587,35 +698,44 @@ class SnapshotArchive:
             candidates = range(1, len(kept) - recent)
             victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
             drop.append(kept.pop(victim))
+        directory = self.path / SNAPSHOT_DIR
+        check_not_linked(directory, directory=True)
         self._write([("UPDATE snapshots SET pruned = 1 WHERE id = ?", (d.id,)) for d in drop])
         for info in drop:
             for key in [k for k in self._cache if k.rsplit("@", 1)[0] == info.id]:
                 del self._cache[key]
-            info.file.unlink(missing_ok=True)
+        unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
         return [info.id for info in drop]
 
     # -- ratings and matches -----------------------------------------------------------------------
     def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
         """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
-        self._write(
-            (
-                "UPDATE snapshots SET ratings = ? WHERE id = ?",
-                (json.dumps({k: float(v) for k, v in values.items()}), sid),
+        statements = []
+        for sid, values in ratings.items():
+            clean = {str(k): float(v) for k, v in values.items()}
+            bad = [k for k, v in clean.items() if not np.isfinite(v)]
+            if bad:
+                raise ValueError(f"Ratings must be finite numbers; {sid} has {bad} = non-finite.")
+            statements.append(
+                ("UPDATE snapshots SET ratings = ? WHERE id = ?", (json.dumps(clean), _as_id(sid)))
             )
-            for sid, values in ratings.items()
-        )
+        self._write(statements)
 
     def record_match(
         self,
-        player_a: str,
-        player_b: str,
+        player_a: str | SnapshotInfo,
+        player_b: str | SnapshotInfo,
         score_a: float,
         step: int | None = None,
         seat_a: str | None = None,
         seat_b: str | None = None,
         source: str = "training",
     ) -> None:
-        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A)."""
+        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
+
+        Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
+        baseline's ``policy_id``.
+        """
         self.record_matches(
             [
                 dict(
@@ -639,8 +759,11 @@ class SnapshotArchive:
             score = float(match["score_a"])
             if not 0.0 <= score <= 1.0:
                 raise ValueError(f"score_a must be between 0 and 1, got {score} in {match}.")
-            a, b = str(match["player_a"]), str(match["player_b"])
+            a, b = _player(match["player_a"]), _player(match["player_b"])
             step = match.get("step")
+            if step is not None and int(step) < 0:
+                raise ValueError(f"step must be a non-negative learner step, got {step}.")
+            seat_a, seat_b = match.get("seat_a"), match.get("seat_b")
             statements.append(
                 (
                     "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, "
@@ -651,8 +774,8 @@ class SnapshotArchive:
                         a,
                         b,
                         score,
-                        match.get("seat_a"),
-                        match.get("seat_b"),
+                        None if seat_a is None else str(seat_a),
+                        None if seat_b is None else str(seat_b),
                         str(match.get("source", "training")),
                     ),
                 )
@@ -667,7 +790,9 @@ class SnapshotArchive:
         ]
         self._write(statements)
 
-    def matches(self, player: str | None = None, source: str | None = None) -> list[MatchRecord]:
+    def matches(
+        self, player: str | SnapshotInfo | None = None, source: str | None = None
+    ) -> list[MatchRecord]:
         """The match history in the order it was recorded, optionally for one player/source."""
         sql = (
             "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
@@ -675,6 +800,7 @@ class SnapshotArchive:
         )
         clauses, params = [], []
         if player is not None:
+            player = _player(player)
             clauses.append("(player_a = ? OR player_b = ?)")
             params += [player, player]
         if source is not None:
@@ -689,8 +815,9 @@ class SnapshotArchive:
         """How many games the match history holds."""
         return int(self._connect().execute("SELECT count(*) FROM matches").fetchone()[0])
 
-    def scores_against(self, player: str) -> dict[str, tuple[float, int]]:
+    def scores_against(self, player: str | SnapshotInfo) -> dict[str, tuple[float, int]]:
         """``{opponent: (player's mean score, games)}`` over the whole match history."""
+        player = _player(player)
         version = self._data_version()
         cached = self._scores.get(player)
         if cached is not None and cached[0] == version:
@@ -717,10 +844,3 @@ class SnapshotArchive:
 
     def __repr__(self) -> str:
         return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"
-
-
-def _safetensors_metadata(payload: bytes) -> dict[str, str]:
-    """The ``__metadata__`` header of a safetensors payload."""
-    header_size = int.from_bytes(payload[:8], "little")
-    header = json.loads(payload[8 : 8 + header_size])
-    return header.get("__metadata__", {}) or {}

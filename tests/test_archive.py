@@ -378,3 +378,30 @@ def test_archive_pickles_without_its_connection_and_reconnects(tmp_path):
     assert clone.cached_ids() == []
     assert [i.id for i in clone.snapshots()] == ["snapshot-0000"]
     assert os.fspath(clone.path) == os.fspath(archive.path)
+
+
+def test_a_snapshot_info_is_accepted_wherever_a_snapshot_id_is(tmp_path):
+    archive = SnapshotArchive(tmp_path)
+    model = make_model()
+    archive.save(model, step=0)
+    archive.save(model, step=10)
+    first, second = archive  # iterating gives SnapshotInfo objects
+    assert archive.load_policy(first).policy_id == "snapshot-0000"
+    assert set(archive.load_state_dict(second)) == set(archive.load_state_dict("snapshot-0001"))
+    assert archive.get(second) == second and second in archive
+    archive.record_match("learner", first, 1.0, step=5)
+    archive.record_matches([dict(player_a=second, player_b=first, score_a=0.5)])
+    assert [m.player_b for m in archive.matches(player=first)] == ["snapshot-0000"] * 2
+    assert archive.scores_against(first) == {"learner": (0.0, 1), "snapshot-0001": (0.5, 1)}
+    with pytest.raises(TypeError, match="snapshot id.*SnapshotInfo"):
+        archive.load_policy(3)
+
+
+def test_a_pruned_snapshot_is_reported_as_pruned(tmp_path):
+    archive = SnapshotArchive(tmp_path, max_snapshots=2)
+    model = make_model()
+    for step in (0, 10, 20):
+        archive.save(model, step=step)
+    (pruned,) = [info for info in archive.snapshots(include_pruned=True) if info.pruned]
+    with pytest.raises(KeyError, match=f"{pruned.id}.*was pruned"):
+        archive.load_policy(pruned)
