@@ -121,7 +121,7 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
 
 
 def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
-    from sp_wrappers.vec_env import _FastSB3
+    from sp_wrappers._fast_path import _FastSB3
 
     opponent = SB3Policy(ttt_model, deterministic=True)
     other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
