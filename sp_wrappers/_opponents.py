@@ -7,7 +7,8 @@ This module holds:
 - :class:`OpponentSlots`, the per-env state: the current policy of each opponent slot and the
   swap schedule (``swap_every`` in learner steps or episodes, counted per env copy). A draw only
   takes effect at an episode start, so every episode faces one opponent line-up and its
-  ``info["selfplay"]`` names it.
+  ``info["selfplay"]`` names it. :meth:`OpponentSlots.bind_lineup` fits the line-up to its seats
+  (a ``RandomPolicy()`` without an action space plays in its seat's).
 """
 
 from __future__ import annotations
@@ -128,11 +129,18 @@ class OpponentSlots:
         self._episodes_since_draw += 1
         return self.policies
 
-    def check_lineup(
+    def bind_lineup(
         self, lineup: dict[str, Policy], spaces_of: Callable[[str], tuple[Any, Any]]
-    ) -> None:
-        """Check each policy fits its seat's spaces (once per policy and seat)."""
+    ) -> dict[str, Policy]:
+        """The line-up with each policy fitted to its seat: a policy with ``in_space`` (a
+        ``RandomPolicy()`` built without an action space) gets its seat's action space, and each
+        policy that declares its spaces is checked against its seat's (once per policy and seat).
+        """
+        bound = {}
         for seat, policy in lineup.items():
+            in_space = getattr(policy, "in_space", None)
+            if in_space is not None:
+                policy = in_space(spaces_of(seat)[1])
             try:
                 seats = self._checked.setdefault(policy, set())
             except TypeError:  # not weak-referenceable or not hashable: check it every time
@@ -140,6 +148,8 @@ class OpponentSlots:
             if seat not in seats:
                 check_policy_fits(policy, seat, *spaces_of(seat))
                 seats.add(seat)
+            bound[seat] = policy
+        return bound
 
     def count_step(self) -> None:
         """Count one learner step towards a step-based swap."""

@@ -158,9 +158,9 @@ class _EnvCopy:
         lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
         if self._default_opponents is not None:
             lineup = [self._default_opponents[a] for a in opponent_seats]
-        self.seat_policies = dict(zip(opponent_seats, lineup, strict=True))
-        self.slots.check_lineup(self.seat_policies, owner._opponent_spaces)
-        for policy in lineup:
+        lineup_by_seat = dict(zip(opponent_seats, lineup, strict=True))
+        self.seat_policies = self.slots.bind_lineup(lineup_by_seat, owner._opponent_spaces)
+        for policy in self.seat_policies.values():
             owner._place(policy)
         return (_RESET, self.index, seat, self._game_seed, self._reset_options)
 
