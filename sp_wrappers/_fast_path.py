@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from .policies import choose_from_scores
+from .policies import SB3Policy, choose_from_scores
 
 __all__: list[str] = []
 
@@ -59,8 +59,14 @@ class _RowGenerators:
         shape = (size,) if isinstance(size, int | np.integer) else size
         if out is not None or not shape or shape[0] != len(self._generators):
             return self._generators[0].random(size, dtype, out)
-        rest = tuple(shape[1:])
-        return np.stack([g.random(rest, dtype) for g in self._generators])
+        rows = np.empty(shape, dtype)  # each row filled in place by its own generator
+        if len(shape) == 1:
+            for i, generator in enumerate(self._generators):
+                rows[i] = generator.random(dtype=dtype)
+        else:
+            for generator, row in zip(self._generators, rows, strict=True):
+                generator.random(dtype=dtype, out=row)
+        return rows
 
     def __getattr__(self, name: str) -> Any:
         first = getattr(self._generators[0], name)
@@ -126,8 +132,6 @@ class _FastSB3:
     def route(self, policy: Any, obs: Any, masks: np.ndarray | None) -> Any:
         """How to answer for ``policy``: its numpy plan (a list), ``"torch"``, or ``None`` for
         ``policy.act``. The first use of each kind of network is checked against its own act."""
-        from .policies import SB3Policy
-
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
         network = policy.policy

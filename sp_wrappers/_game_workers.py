@@ -89,10 +89,10 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
             dict(driver.returns),
             driver.learner_steps,
         )
-    mask = driver.learner_mask()
+    obs, mask = driver.learner_view()
     if mask is None:
         mask = driver.all_actions_mask(driver.learner)
-    return _Status(None, driver.learner_observation(), mask, reward=reward)
+    return _Status(None, obs, mask, reward=reward)
 
 
 class _Games:

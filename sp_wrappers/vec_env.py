@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 
 from ._fast_path import _batch_key, _FastSB3, _normalises_twice, _RowGenerators
 from ._game_workers import _PLAY, _RESET, _Games, _Status, _WorkerGames
-from ._opponents import OpponentSlots, as_opponent_source
+from ._opponents import OPPONENT_DRAWS, OpponentSlots, as_opponent_source
 from ._seats import OutcomeFn, pairwise_outcome, seat_spaces
 from .env import (
     _MAX_EMPTY_GAMES,
@@ -214,8 +214,14 @@ class SelfPlayVecEnv(VecEnv):
     :param n_envs: number of game copies.
     :param learner: the learner's agent name, ``"random"`` or ``"alternate"`` (see ``SelfPlayEnv``).
     :param opponent: as in ``SelfPlayEnv`` (a policy, a callable returning one per episode, or an
-        ``OpponentSampler``), shared by every copy — each copy still draws its own opponents with
-        its own generator and swap schedule — or a list with one such entry per copy.
+        ``OpponentSampler``), given to every copy, or a list with one such entry per copy.
+    :param opponent_draw: ``"per_env"`` (default): each copy draws its own opponents, with its own
+        generator and swap schedule, so one rollout meets several opponents at once.
+        ``"shared"``: every copy faces one line-up between swaps, as under ML-Agents' ghost
+        trainer, so one forward pass answers all copies. Its schedule counts all copies together:
+        a new line-up after ``n_envs * swap_every`` episodes (or after ``swap_every`` learner steps
+        of each copy), so each line-up gets as much play as under per-env draws; copies take it
+        up at their next episode start. Needs one ``opponent`` for all copies.
     :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
     :param env_kwargs: keyword arguments for ``env_fn``.
@@ -257,8 +263,24 @@ class SelfPlayVecEnv(VecEnv):
         num_workers: int = 0,
         device: str | None = "cpu",
         start_method: str | None = None,
+        opponent_draw: str = "per_env",
     ) -> None:
         _check_env_fn(env_fn)
+        if opponent_draw not in OPPONENT_DRAWS:
+            raise ValueError(
+                f"opponent_draw must be one of {OPPONENT_DRAWS}, got {opponent_draw!r}: 'per_env' "
+                "gives each copy its own opponents, 'shared' one line-up for all copies."
+            )
+        if (
+            opponent_draw == "shared"
+            and isinstance(opponent, list | tuple)
+            and not is_policy(opponent)
+        ):
+            raise ValueError(
+                "opponent_draw='shared' gives every copy the same opponents, so it takes one "
+                "opponent (a policy, a callable or an OpponentSampler), not a list per copy."
+            )
+        self.opponent_draw = opponent_draw
         if not isinstance(n_envs, int | np.integer) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if not isinstance(num_workers, int | np.integer) or num_workers < 0:
@@ -317,6 +339,10 @@ class SelfPlayVecEnv(VecEnv):
         }
         self.observation_space, self.action_space = observation_space, action_space
         self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
+        if self.opponent_draw == "shared":
+            for copy in self.copies:
+                copy.opponent_source = self.copies[0].opponent_source
+        self._share_slots()
         self._actions: np.ndarray | None = None
         self._fast = _FastSB3()
         self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -351,7 +377,7 @@ class SelfPlayVecEnv(VecEnv):
         for copy in self.copies:
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
-        checked = [learner_action(a, self.action_space) for a in actions]
+        checked = self._learner_actions(actions)
         self._results: list[tuple | None] = [None] * self.num_envs
         self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
         rewards = np.zeros(self.num_envs, dtype=np.float32)
@@ -370,6 +396,21 @@ class SelfPlayVecEnv(VecEnv):
         self._results = []
         obs = self._stack([copy.status.observation for copy in self.copies])
         return obs, rewards, dones, infos
+
+    def _learner_actions(self, actions: Any) -> list[Any]:
+        """The learner's actions checked against its space, in the form the game expects (an
+        integer array for a ``Discrete`` space is checked in one go)."""
+        space = self.action_space
+        if (
+            type(space) is spaces.Discrete
+            and isinstance(actions, np.ndarray)
+            and actions.dtype.kind in "iu"
+            and actions.size == self.num_envs
+        ):
+            flat = actions.reshape(-1)
+            if flat.min() >= space.start and flat.max() < space.start + space.n:
+                return flat.tolist()
+        return [learner_action(a, space) for a in actions]
 
     def action_masks(self) -> np.ndarray:
         """Every copy's legal learner actions, shape ``(n_envs, n_actions)``."""
@@ -415,15 +456,18 @@ class SelfPlayVecEnv(VecEnv):
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute on each copy (where the copy has it), else on the PettingZoo game."""
+        if attr_name == "opponent_source":
+            value = as_opponent_source(value)
         for i in self._get_indices(indices):
             copy = self.copies[i]
             if hasattr(copy, attr_name) and not attr_name.startswith("_"):
                 setattr(copy, attr_name, value)
-                if attr_name == "opponent_source":
-                    copy.opponent_source = as_opponent_source(value)
-                    copy.slots = OpponentSlots(copy.opponent_source)
+                if attr_name == "opponent_source":  # a new source: draw from it at the next reset
+                    copy.slots = OpponentSlots(value)
             else:
                 self.games.set_attr(i, attr_name, value)
+        if attr_name == "opponent_source":
+            self._share_slots()
 
     def env_method(
         self,
@@ -501,6 +545,7 @@ class SelfPlayVecEnv(VecEnv):
             first_copy, first = members[0]
             policy = first_copy.seat_policies[first.seat]
             generators = [copy.np_random for copy, _ in members]
+            masks = None
             if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
                 actions = [
                     policy.act(
@@ -530,32 +575,70 @@ class SelfPlayVecEnv(VecEnv):
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
                         f"{len(members)} observations; act() must return one action per row."
                     )
+            if not self._all_legal(members, actions, masks):
+                actions = self._checked(members, actions)
             items.extend(self._play_items(members, actions))
         for (_, twice), parts in merged.items():
             actions = self._fast.sample_merged(parts, twice).tolist()
             members = [member for part in parts for member in part[5]]
-            items.extend(self._play_items(members, actions, legal=True))
+            if not all(s.seat in self._plain_discrete_seats for _, s in members):
+                actions = self._checked(members, actions)
+            items.extend(self._play_items(members, actions))
         return items
 
-    def _play_items(
-        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, legal: bool = False
-    ) -> list[tuple]:
-        """The game items that play ``actions``, each checked against its seat's space and mask.
+    def _all_legal(
+        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, masks: np.ndarray | None
+    ) -> bool:
+        """Whether ``actions`` (one group: one seat kind, all masked or none) are legal moves of
+        a plain ``Discrete(n)`` seat, checked in one go; then each becomes a plain ``int``.
+        Anything else goes through :meth:`_checked`, which also names what is wrong."""
+        seat = members[0][1].seat
+        if seat not in self._plain_discrete_seats or not isinstance(actions, np.ndarray):
+            return False
+        if actions.shape != (len(members),) or actions.dtype.kind not in "iu":
+            return False
+        n = self._action_spaces[seat].n
+        if not (actions.astype(np.uint64, copy=False) < n).all():  # negatives wrap to huge
+            return False
+        return masks is None or bool(masks[np.arange(len(actions)), actions].all())
 
-        ``legal=True`` (the numpy fast path: indices chosen under the row's mask) skips the check
-        where the seat's space is a plain ``Discrete(n)``: such actions are legal by construction.
-        """
-        items = []
-        for (copy, status), action in zip(members, actions, strict=True):
-            if not (legal and status.seat in self._plain_discrete_seats):
-                own = copy.seat_policies[status.seat]
-                action = check_opponent_action(
-                    own, action, self._action_spaces[status.seat], status.mask, status.seat
-                )
-            items.append((_PLAY, copy.index, action, copy.phase == _PLAY))
-        return items
+    def _checked(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[Any]:
+        """Each action checked against its seat's space and mask (the error names the opponent,
+        the seat and the action), in the form the game expects."""
+        return [
+            check_opponent_action(
+                copy.seat_policies[status.seat],
+                action,
+                self._action_spaces[status.seat],
+                status.mask,
+                status.seat,
+            )
+            for (copy, status), action in zip(members, actions, strict=True)
+        ]
+
+    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
+        """The game items that play ``actions`` (checked ones: see :meth:`_answer`)."""
+        if isinstance(actions, np.ndarray):
+            actions = actions.tolist()  # plain ints, as check_opponent_action returns them
+        return [
+            (_PLAY, copy.index, action, copy.phase == _PLAY)
+            for (copy, _), action in zip(members, actions, strict=True)
+        ]
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _share_slots(self) -> None:
+        """With ``opponent_draw="shared"``, one set of opponent slots per opponent source, shared
+        by the copies that draw from it (with ``"per_env"`` each copy keeps its own)."""
+        if self.opponent_draw != "shared":
+            return
+        groups: dict[int, list[_EnvCopy]] = {}
+        for copy in self.copies:
+            groups.setdefault(id(copy.opponent_source), []).append(copy)
+        for members in groups.values():
+            slots = OpponentSlots(members[0].opponent_source, shared_by=len(members))
+            for copy in members:
+                copy.slots = slots
+
     def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         return self._seat_spaces[seat]
 
@@ -595,7 +678,7 @@ class SelfPlayVecEnv(VecEnv):
     def __repr__(self) -> str:
         return (
             f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
-            f"num_workers={self.num_workers})"
+            f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
         )
 
 
