@@ -350,6 +350,30 @@ def test_snapshot_copies_sharing_a_network_are_batched_together(tmp_path, ttt_mo
 # ------------------------------------------------------------------------------------------------
 
 
+def test_turn_state_kept_by_a_wrapper_of_ours_is_what_the_learner_sees():
+    """PettingZoo's own wrappers forward turn state to the game (the driver reads it there
+    directly); a wrapper that keeps its own ``rewards`` is read, also under PettingZoo's."""
+    from pettingzoo.classic import tictactoe_v3
+    from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
+
+    class SevenPerMove(BaseWrapper):
+        def step(self, action: Any) -> None:
+            super().step(action)
+            self.rewards = dict.fromkeys(self.env.rewards, 7.0)
+
+    def make() -> Any:
+        return OrderEnforcingWrapper(SevenPerMove(tictactoe_v3.raw_env()))
+
+    for draw in ("per_env", "shared"):
+        env = SelfPlayVecEnv(make, 2, learner="player_1", opponent_draw=draw)
+        env.seed(0)
+        env.reset()
+        rng = np.random.default_rng(0)
+        _, rewards, dones, _ = env.step(random_legal(env, rng))  # learner's and opponent's move
+        assert not dones.any() and rewards.tolist() == [14.0, 14.0]
+        env.close()
+
+
 def test_reset_step_auto_reset_and_terminal_observation():
     env = SelfPlayVecEnv(make_tictactoe, n_envs=3, learner="player_1")
     env.seed(5)
