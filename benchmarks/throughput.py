@@ -4,6 +4,7 @@ Run (after ``pip install -e ".[masking,games]"``, or with ``PYTHONPATH=.`` from 
 
       python benchmarks/throughput.py                                   # full run (a few minutes)
       python benchmarks/throughput.py --timesteps 1024 --n-envs 1,8 --pong-timesteps 512  # quick
+      python benchmarks/throughput.py --only light,wrapper              # issue #15's two figures
 
 Connect Four, MaskablePPO (``n_steps * n_envs = 512`` per rollout, 4 epochs of 128-sample batches),
 learner steps per second of ``model.learn`` (rollouts *and* updates), at each ``--n-envs``:
@@ -21,9 +22,23 @@ learner steps per second of ``model.learn`` (rollouts *and* updates), at each ``
 
 Every config is warmed up (one rollout and update) before timing; configs run interleaved, each
 ``--rounds`` times (4 short rounds by default: on a shared machine one slow spell in a long round
-moved a/b by several points between runs), and the best round is reported. Then Pong (RAM) with
-and without ``num_workers``, and the resident memory after drawing opponents from archives of 10
-and of 200 snapshots, against the archive cache's bound.
+moved a/b by several points between runs), and the best round is reported. ``--clock cpu`` times
+with this process's CPU time instead of the wall clock (steadier on a machine shared with other
+jobs; all of it runs in this process).
+
+``light``: a lighter learner than the recipes (MaskablePPO ``n_steps=256, batch_size=256``, 8
+envs), where opponent inference weighs more: snapshots as in (a), drawn per env copy
+(``opponent_draw="per_env"``) and shared by all copies (``"shared"``), against ``RandomPolicy``.
+
+``wrapper``: the wrapper's own cost, agent steps per second (every move of every seat) of 8
+Connect Four copies, random legal learner actions: ``SelfPlayVecEnv`` against ``RandomPolicy``
+against PettingZoo's own loop over 8 games (``env.last()``, then ``env.step``) and against a
+leaner loop (``observe`` for the mask only, no reward read); random actions are drawn for all 8
+games at once in both loops.
+
+Then Pong (RAM) with and without ``num_workers``, and the resident memory after drawing opponents
+from archives of 10 and of 200 snapshots, against the archive cache's bound. ``--only`` picks
+sections: ``recipe`` (a-d), ``light``, ``wrapper``, ``pong``, ``memory``.
 """
 
 from __future__ import annotations
@@ -49,6 +64,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from sp_wrappers import OpponentSampler, RandomPolicy, SelfPlayVecEnv, SnapshotArchive
 
 ROLLOUT = 512  # learner steps per rollout, all env copies together
+SECTIONS = ("recipe", "light", "wrapper", "pong", "memory")
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = time.perf_counter
 
 
 def parse_args() -> argparse.Namespace:
@@ -64,7 +82,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--pong-workers", type=int, default=2)
     parser.add_argument("--memory", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--memory-draws", type=int, default=2000, help="opponent draws per archive")
-    return parser.parse_args()
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
+    )
+    parser.add_argument("--light-timesteps", type=int, default=4096, help="learner steps per round")
+    parser.add_argument("--wrapper-steps", type=int, default=20000, help="agent steps per round")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    args = parser.parse_args()
+    args.only = {name for name in args.only.split(",") if name}
+    if args.only - set(SECTIONS):
+        parser.error(f"--only takes sections from {SECTIONS}, got {sorted(args.only)}")
+    return args
 
 
 # -- (c) the approach users write today ----------------------------------------------------------
@@ -193,9 +221,9 @@ class RawStepper:
 
 def timed(run: Any, steps: int) -> float:
     gc.collect()
-    start = time.perf_counter()
-    run(steps)
-    return steps / (time.perf_counter() - start)
+    start = clock()
+    done = run(steps)  # a stepper may report the steps it made (whole vector steps)
+    return (done if isinstance(done, int) else steps) / (clock() - start)
 
 
 def make_archive(path: Path, n_snapshots: int, model: Any) -> SnapshotArchive:
@@ -225,16 +253,23 @@ def rss_mib() -> float:
 
 # -- the story ---------------------------------------------------------------------------------
 def main() -> None:
+    global clock
     args = parse_args()
+    clock = CLOCKS[args.clock]
     sizes = [int(n) for n in args.n_envs.split(",") if n]  # --n-envs "": memory and Pong only
+    if "recipe" not in args.only:
+        sizes = []
     workdir = Path(tempfile.mkdtemp(prefix="sp-throughput-"))
     template = new_model(SelfPlayVecEnv(connect_four_v3.env, 1), 1)
     archive = make_archive(workdir / "archive", args.snapshots, template)
     snapshot_models = []
-    for k in range(10):
+    for k in range(10 if sizes else 0):  # (c)'s opponents
         template.save(workdir / f"model{k}.zip")
         snapshot_models.append(MaskablePPO.load(workdir / f"model{k}.zip", device="cpu"))
-    print(f"cpus={os.cpu_count()} torch={torch.__version__} archive={len(archive)} snapshots")
+    print(
+        f"cpus={os.cpu_count()} torch={torch.__version__} archive={len(archive)} snapshots "
+        f"clock={args.clock} load average={' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
 
     # torch threads: one config with the default and with one thread
     default_threads = torch.get_num_threads()
@@ -258,20 +293,153 @@ def main() -> None:
         for key, run in configs.items():  # interleaved: every config once per round
             best[key] = max(best.get(key, 0.0), timed(run, args.timesteps))
 
-    print(f"\nConnect Four, MaskablePPO, learner steps/s (best of {args.rounds} rounds)")
-    print(
-        f"{'n_envs':>6} {'(a) snap':>9} {'(b) rand':>9} {'(c) pred':>9} {'(d) raw':>9}"
-        f" {'a/b':>6} {'a/c':>6}"
-    )
-    for n in sizes:
-        a, b, c, d = (best[(k, n)] for k in "abcd")
-        print(f"{n:>6} {a:9.0f} {b:9.0f} {c:9.0f} {d:9.0f} {a / b:6.2f} {a / c:6.2f}")
-    print("targets: a/b >= 0.90 at 8 and 32 envs, a/c >= 1.7 at 8 envs")
+    if sizes:
+        print(f"\nConnect Four, MaskablePPO, learner steps/s (best of {args.rounds} rounds)")
+        print(
+            f"{'n_envs':>6} {'(a) snap':>9} {'(b) rand':>9} {'(c) pred':>9} {'(d) raw':>9}"
+            f" {'a/b':>6} {'a/c':>6}"
+        )
+        for n in sizes:
+            a, b, c, d = (best[(k, n)] for k in "abcd")
+            print(f"{n:>6} {a:9.0f} {b:9.0f} {c:9.0f} {d:9.0f} {a / b:6.2f} {a / c:6.2f}")
+        print("targets: a/b >= 0.90 at 8 and 32 envs, a/c >= 1.7 at 8 envs")
 
-    if args.pong_timesteps:
+    if "light" in args.only:
+        light(args, archive)
+    if "wrapper" in args.only:
+        wrapper(args)
+    if args.pong_timesteps and "pong" in args.only:
         pong(args)
-    if args.memory:
+    if args.memory and "memory" in args.only:
         memory(args, workdir, template)
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def light(args: argparse.Namespace, archive: SnapshotArchive) -> None:
+    """Issue #15's lighter learner: snapshots drawn every episode, per copy or shared."""
+    n, rollout = 8, 256 * 8
+    runs = {}
+    for kind in ("per_env", "shared", "random"):
+        if kind == "random":
+            env = SelfPlayVecEnv(connect_four_v3.env, n, opponent=RandomPolicy())
+        else:
+            sampler = OpponentSampler(archive, window=10, latest_ratio=0.5, swap_every=1, seed=0)
+            env = SelfPlayVecEnv(connect_four_v3.env, n, opponent=sampler, opponent_draw=kind)
+        model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=256, seed=0)
+        callback = None if kind == "random" else SyncLatest()
+        env.seed(0)
+        model.learn(rollout, callback=callback)  # warm-up: one rollout and update
+        runs[kind] = lambda s, m=model, c=callback: m.learn(
+            s, callback=c, reset_num_timesteps=False
+        )
+    best = dict.fromkeys(runs, 0.0)
+    for _ in range(args.rounds):
+        for kind, run in runs.items():
+            best[kind] = max(best[kind], timed(run, args.light_timesteps))
+    per_env, shared, rand = best["per_env"], best["shared"], best["random"]
+    print(
+        f"\nLight learner (MaskablePPO n_steps=256 batch_size=256, Connect Four, 8 envs; "
+        f"snapshots: window 10, latest_ratio 0.5, a new draw every episode), learner steps/s, "
+        f"best of {args.rounds}"
+    )
+    print(f"  snapshots, opponent_draw='per_env': {per_env:7.0f}   a/b {per_env / rand:.2f}")
+    print(f"  snapshots, opponent_draw='shared' : {shared:7.0f}   a/b {shared / rand:.2f}")
+    print(f"  RandomPolicy (b)                  : {rand:7.0f}")
+    print("  target: a/b >= 0.95 (issue #15)")
+
+
+class CountingRandom(RandomPolicy):
+    """``RandomPolicy`` that counts the moves it makes (the opponents' agent steps)."""
+
+    moves = 0
+
+    def act(self, observations: Any, action_masks: Any, rng: np.random.Generator) -> np.ndarray:
+        CountingRandom.moves += len(action_masks)
+        return super().act(observations, action_masks, rng)
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> list[int]:
+    """One uniformly random legal action per row, drawn for all rows at once."""
+    scores = rng.random(masks.shape)
+    scores[~masks] = -1.0
+    return scores.argmax(axis=1).tolist()
+
+
+class WrapperStepper:
+    """``SelfPlayVecEnv`` against ``RandomPolicy``, random legal learner actions."""
+
+    def __init__(self, n: int) -> None:
+        self.env = SelfPlayVecEnv(connect_four_v3.env, n, opponent=CountingRandom())
+        self.env.seed(0)
+        self.env.reset()
+        self.rng = np.random.default_rng(0)
+        self(2000)
+
+    def __call__(self, steps: int) -> int:
+        env, n = self.env, self.env.num_envs
+        CountingRandom.moves, learner_moves = 0, 0
+        while learner_moves + CountingRandom.moves < steps:
+            env.step(np.array(random_legal(env.action_masks(), self.rng)))
+            learner_moves += n
+        return learner_moves + CountingRandom.moves
+
+
+class PettingZooStepper:
+    """``n`` games stepped in turn with random legal actions: PettingZoo's own loop
+    (``env.last()``, reset when the agent to act is done) or, ``lean``, ``observe`` only."""
+
+    def __init__(self, n: int, lean: bool) -> None:
+        self.games = [connect_four_v3.env() for _ in range(n)]
+        for i, game in enumerate(self.games):
+            game.reset(seed=i)
+        self.lean = lean
+        self.rng = np.random.default_rng(0)
+        self(2000)
+
+    def __call__(self, steps: int) -> int:
+        moves = 0
+        while moves < steps:
+            masks = []
+            for game in self.games:
+                if self.lean:
+                    agent = game.agent_selection
+                    if game.terminations[agent] or game.truncations[agent]:
+                        game.reset()
+                    observation = game.observe(game.agent_selection)
+                else:
+                    observation, _, terminated, truncated, _ = game.last()
+                    if terminated or truncated:
+                        game.reset()
+                        observation, _, _, _, _ = game.last()
+                masks.append(observation["action_mask"])
+            actions = random_legal(np.array(masks, dtype=bool), self.rng)
+            for game, action in zip(self.games, actions, strict=True):
+                game.step(action)
+            moves += len(self.games)
+        return moves
+
+
+def wrapper(args: argparse.Namespace) -> None:
+    """The wrapper's own cost: agent steps/s of SelfPlayVecEnv against raw PettingZoo loops."""
+    runs = {
+        "wrapper": WrapperStepper(8),
+        "last": PettingZooStepper(8, lean=False),
+        "lean": PettingZooStepper(8, lean=True),
+    }
+    best = dict.fromkeys(runs, 0.0)
+    for _ in range(args.rounds):
+        for name, run in runs.items():
+            best[name] = max(best[name], timed(run, args.wrapper_steps))
+    w = best["wrapper"]
+    print(
+        f"\nWrapper cost: Connect Four, 8 copies, random legal actions, agent steps/s "
+        f"(both seats' moves), best of {args.rounds}"
+    )
+    print(f"  SelfPlayVecEnv vs RandomPolicy       : {w:7.0f}")
+    last, lean = best["last"], best["lean"]
+    print(f"  PettingZoo loop (last, step)         : {last:7.0f}   ratio {w / last:.2f}")
+    print(f"  lean loop (observe, step; no reward) : {lean:7.0f}   ratio {w / lean:.2f}")
+    print("  target: SelfPlayVecEnv >= 0.90 of the PettingZoo loop (issue #15)")
 
 
 def pong(args: argparse.Namespace) -> None:

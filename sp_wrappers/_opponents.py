@@ -7,7 +7,10 @@ This module holds:
 - :class:`OpponentSlots`, the per-env state: the current policy of each opponent slot and the
   swap schedule (``swap_every`` in learner steps or episodes, counted per env copy). A draw only
   takes effect at an episode start, so every episode faces one opponent line-up and its
-  ``info["selfplay"]`` names it.
+  ``info["selfplay"]`` names it. :meth:`OpponentSlots.bind_lineup` fits the line-up to its seats
+  (a ``RandomPolicy()`` without an action space plays in its seat's). Env copies may share one
+  (``SelfPlayVecEnv``'s ``opponent_draw="shared"``): they then face one line-up between swaps.
+- :data:`OPPONENT_DRAWS`, the names of those two ways of drawing.
 """
 
 from __future__ import annotations
@@ -22,9 +25,16 @@ import numpy as np
 from ._policy_spec import spaces_match
 from .policies import Policy, is_policy
 
-__all__ = ["as_opponent_source", "OpponentSlots", "SWAP_UNITS", "check_policy_fits"]
+__all__ = [
+    "as_opponent_source",
+    "OpponentSlots",
+    "SWAP_UNITS",
+    "OPPONENT_DRAWS",
+    "check_policy_fits",
+]
 
 SWAP_UNITS = ("episodes", "steps")
+OPPONENT_DRAWS = ("per_env", "shared")
 
 
 class _FixedSource:
@@ -105,10 +115,16 @@ class OpponentSlots:
     policy until the schedule says to draw again.
 
     :param source: the output of :func:`as_opponent_source`.
+    :param shared_by: how many env copies share these slots (one line-up for all of them). Their
+        episodes and learner steps are counted together, and a new line-up is drawn after
+        ``shared_by * swap_every`` of them: each line-up gets as much play as it would in one
+        copy alone. It is drawn at the first episode start once due, with that copy's generator;
+        every copy takes it up at its own next episode start.
     """
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, shared_by: int = 1) -> None:
         self.source = source
+        self.shared_by = max(int(shared_by), 1)
         self.policies: list[Policy] = []
         self._steps_since_draw = 0
         self._episodes_since_draw = 0
@@ -118,7 +134,7 @@ class OpponentSlots:
 
     def start_episode(self, n_slots: int, rng: np.random.Generator) -> list[Policy]:
         """Return the line-up for a new episode, drawing new opponents when due."""
-        every = max(int(getattr(self.source, "swap_every", 1)), 1)
+        every = max(int(getattr(self.source, "swap_every", 1)), 1) * self.shared_by
         unit = getattr(self.source, "swap_unit", "episodes")
         since = self._episodes_since_draw if unit == "episodes" else self._steps_since_draw
         if len(self.policies) != n_slots or since >= every:
@@ -128,11 +144,18 @@ class OpponentSlots:
         self._episodes_since_draw += 1
         return self.policies
 
-    def check_lineup(
+    def bind_lineup(
         self, lineup: dict[str, Policy], spaces_of: Callable[[str], tuple[Any, Any]]
-    ) -> None:
-        """Check each policy fits its seat's spaces (once per policy and seat)."""
+    ) -> dict[str, Policy]:
+        """The line-up with each policy fitted to its seat: a policy with ``in_space`` (a
+        ``RandomPolicy()`` built without an action space) gets its seat's action space, and each
+        policy that declares its spaces is checked against its seat's (once per policy and seat).
+        """
+        bound = {}
         for seat, policy in lineup.items():
+            in_space = getattr(policy, "in_space", None)
+            if in_space is not None:
+                policy = in_space(spaces_of(seat)[1])
             try:
                 seats = self._checked.setdefault(policy, set())
             except TypeError:  # not weak-referenceable or not hashable: check it every time
@@ -140,6 +163,8 @@ class OpponentSlots:
             if seat not in seats:
                 check_policy_fits(policy, seat, *spaces_of(seat))
                 seats.add(seat)
+            bound[seat] = policy
+        return bound
 
     def count_step(self) -> None:
         """Count one learner step towards a step-based swap."""

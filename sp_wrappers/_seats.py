@@ -68,7 +68,46 @@ def pairwise_outcome(returns: Mapping[str, float], learner: str) -> float:
     others = [r for seat, r in returns.items() if seat != learner]
     if not others:
         return 0.5
-    return float(np.mean([1.0 if mine > r else 0.5 if mine == r else 0.0 for r in others]))
+    return sum(1.0 if mine > r else 0.5 if mine == r else 0.0 for r in others) / len(others)
+
+
+_TURN_STATE = frozenset(
+    ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos")
+)
+
+
+def _turn_state_holder(game: Any) -> Any:
+    """The object whose attributes ``game.agents``, ``agent_selection``, ``rewards``,
+    ``terminations``, ``truncations`` and ``infos`` resolve to.
+
+    PettingZoo's own AEC wrappers (order enforcing, out-of-bounds checks, illegal-move
+    termination) keep no turn state: each forwards those reads to the env it wraps, one
+    ``__getattr__`` per layer, which costs more than a classic game's move bookkeeping. Reading
+    from the innermost env gives the same objects. Any other wrapper (SuperSuit's, a user's) may
+    keep its own, so the search stops there, as it does at a layer holding such an attribute.
+    """
+    holder = game
+    while type(holder) in _forwarding_wrappers() and not _TURN_STATE & vars(holder).keys():
+        holder = holder.env
+    return holder
+
+
+_FORWARDING: tuple[type, ...] = ()
+
+
+def _forwarding_wrappers() -> tuple[type, ...]:
+    global _FORWARDING
+    if not _FORWARDING:
+        from pettingzoo.utils import wrappers
+
+        _FORWARDING = (
+            wrappers.OrderEnforcingWrapper,
+            wrappers.AssertOutOfBoundsWrapper,
+            wrappers.TerminateIllegalWrapper,
+            wrappers.ClipOutOfBoundsWrapper,
+            wrappers.CaptureStdoutWrapper,
+        )
+    return _FORWARDING
 
 
 def _is_masked_dict_space(space: spaces.Space) -> bool:
@@ -119,6 +158,7 @@ class SeatDriver:
 
     def __init__(self, game: Any, keep_dict_obs: bool = False) -> None:
         self.game = game
+        self._state = _turn_state_holder(game)  # where turn state is read (see that function)
         self.keep_dict_obs = keep_dict_obs
         self.possible_agents: list[str] = list(game.possible_agents)
         self._masked_dict = {
@@ -134,11 +174,14 @@ class SeatDriver:
         self.learner_steps = 0
         self.terminated = False
         self.truncated = False
+        self._acting: str | None = None  # the agent next_turn() saw acting (play() reuses it)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def reset(self, learner: str, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game with ``learner`` in its seat."""
         self.game.reset(seed=seed, options=options)
+        self._state = _turn_state_holder(self.game)
+        self._acting = None
         self.learner = learner
         self.returns = {a: 0.0 for a in self.game.agents}
         self.pending_reward = 0.0
@@ -158,22 +201,25 @@ class SeatDriver:
         ``None`` means either it is the learner's turn or the learner's episode is over
         (see :attr:`learner_done`).
         """
-        game = self.game
+        game, state = self.game, self._state
         while True:
             if self.learner_done:
                 return None
-            if self.learner not in game.agents:
+            if self.learner not in state.agents:
                 # The learner left without a dead step (non-standard env) or the game emptied.
                 self.terminated = True
                 return None
-            agent = game.agent_selection
-            if game.terminations[agent] or game.truncations[agent]:
-                if agent == self.learner:
-                    self.terminated = bool(game.terminations[agent])
+            agent = state.agent_selection
+            if state.terminations[agent] or state.truncations[agent]:
+                learner = agent if agent == self.learner else self.learner
+                if agent == learner or state.terminations[learner] or state.truncations[learner]:
+                    # over for the learner: others' dead steps would add nothing to its episode
+                    self.terminated = bool(state.terminations[learner])
                     self.truncated = not self.terminated
                     return None
                 game.step(None)
                 continue
+            self._acting = agent
             if agent == self.learner:
                 return None
             obs = game.observe(agent)
@@ -182,9 +228,10 @@ class SeatDriver:
     def play(self, action: Any) -> None:
         """Play ``action`` for the agent whose turn it is (a live step) and collect rewards."""
         game = self.game
-        acting = game.agent_selection
+        acting = self._acting if self._acting is not None else self._state.agent_selection
+        self._acting = None
         game.step(action)
-        for agent, reward in game.rewards.items():
+        for agent, reward in self._state.rewards.items():
             if agent in self.returns:
                 self.returns[agent] += float(reward)
             else:
@@ -203,6 +250,11 @@ class SeatDriver:
     def learner_observation(self) -> Any:
         """The learner's observation, processed as policies see it."""
         return self._policy_obs(self.learner, self.game.observe(self.learner))
+
+    def learner_view(self) -> tuple[Any, np.ndarray | None]:
+        """The learner's observation and action mask, from one ``observe`` call."""
+        obs = self.game.observe(self.learner)
+        return self._policy_obs(self.learner, obs), self._mask(self.learner, obs)
 
     def learner_mask(self) -> np.ndarray | None:
         """The learner's current action mask (bool), or ``None`` if the game has no masks."""
@@ -224,7 +276,7 @@ class SeatDriver:
             if obs is None:
                 obs = self.game.observe(agent)
             return np.asarray(obs["action_mask"], dtype=bool)
-        infos = self.game.infos.get(agent) or {}
+        infos = self._state.infos.get(agent) or {}
         mask = infos.get("action_mask")
         return None if mask is None else np.asarray(mask, dtype=bool)
 

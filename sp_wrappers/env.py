@@ -208,7 +208,7 @@ class SelfPlayEnv(gym.Env):
             if self._default_opponents is not None:
                 lineup = [self._default_opponents[a] for a in opponent_seats]
             self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
-            self.slots.check_lineup(self._seat_policies, self._opponent_spaces)
+            self._seat_policies = self.slots.bind_lineup(self._seat_policies, self._opponent_spaces)
             self._play_opponents()
             if not self.driver.learner_done:
                 return self.driver.learner_observation(), self._learner_info()

@@ -75,7 +75,9 @@ def _batch_size(observations: Observations) -> int:
 class RandomPolicy:
     """Plays a uniformly random action, and only legal ones when the game gives masks.
 
-    :param action_space: the seat's action space (used when there is no mask).
+    :param action_space: the action space to play in when there is no mask. ``None`` (the
+        default) plays in the space of the seat it is given: ``SelfPlayEnv``, ``SelfPlayVecEnv``
+        and ``play_match`` hand each seat :meth:`in_space` of that seat's action space.
     :param policy_id: the name reported in ``info["selfplay"]["opponent"]``.
 
     >>> import numpy as np
@@ -84,11 +86,30 @@ class RandomPolicy:
     >>> masks = np.array([[False, True, False], [True, False, False]])
     >>> policy.act(np.zeros((2, 4)), masks, np.random.default_rng(0)).tolist()
     [1, 0]
+    >>> in_pong = RandomPolicy().in_space(spaces.Discrete(6))  # a game without masks
+    >>> in_pong.act(np.zeros((2, 128)), None, np.random.default_rng(0)).shape
+    (2,)
     """
 
     def __init__(self, action_space: spaces.Space | None = None, policy_id: str = "random") -> None:
         self.action_space = action_space
         self.policy_id = policy_id
+        self._in_spaces: list[tuple[spaces.Space, RandomPolicy]] = []
+
+    def in_space(self, action_space: spaces.Space) -> RandomPolicy:
+        """This policy playing in ``action_space``: itself when it was built with a space, else a
+        copy (one per distinct space, reused, so every env copy of a seat shares one policy)."""
+        if self.action_space is not None:
+            return self
+        known = self.__dict__.setdefault("_in_spaces", [])
+        for space, policy in known:
+            if space == action_space:
+                return policy
+        policy = copy.copy(self)
+        policy.action_space = action_space
+        policy._in_spaces = []
+        known.append((action_space, policy))
+        return policy
 
     def act(
         self, observations: Observations, action_masks: np.ndarray | None, rng: np.random.Generator
@@ -103,8 +124,9 @@ class RandomPolicy:
             return start + scores.argmax(axis=1)
         if self.action_space is None:
             raise ValueError(
-                "RandomPolicy got no action mask and has no action_space; "
-                "pass RandomPolicy(env.action_space) for games without masks."
+                "RandomPolicy got no action mask and has no action_space; pass "
+                "RandomPolicy(action_space), or use RandomPolicy().in_space(action_space) (the "
+                "envs and play_match do this for each seat)."
             )
         space = self.action_space
         if isinstance(space, spaces.Discrete):

@@ -12,30 +12,31 @@ envs, converted to AEC) take the same path.
 With ``num_workers > 0`` the games themselves run in worker processes (for slow games such as
 Atari) while opponent inference stays batched in the main process. Workers stop on ``close()``,
 when a ``with`` block exits (also on an exception), and at interpreter exit.
+
+The game side (games, seat drivers, worker processes) lives in :mod:`sp_wrappers._game_workers`;
+the numpy fast path for frozen SB3 opponents in :mod:`sp_wrappers._fast_path`.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import (
-    CloudpickleWrapper,
     VecEnv,
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
 )
 
-from ._opponents import OpponentSlots, as_opponent_source
-from ._seats import OutcomeFn, SeatDriver, as_aec_env, pairwise_outcome, seat_spaces
+from ._fast_path import _batch_key, _FastSB3, _normalises_twice, _RowGenerators
+from ._game_workers import _PLAY, _RESET, _Games, _Status, _WorkerGames
+from ._opponents import OPPONENT_DRAWS, OpponentSlots, as_opponent_source
+from ._seats import OutcomeFn, pairwise_outcome, seat_spaces
 from .env import (
     _MAX_EMPTY_GAMES,
     SeatChooser,
@@ -48,299 +49,11 @@ from .env import (
 from .policies import (
     RandomPolicy,
     check_opponent_action,
-    choose_from_scores,
     is_policy,
     stack_observations,
 )
 
 __all__ = ["SelfPlayVecEnv", "make_selfplay_vec_env"]
-
-_RESET, _PLAY = 0, 1
-
-
-# ------------------------------------------------------------------------------------------------
-# The game side: games and their seat drivers (in this process or in a worker)
-# ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Status:
-    """Where one game stands after an operation: an opponent to answer, or the learner's view.
-
-    ``seat`` is the opponent seat that must act (``observation``/``mask`` are its own), or
-    ``None`` when the learner must act or its episode is over (``observation`` is then the
-    learner's, ``None`` when its agent left the game; ``reward`` is the learner's pending reward).
-    """
-
-    seat: str | None
-    observation: Any
-    mask: np.ndarray | None
-    terminated: bool = False
-    truncated: bool = False
-    reward: float = 0.0
-    returns: dict[str, float] | None = None
-    length: int = 0
-
-
-@dataclass
-class _GameSpec:
-    """What the main process needs to know about the game (a stand-in for the game itself in
-    ``resolve_learner_seats`` and ``seat_spaces``)."""
-
-    possible_agents: list[str]
-    observation_spaces: dict[str, spaces.Space]
-    action_spaces: dict[str, spaces.Space]
-    render_mode: str | None
-    metadata: dict[str, Any]
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
-
-def _advance(driver: SeatDriver, pop: bool) -> _Status:
-    """Advance ``driver`` to its next decision and describe it."""
-    turn = driver.next_turn()
-    if turn is not None:
-        return _Status(turn.seat, turn.observation, turn.action_mask)
-    reward = driver.pop_reward() if pop else driver.pending_reward
-    if driver.learner_done:
-        try:
-            obs = driver.learner_observation()
-        except (KeyError, AttributeError):  # the learner's agent was removed from the game
-            obs = None
-        return _Status(
-            None,
-            obs,
-            None,
-            driver.terminated,
-            driver.truncated,
-            reward,
-            dict(driver.returns),
-            driver.learner_steps,
-        )
-    mask = driver.learner_mask()
-    if mask is None:
-        mask = driver.all_actions_mask(driver.learner)
-    return _Status(None, driver.learner_observation(), mask, reward=reward)
-
-
-class _Games:
-    """A list of games with their seat drivers; answers batches of reset/play operations."""
-
-    def __init__(self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool) -> None:
-        self.games = [as_aec_env(env_fn()) for _ in range(n)]
-        self.drivers = [SeatDriver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
-
-    def spec(self) -> _GameSpec:
-        game = self.games[0]
-        agents = list(game.possible_agents)
-        return _GameSpec(
-            agents,
-            {a: game.observation_space(a) for a in agents},
-            {a: game.action_space(a) for a in agents},
-            getattr(game, "render_mode", None),
-            dict(getattr(game, "metadata", {}) or {}),
-        )
-
-    def run(self, items: Sequence[tuple]) -> list[_Status]:
-        """``(_RESET, i, seat, seed, options)`` or ``(_PLAY, i, action, pop)`` per item."""
-        out = []
-        for item in items:
-            driver = self.drivers[item[1]]
-            if item[0] == _RESET:
-                driver.reset(item[2], seed=item[3], options=item[4])
-                out.append(_advance(driver, False))
-            else:
-                driver.play(item[2])
-                out.append(_advance(driver, item[3]))
-        return out
-
-    def get_attr(self, i: int, name: str) -> Any:
-        return getattr(self.games[i], name)
-
-    def set_attr(self, i: int, name: str, value: Any) -> None:
-        setattr(self.games[i], name, value)
-
-    def call(self, i: int, name: str, args: tuple, kwargs: dict) -> Any:
-        return getattr(self.games[i], name)(*args, **kwargs)
-
-    def close(self) -> None:
-        for game in self.games:
-            game.close()
-
-
-def _worker(conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool) -> None:
-    """A worker process's loop: build ``n`` games, answer commands until ``close`` or EOF."""
-    parent_conn.close()
-    games = None
-    try:
-        games = _Games(env_fn.var, n, keep)
-        conn.send(("ok", games.spec()))
-    except Exception as error:  # noqa: BLE001 - reported to the main process
-        conn.send(("error", (_picklable(error), traceback.format_exc())))
-        return
-    while True:
-        try:
-            command, payload = conn.recv()
-        except (EOFError, KeyboardInterrupt, OSError):
-            break
-        if command == "close":
-            games.close()
-            conn.send(("ok", None))
-            break
-        try:
-            result = getattr(games, command)(*payload)
-            conn.send(("ok", result))
-        except Exception as error:  # noqa: BLE001 - reported to the main process
-            conn.send(("error", (_picklable(error), traceback.format_exc())))
-    conn.close()
-
-
-def _picklable(error: Exception) -> Exception:
-    import pickle
-
-    try:
-        pickle.loads(pickle.dumps(error))
-        return error
-    except Exception:  # noqa: BLE001
-        return RuntimeError(f"{type(error).__name__}: {error}")
-
-
-def _shutdown(processes: list[Any], pipes: list[Any]) -> None:
-    """Stop worker processes: ask politely, then terminate stragglers (idempotent)."""
-    for pipe in pipes:
-        try:
-            pipe.send(("close", None))
-        except (BrokenPipeError, EOFError, OSError):
-            pass
-    for pipe in pipes:
-        try:
-            if pipe.poll(2.0):
-                pipe.recv()
-        except (BrokenPipeError, EOFError, OSError):
-            pass
-    for process in processes:
-        process.join(timeout=2.0)
-        if process.is_alive():
-            process.terminate()
-            process.join(timeout=2.0)
-    for pipe in pipes:
-        pipe.close()
-
-
-class _WorkerGames:
-    """The same operations as :class:`_Games`, with the games split over worker processes."""
-
-    def __init__(
-        self,
-        env_fn: Callable[[], Any],
-        n: int,
-        num_workers: int,
-        keep_dict_obs: bool,
-        start_method: str | None,
-    ) -> None:
-        if start_method is None:
-            methods = mp.get_all_start_methods()
-            start_method = "forkserver" if "forkserver" in methods else "spawn"
-        ctx = mp.get_context(start_method)
-        if start_method == "forkserver":
-            # Workers fork from a server that has imported this module (and SB3, torch) once,
-            # instead of importing them again in every worker of every env.
-            ctx.set_forkserver_preload([__name__])
-        sizes = [len(c) for c in np.array_split(np.arange(n), num_workers)]
-        self.owner: list[tuple[int, int]] = []  # env index -> (worker, index in that worker)
-        self.pipes: list[Any] = []
-        self.processes: list[Any] = []
-        self._finalizer = weakref.finalize(self, _shutdown, self.processes, self.pipes)
-        wrapped = CloudpickleWrapper(env_fn)
-        for w, size in enumerate(sizes):
-            parent, child = ctx.Pipe()
-            process = ctx.Process(
-                target=_worker, args=(child, parent, wrapped, size, keep_dict_obs), daemon=True
-            )
-            process.start()
-            child.close()
-            self.pipes.append(parent)
-            self.processes.append(process)
-            self.owner.extend((w, j) for j in range(size))
-        specs = [self._receive(w) for w in range(len(self.pipes))]
-        self._spec = specs[0]
-
-    @property
-    def pids(self) -> list[int]:
-        return [p.pid for p in self.processes]
-
-    def spec(self) -> _GameSpec:
-        return self._spec
-
-    def _receive(self, w: int) -> Any:
-        try:
-            status, payload = self.pipes[w].recv()
-        except (EOFError, OSError, ConnectionResetError) as error:
-            code = self.processes[w].exitcode
-            raise RuntimeError(
-                f"SelfPlayVecEnv worker {w} (pid {self.processes[w].pid}) died (exit code {code}); "
-                "check that the game constructor works in a fresh process (and that it is "
-                "importable there), or use num_workers=0."
-            ) from error
-        if status == "error":
-            error, text = payload
-            raise type(error)(*error.args) if _simple(error) else error from RuntimeError(
-                f"in SelfPlayVecEnv worker {w}:\n{text}"
-            )
-        return payload
-
-    def _ask(self, w: int, command: str, *payload: Any) -> Any:
-        self.pipes[w].send((command, payload))
-        return self._receive(w)
-
-    def run(self, items: Sequence[tuple]) -> list[_Status]:
-        per_worker: dict[int, list[tuple]] = {}
-        where: list[tuple[int, int]] = []
-        for item in items:
-            w, j = self.owner[item[1]]
-            batch = per_worker.setdefault(w, [])
-            where.append((w, len(batch)))
-            batch.append((item[0], j, *item[2:]))
-        for w, batch in per_worker.items():
-            self.pipes[w].send(("run", (batch,)))
-        results: dict[int, list[_Status]] = {}
-        failure: BaseException | None = None
-        for w in per_worker:  # receive from every worker, even after a failure, to stay in sync
-            try:
-                results[w] = self._receive(w)
-            except Exception as error:  # noqa: BLE001
-                failure = failure or error
-        if failure is not None:
-            raise failure
-        return [results[w][k] for w, k in where]
-
-    def get_attr(self, i: int, name: str) -> Any:
-        w, j = self.owner[i]
-        return self._ask(w, "get_attr", j, name)
-
-    def set_attr(self, i: int, name: str, value: Any) -> None:
-        w, j = self.owner[i]
-        self._ask(w, "set_attr", j, name, value)
-
-    def call(self, i: int, name: str, args: tuple, kwargs: dict) -> Any:
-        w, j = self.owner[i]
-        return self._ask(w, "call", j, name, args, kwargs)
-
-    def close(self) -> None:
-        self._finalizer()
-
-
-def _simple(error: BaseException) -> bool:
-    """Whether ``error`` can be rebuilt from its args (so it can be raised with our context)."""
-    try:
-        type(error)(*error.args)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
 
 
 # ------------------------------------------------------------------------------------------------
@@ -452,9 +165,9 @@ class _EnvCopy:
         lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
         if self._default_opponents is not None:
             lineup = [self._default_opponents[a] for a in opponent_seats]
-        self.seat_policies = dict(zip(opponent_seats, lineup, strict=True))
-        self.slots.check_lineup(self.seat_policies, owner._opponent_spaces)
-        for policy in lineup:
+        lineup_by_seat = dict(zip(opponent_seats, lineup, strict=True))
+        self.seat_policies = self.slots.bind_lineup(lineup_by_seat, owner._opponent_spaces)
+        for policy in self.seat_policies.values():
             owner._place(policy)
         return (_RESET, self.index, seat, self._game_seed, self._reset_options)
 
@@ -473,310 +186,6 @@ class _EnvCopy:
         self.phase = _PLAY
         self.slots.count_step()
         return (_PLAY, self.index, action, True)
-
-
-# ------------------------------------------------------------------------------------------------
-# Batched random draws that reproduce per-env draws
-# ------------------------------------------------------------------------------------------------
-
-
-class _RowGenerators:
-    """A stand-in for ``np.random.Generator`` whose row ``i`` of a batched draw comes from
-    generator ``i``, exactly as if that env's policy had been called alone with ``n = 1``.
-
-    Draws whose ``size`` has the batch as its first dimension (``random``, ``integers``,
-    ``uniform``, ``normal``, ... as every policy here uses them) are split by row; any other draw
-    comes from the first row's generator.
-    """
-
-    _SIZE_POSITION = {
-        "random": 0,
-        "standard_normal": 0,
-        "standard_exponential": 0,
-        "standard_gamma": 1,
-        "exponential": 1,
-        "choice": 1,
-        "integers": 2,
-        "uniform": 2,
-        "normal": 2,
-        "gumbel": 2,
-        "logistic": 2,
-        "beta": 2,
-        "binomial": 2,
-    }
-
-    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
-        self._generators = list(generators)
-
-    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        """The common case (every policy here draws this way), without the generic dispatch."""
-        shape = (size,) if isinstance(size, int | np.integer) else size
-        if out is not None or not shape or shape[0] != len(self._generators):
-            return self._generators[0].random(size, dtype, out)
-        rest = tuple(shape[1:])
-        return np.stack([g.random(rest, dtype) for g in self._generators])
-
-    def __getattr__(self, name: str) -> Any:
-        first = getattr(self._generators[0], name)
-        position = self._SIZE_POSITION.get(name)
-        if position is None or not callable(first):
-            return first
-        n = len(self._generators)
-
-        def draw(*args: Any, **kwargs: Any) -> Any:
-            in_kwargs = "size" in kwargs
-            if in_kwargs:
-                size = kwargs["size"]
-            else:
-                size = args[position] if len(args) > position else None
-            shape = (size,) if isinstance(size, int | np.integer) else size
-            if shape is None or len(shape) == 0 or shape[0] != n:
-                return first(*args, **kwargs)
-            row = (1, *tuple(shape)[1:])
-            rows = []
-            for generator in self._generators:
-                method = getattr(generator, name)
-                if in_kwargs:
-                    rows.append(method(*args, **{**kwargs, "size": row}))
-                else:
-                    rows.append(method(*args[:position], row, *args[position + 1 :], **kwargs))
-            return np.concatenate(rows, axis=0)
-
-        return draw
-
-
-class _FastSB3:
-    """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) on
-    flat observations, without the per-call overhead of building torch distributions.
-
-    It computes the same logits (in numpy for SB3's standard MLP on CPU, else with the network's
-    own torch modules), normalised the same way, and samples exactly as ``SB3Policy.act`` does.
-    Each network class is checked once against ``SB3Policy.act`` (same actions, same random
-    draws); a class that differs, and every other kind of policy, goes through ``policy.act``.
-    """
-
-    def __init__(self) -> None:
-        self._verified: dict[tuple[type, ...], bool] = {}
-        self._plans: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
-
-    def _numpy_plan(self, network: Any, device: Any) -> list[tuple] | None:
-        """For SB3's standard MLP actor on CPU (flatten, Linear/Tanh/ReLU layers, Linear head):
-        the layers as numpy views of the weights, which follow in-place weight updates (the
-        sampler's latest weights). ``None`` for anything else, which takes the torch path."""
-        try:
-            cached = self._plans.get(network)
-        except TypeError:
-            return None
-        if cached is not None:
-            tensors, pointers, plan = cached
-            # moving a module (``.to``) gives every weight new storage; loads copy in place
-            if not tensors or tensors[0].data_ptr() == pointers[0]:
-                return plan
-        plan = _build_numpy_plan(network, device)
-        tensors = [t for step in (plan or ()) for t in step[3:]]
-        self._plans[network] = (tensors, [t.data_ptr() for t in tensors], plan)
-        return plan
-
-    def route(self, policy: Any, obs: Any, masks: np.ndarray | None) -> Any:
-        """How to answer for ``policy``: its numpy plan (a list), ``"torch"``, or ``None`` for
-        ``policy.act``. The first use of each kind of network is checked against its own act."""
-        from .policies import SB3Policy
-
-        if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
-            return None
-        network = policy.policy
-        plan = self._numpy_plan(network, policy.device)
-        kind = (type(network), plan is not None)
-        verified = self._verified.get(kind)
-        if verified is None:
-            verified = self._applies(policy) and self._agrees(policy, obs, masks, plan)
-            self._verified[kind] = verified
-        if not verified:
-            return None
-        return "torch" if plan is None else plan
-
-    def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
-        """The policy's actions, or ``None`` when the fast path does not apply."""
-        route = self.route(policy, obs, masks)
-        if route is None:
-            return None
-        return self._act(policy, obs, masks, rng, None if route == "torch" else route)
-
-    @staticmethod
-    def sample_merged(parts: list[tuple], twice: bool) -> np.ndarray:
-        """Actions for several numpy-plan groups at once, in the order of their rows.
-
-        ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
-        group. Each group's logits come from its own plan; normalising, then masking and sampling
-        (``choose_from_scores``, as everywhere) run once over all rows. Row by row these are the
-        same operations, and the same random draws from each row's generator, as ``_act``, so
-        every row gets the same action as ``SB3Policy.act`` would give it alone."""
-        blocks = [_numpy_logits(part[0], part[1]) for part in parts]
-        logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-        logits = logits - _logsumexp(logits)  # as torch's Categorical
-        if twice:  # sb3-contrib's MaskableCategorical normalises again
-            logits = logits - _logsumexp(logits)
-        scores = logits.astype(np.float64)
-        masks = None
-        if any(part[2] is not None for part in parts):
-            filled = [
-                np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
-                for b, p in zip(blocks, parts, strict=True)
-            ]
-            masks = filled[0] if len(filled) == 1 else np.concatenate(filled)
-        generators = [g for part in parts if not part[3] for g in part[4]]
-        rng = None
-        if generators:
-            rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
-        if not generators or len(generators) == len(scores):  # all rows argmax, or all sampled
-            return choose_from_scores(scores, masks, rng is None, rng)
-        actions = choose_from_scores(scores, masks, True, None)
-        sampled = np.repeat([not p[3] for p in parts], [len(b) for b in blocks])
-        row_masks = None if masks is None else masks[sampled]
-        actions[sampled] = choose_from_scores(scores[sampled], row_masks, False, rng)
-        return actions
-
-    @staticmethod
-    def _applies(policy: Any) -> bool:
-        from stable_baselines3.common.preprocessing import is_image_space
-
-        network = policy.policy
-        space = network.observation_space
-        return (
-            all(
-                hasattr(network, name)
-                for name in ("mlp_extractor", "action_net", "pi_features_extractor")
-            )
-            and getattr(network, "q_net", None) is None
-            and isinstance(network.action_space, spaces.Discrete)
-            and isinstance(space, spaces.Box)
-            and not is_image_space(space)
-        )
-
-    def _agrees(
-        self, policy: Any, obs: np.ndarray, masks: np.ndarray | None, plan: list[tuple] | None
-    ) -> bool:
-        try:
-            expected_rng, fast_rng = np.random.default_rng(7), np.random.default_rng(7)
-            expected = np.asarray(policy.act(obs, masks, expected_rng))
-            fast = self._act(policy, obs, masks, fast_rng, plan)
-        except Exception:  # noqa: BLE001 - any surprise: keep the general path
-            return False
-        return (
-            np.array_equal(expected, fast)
-            and expected_rng.bit_generator.state == fast_rng.bit_generator.state
-        )
-
-    def _act(
-        self,
-        policy: Any,
-        obs: np.ndarray,
-        masks: np.ndarray | None,
-        rng: Any,
-        plan: list[tuple] | None,
-    ) -> np.ndarray:
-        import torch
-
-        network = policy.policy
-        if plan is not None:
-            logits = _numpy_logits(plan, obs)
-            logits = logits - _logsumexp(logits)  # as torch's Categorical
-            if _normalises_twice(network):  # sb3-contrib's MaskableCategorical normalises again
-                logits = logits - _logsumexp(logits)
-            scores = logits.astype(np.float64)
-        else:
-            with torch.no_grad():
-                logits = _actor_logits(network, obs, policy.device)
-                logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-                if _normalises_twice(network):
-                    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-            scores = logits.cpu().numpy().astype(np.float64)
-        return choose_from_scores(scores, masks, policy.deterministic, rng)
-
-
-def _actor_logits(network: Any, obs: np.ndarray, device: Any) -> Any:
-    """``action_net(mlp_extractor.forward_actor(features))`` with the fewest torch calls: the
-    standard flatten extractor and MLP are run layer by layer (same operations, same numbers)."""
-    import torch
-    from stable_baselines3.common.policies import BaseModel
-    from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
-
-    space = network.observation_space
-    extractor = network.pi_features_extractor
-    if type(extractor) is FlattenExtractor:  # preprocess_obs on a Box is .float(), then flatten
-        flat = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
-        features = torch.from_numpy(np.ascontiguousarray(flat)).to(device)
-    else:
-        tensor = torch.as_tensor(obs.reshape((-1, *space.shape)), device=device)
-        features = BaseModel.extract_features(network, tensor, extractor)
-    extractor = network.mlp_extractor
-    if type(extractor) is MlpExtractor and type(extractor.policy_net) is torch.nn.Sequential:
-        for layer in extractor.policy_net:
-            features = layer.forward(features)
-    else:
-        features = extractor.forward_actor(features)
-    return network.action_net.forward(features)
-
-
-def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
-    import torch
-    from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
-
-    if torch.device(device).type != "cpu":
-        return None
-    if type(network.pi_features_extractor) is not FlattenExtractor:
-        return None
-    extractor = network.mlp_extractor
-    if type(extractor) is not MlpExtractor or type(extractor.policy_net) is not torch.nn.Sequential:
-        return None
-    plan: list[tuple] = []
-    for layer in [*extractor.policy_net, network.action_net]:
-        if type(layer) is torch.nn.Linear and layer.bias is not None:
-            weight, bias = layer.weight, layer.bias  # kept to notice weights moved or replaced
-            plan.append(("linear", weight.detach().numpy().T, bias.detach().numpy(), weight, bias))
-        elif type(layer) is torch.nn.Tanh:
-            plan.append(("tanh",))
-        elif type(layer) is torch.nn.ReLU:
-            plan.append(("relu",))
-        else:
-            return None
-    if plan[-1][0] != "linear":
-        return None
-    return plan
-
-
-def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
-    """The actor's logits in float32 numpy: a few microseconds where torch's per-call overhead
-    costs tens (numbers agree with torch's to float rounding)."""
-    x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
-    for step in plan:
-        if step[0] == "linear":
-            x = x @ step[1]
-            x += step[2]
-        elif step[0] == "tanh":
-            np.tanh(x, out=x)
-        else:
-            np.maximum(x, 0.0, out=x)
-    return x
-
-
-def _logsumexp(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=-1, keepdims=True)
-    return np.log(np.exp(x - top).sum(axis=-1, keepdims=True)) + top
-
-
-def _normalises_twice(network: Any) -> bool:
-    dist = getattr(network, "action_dist", None)
-    return type(dist).__module__.startswith("sb3_contrib")
-
-
-def _batch_key(policy: Any) -> tuple:
-    """Policies with equal keys answer as one: the same object, or SB3 wrappers around the same
-    network acting the same way (the archive hands out such copies for ``deterministic``)."""
-    network = getattr(policy, "policy", None)
-    if network is not None and hasattr(policy, "deterministic") and hasattr(network, "forward"):
-        return ("network", id(network), type(policy), bool(policy.deterministic))
-    return ("object", id(policy))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -812,8 +221,14 @@ class SelfPlayVecEnv(VecEnv):
     :param n_envs: number of game copies.
     :param learner: the learner's agent name, ``"random"`` or ``"alternate"`` (see ``SelfPlayEnv``).
     :param opponent: as in ``SelfPlayEnv`` (a policy, a callable returning one per episode, or an
-        ``OpponentSampler``), shared by every copy — each copy still draws its own opponents with
-        its own generator and swap schedule — or a list with one such entry per copy.
+        ``OpponentSampler``), given to every copy, or a list with one such entry per copy.
+    :param opponent_draw: ``"per_env"`` (default): each copy draws its own opponents, with its own
+        generator and swap schedule, so one rollout meets several opponents at once.
+        ``"shared"``: every copy faces one line-up between swaps, as under ML-Agents' ghost
+        trainer, so one forward pass answers all copies. Its schedule counts all copies together:
+        a new line-up after ``n_envs * swap_every`` episodes (or after ``swap_every`` learner steps
+        of each copy), so each line-up gets as much play as under per-env draws; copies take it
+        up at their next episode start. Needs one ``opponent`` for all copies.
     :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
     :param env_kwargs: keyword arguments for ``env_fn``.
@@ -855,8 +270,24 @@ class SelfPlayVecEnv(VecEnv):
         num_workers: int = 0,
         device: str | None = "cpu",
         start_method: str | None = None,
+        opponent_draw: str = "per_env",
     ) -> None:
         _check_env_fn(env_fn)
+        if opponent_draw not in OPPONENT_DRAWS:
+            raise ValueError(
+                f"opponent_draw must be one of {OPPONENT_DRAWS}, got {opponent_draw!r}: 'per_env' "
+                "gives each copy its own opponents, 'shared' one line-up for all copies."
+            )
+        if (
+            opponent_draw == "shared"
+            and isinstance(opponent, list | tuple)
+            and not is_policy(opponent)
+        ):
+            raise ValueError(
+                "opponent_draw='shared' gives every copy the same opponents, so it takes one "
+                "opponent (a policy, a callable or an OpponentSampler), not a list per copy."
+            )
+        self.opponent_draw = opponent_draw
         if not isinstance(n_envs, int | np.integer) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if not isinstance(num_workers, int | np.integer) or num_workers < 0:
@@ -915,6 +346,10 @@ class SelfPlayVecEnv(VecEnv):
         }
         self.observation_space, self.action_space = observation_space, action_space
         self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
+        if self.opponent_draw == "shared":
+            for copy in self.copies:
+                copy.opponent_source = self.copies[0].opponent_source
+        self._share_slots()
         self._actions: np.ndarray | None = None
         self._fast = _FastSB3()
         self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -949,7 +384,7 @@ class SelfPlayVecEnv(VecEnv):
         for copy in self.copies:
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
-        checked = [learner_action(a, self.action_space) for a in actions]
+        checked = self._learner_actions(actions)
         self._results: list[tuple | None] = [None] * self.num_envs
         self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
         rewards = np.zeros(self.num_envs, dtype=np.float32)
@@ -968,6 +403,21 @@ class SelfPlayVecEnv(VecEnv):
         self._results = []
         obs = self._stack([copy.status.observation for copy in self.copies])
         return obs, rewards, dones, infos
+
+    def _learner_actions(self, actions: Any) -> list[Any]:
+        """The learner's actions checked against its space, in the form the game expects (an
+        integer array for a ``Discrete`` space is checked in one go)."""
+        space = self.action_space
+        if (
+            type(space) is spaces.Discrete
+            and isinstance(actions, np.ndarray)
+            and actions.dtype.kind in "iu"
+            and actions.size == self.num_envs
+        ):
+            flat = actions.reshape(-1)
+            if flat.min() >= space.start and flat.max() < space.start + space.n:
+                return flat.tolist()
+        return [learner_action(a, space) for a in actions]
 
     def action_masks(self) -> np.ndarray:
         """Every copy's legal learner actions, shape ``(n_envs, n_actions)``."""
@@ -1013,15 +463,18 @@ class SelfPlayVecEnv(VecEnv):
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute on each copy (where the copy has it), else on the PettingZoo game."""
+        if attr_name == "opponent_source":
+            value = as_opponent_source(value)
         for i in self._get_indices(indices):
             copy = self.copies[i]
             if hasattr(copy, attr_name) and not attr_name.startswith("_"):
                 setattr(copy, attr_name, value)
-                if attr_name == "opponent_source":
-                    copy.opponent_source = as_opponent_source(value)
-                    copy.slots = OpponentSlots(copy.opponent_source)
+                if attr_name == "opponent_source":  # a new source: draw from it at the next reset
+                    copy.slots = OpponentSlots(value)
             else:
                 self.games.set_attr(i, attr_name, value)
+        if attr_name == "opponent_source":
+            self._share_slots()
 
     def env_method(
         self,
@@ -1099,6 +552,7 @@ class SelfPlayVecEnv(VecEnv):
             first_copy, first = members[0]
             policy = first_copy.seat_policies[first.seat]
             generators = [copy.np_random for copy, _ in members]
+            masks = None
             if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
                 actions = [
                     policy.act(
@@ -1128,32 +582,70 @@ class SelfPlayVecEnv(VecEnv):
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
                         f"{len(members)} observations; act() must return one action per row."
                     )
+            if not self._all_legal(members, actions, masks):
+                actions = self._checked(members, actions)
             items.extend(self._play_items(members, actions))
         for (_, twice), parts in merged.items():
             actions = self._fast.sample_merged(parts, twice).tolist()
             members = [member for part in parts for member in part[5]]
-            items.extend(self._play_items(members, actions, legal=True))
+            if not all(s.seat in self._plain_discrete_seats for _, s in members):
+                actions = self._checked(members, actions)
+            items.extend(self._play_items(members, actions))
         return items
 
-    def _play_items(
-        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, legal: bool = False
-    ) -> list[tuple]:
-        """The game items that play ``actions``, each checked against its seat's space and mask.
+    def _all_legal(
+        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, masks: np.ndarray | None
+    ) -> bool:
+        """Whether ``actions`` (one group: one seat kind, all masked or none) are legal moves of
+        a plain ``Discrete(n)`` seat, checked in one go; then each becomes a plain ``int``.
+        Anything else goes through :meth:`_checked`, which also names what is wrong."""
+        seat = members[0][1].seat
+        if seat not in self._plain_discrete_seats or not isinstance(actions, np.ndarray):
+            return False
+        if actions.shape != (len(members),) or actions.dtype.kind not in "iu":
+            return False
+        n = self._action_spaces[seat].n
+        if not (actions.astype(np.uint64, copy=False) < n).all():  # negatives wrap to huge
+            return False
+        return masks is None or bool(masks[np.arange(len(actions)), actions].all())
 
-        ``legal=True`` (the numpy fast path: indices chosen under the row's mask) skips the check
-        where the seat's space is a plain ``Discrete(n)``: such actions are legal by construction.
-        """
-        items = []
-        for (copy, status), action in zip(members, actions, strict=True):
-            if not (legal and status.seat in self._plain_discrete_seats):
-                own = copy.seat_policies[status.seat]
-                action = check_opponent_action(
-                    own, action, self._action_spaces[status.seat], status.mask, status.seat
-                )
-            items.append((_PLAY, copy.index, action, copy.phase == _PLAY))
-        return items
+    def _checked(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[Any]:
+        """Each action checked against its seat's space and mask (the error names the opponent,
+        the seat and the action), in the form the game expects."""
+        return [
+            check_opponent_action(
+                copy.seat_policies[status.seat],
+                action,
+                self._action_spaces[status.seat],
+                status.mask,
+                status.seat,
+            )
+            for (copy, status), action in zip(members, actions, strict=True)
+        ]
+
+    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
+        """The game items that play ``actions`` (checked ones: see :meth:`_answer`)."""
+        if isinstance(actions, np.ndarray):
+            actions = actions.tolist()  # plain ints, as check_opponent_action returns them
+        return [
+            (_PLAY, copy.index, action, copy.phase == _PLAY)
+            for (copy, _), action in zip(members, actions, strict=True)
+        ]
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _share_slots(self) -> None:
+        """With ``opponent_draw="shared"``, one set of opponent slots per opponent source, shared
+        by the copies that draw from it (with ``"per_env"`` each copy keeps its own)."""
+        if self.opponent_draw != "shared":
+            return
+        groups: dict[int, list[_EnvCopy]] = {}
+        for copy in self.copies:
+            groups.setdefault(id(copy.opponent_source), []).append(copy)
+        for members in groups.values():
+            slots = OpponentSlots(members[0].opponent_source, shared_by=len(members))
+            for copy in members:
+                copy.slots = slots
+
     def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         return self._seat_spaces[seat]
 
@@ -1193,7 +685,7 @@ class SelfPlayVecEnv(VecEnv):
     def __repr__(self) -> str:
         return (
             f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
-            f"num_workers={self.num_workers})"
+            f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
         )
 
 

@@ -116,6 +116,72 @@ def test_random_policy_without_mask_or_space_errors():
         RandomPolicy().act(np.zeros((1, 1)), None, rng())
 
 
+def test_random_policy_in_space_plays_in_that_space_and_reuses_one_copy_per_space():
+    unbound = RandomPolicy(policy_id="rnd")
+    in_six = unbound.in_space(spaces.Discrete(6))
+    assert in_six.policy_id == "rnd" and in_six.action_space == spaces.Discrete(6)
+    assert unbound.in_space(spaces.Discrete(6)) is in_six
+    assert unbound.in_space(spaces.Discrete(3)) is not in_six
+    assert set(in_six.act(np.zeros((200, 1)), None, rng()).tolist()) == set(range(6))
+    assert unbound.action_space is None  # the policy the user holds is unchanged
+    own = RandomPolicy(spaces.Discrete(2))
+    assert own.in_space(spaces.Discrete(6)) is own  # a given space is kept
+
+
+def _play_one_episode(env: Any) -> dict[str, Any]:
+    env.reset(seed=0)
+    while True:
+        _, _, terminated, truncated, info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            return info["selfplay"]
+
+
+def test_random_policy_without_a_space_plays_pong_in_selfplay_env():
+    from conftest import make_pong_parallel
+
+    from sp_wrappers.env import SelfPlayEnv
+
+    env = SelfPlayEnv(make_pong_parallel(), learner="first_0", opponent=RandomPolicy())
+    env.action_space.seed(0)
+    summary = _play_one_episode(env)
+    assert summary["opponents"] == {"second_0": "random"}
+    env.close()
+
+
+def test_random_policy_without_a_space_plays_pong_in_selfplay_vec_env_as_one_policy_per_seat():
+    from conftest import make_pong_parallel
+
+    from sp_wrappers.vec_env import SelfPlayVecEnv
+
+    venv = SelfPlayVecEnv(make_pong_parallel, n_envs=3, learner="random", opponent=RandomPolicy())
+    venv.seed(0)
+    venv.reset()
+    dones = np.zeros(3, dtype=bool)
+    while not dones.all():
+        actions = np.random.default_rng(0).integers(0, 6, size=3)
+        _, _, done, infos = venv.step(actions)
+        for i in np.flatnonzero(done):
+            assert infos[i]["selfplay"]["opponent"] == "random"
+        dones |= done
+    # every copy's seat is played by the same bound policy, so one act call answers them all
+    by_seat: dict[str, set[int]] = {}
+    for seat_policies in venv.get_attr("seat_policies"):
+        for seat, policy in seat_policies.items():
+            assert policy.action_space == venv.game_spec.action_space(seat)
+            by_seat.setdefault(seat, set()).add(id(policy))
+    assert all(len(ids) == 1 for ids in by_seat.values())
+    venv.close()
+
+
+def test_play_match_plays_pong_with_random_policies_built_without_a_space():
+    from conftest import make_pong_parallel
+
+    from sp_wrappers.evaluation import play_match
+
+    result = play_match(make_pong_parallel, RandomPolicy(), RandomPolicy(policy_id="r2"), 2)
+    assert result.n_games == 2 and sorted(result.by_seat()) == ["first_0", "second_0"]
+
+
 def test_random_policy_accepts_dict_observations():
     obs = {"observation": np.zeros((3, 2)), "action_mask": np.ones((3, 4))}
     assert RandomPolicy(spaces.Discrete(4)).act(obs, None, rng()).shape == (3,)

@@ -121,7 +121,7 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
 
 
 def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
-    from sp_wrappers.vec_env import _FastSB3
+    from sp_wrappers._fast_path import _FastSB3
 
     opponent = SB3Policy(ttt_model, deterministic=True)
     other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
@@ -183,6 +183,99 @@ def test_opponents_evicted_from_the_archive_cache_are_freed(tmp_path, ttt_model)
     gc.collect()
     alive = {id(o) for o in gc.get_objects() if type(o) is SB3Policy and o.policy_id != "latest"}
     assert len(alive) <= 2 + 4  # the cache, the copies' current opponents
+
+
+class NumberedDraws:
+    """An opponent source whose k-th draw is ``RandomPolicy`` "r<k>"; ``drawn_at`` logs the value
+    of ``now`` (set by the test: the vector step) at each draw."""
+
+    def __init__(self, swap_every: int = 1, swap_unit: str = "episodes") -> None:
+        self.swap_every, self.swap_unit = swap_every, swap_unit
+        self.now = 0
+        self.drawn_at: list[int] = []
+
+    def draw(self, rng: np.random.Generator) -> RandomPolicy:
+        self.drawn_at.append(self.now)
+        return RandomPolicy(policy_id=f"r{len(self.drawn_at)}")
+
+
+def opponents_in_play(env: SelfPlayVecEnv) -> list[str]:
+    return [p.policy_id for seats in env.get_attr("seat_policies") for p in seats.values()]
+
+
+def random_legal(env: Any, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()])
+
+
+def test_shared_draws_give_every_copy_one_opponent_for_n_envs_times_swap_every_episodes():
+    source = NumberedDraws(swap_every=2)
+    env = SelfPlayVecEnv(make_tictactoe, 4, opponent=source, opponent_draw="shared")
+    env.seed(0)
+    env.reset()
+    assert opponents_in_play(env) == ["r1"] * 4
+    finished: dict[str, int] = {}
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        _, _, dones, infos = env.step(random_legal(env, rng))
+        for i in np.flatnonzero(dones):
+            opponent = infos[i]["selfplay"]["opponent"]
+            finished[opponent] = finished.get(opponent, 0) + 1
+        newest = len(source.drawn_at)
+        # between swaps all copies face the newest line-up; copies still finishing an episode
+        # against the previous one take the new one up at their next episode start
+        assert set(opponents_in_play(env)) <= {f"r{newest - 1}", f"r{newest}"}
+    started = dict(finished)
+    for opponent in opponents_in_play(env):
+        started[opponent] = started.get(opponent, 0) + 1
+    newest = len(source.drawn_at)
+    assert newest >= 5
+    # every line-up served exactly n_envs * swap_every = 8 episodes; the newest is still filling
+    assert [started[f"r{k}"] for k in range(1, newest)] == [8] * (newest - 1)
+    assert 1 <= started[f"r{newest}"] <= 8
+
+
+def test_shared_draws_with_swap_unit_steps_swap_at_the_first_episode_start_when_due():
+    source = NumberedDraws(swap_every=3, swap_unit="steps")
+    env = SelfPlayVecEnv(make_tictactoe, 4, opponent=source, opponent_draw="shared")
+    env.seed(1)
+    env.reset()
+    steps_with_a_new_episode = []
+    rng = np.random.default_rng(1)
+    for step in range(1, 80):
+        source.now = step
+        _, _, dones, _ = env.step(random_legal(env, rng))
+        if dones.any():
+            steps_with_a_new_episode.append(step)
+    expected = [0]  # the first line-up is drawn at reset
+    while True:  # then: after 3 learner steps of each copy, at the next episode start
+        due = [s for s in steps_with_a_new_episode if s >= expected[-1] + 3]
+        if not due:
+            break
+        expected.append(due[0])
+    assert source.drawn_at == expected
+    assert len(expected) >= 8
+
+
+def test_shared_draws_with_one_copy_play_exactly_as_per_env_draws():
+    runs = {}
+    for draw in ("per_env", "shared"):
+        source = NumberedDraws(swap_every=3)
+        env = SelfPlayVecEnv(make_tictactoe, 1, opponent=source, opponent_draw=draw)
+        env.seed(5)
+        trace = [env.reset().tolist()]
+        rng = np.random.default_rng(5)
+        for _ in range(60):
+            obs, rewards, dones, infos = env.step(random_legal(env, rng))
+            trace.append((obs.tolist(), rewards.tolist(), infos[0].get("selfplay")))
+        runs[draw] = (trace, source.drawn_at)
+    assert runs["per_env"] == runs["shared"]
+
+
+def test_shared_draws_take_one_opponent_and_a_known_draw_name():
+    with pytest.raises(ValueError, match="not a list per copy"):
+        SelfPlayVecEnv(make_tictactoe, 2, opponent=[RandomPolicy()] * 2, opponent_draw="shared")
+    with pytest.raises(ValueError, match="opponent_draw must be one of"):
+        SelfPlayVecEnv(make_tictactoe, 2, opponent_draw="ghost")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -255,6 +348,30 @@ def test_snapshot_copies_sharing_a_network_are_batched_together(tmp_path, ttt_mo
 # ------------------------------------------------------------------------------------------------
 # The VecEnv contract
 # ------------------------------------------------------------------------------------------------
+
+
+def test_turn_state_kept_by_a_wrapper_of_ours_is_what_the_learner_sees():
+    """PettingZoo's own wrappers forward turn state to the game (the driver reads it there
+    directly); a wrapper that keeps its own ``rewards`` is read, also under PettingZoo's."""
+    from pettingzoo.classic import tictactoe_v3
+    from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
+
+    class SevenPerMove(BaseWrapper):
+        def step(self, action: Any) -> None:
+            super().step(action)
+            self.rewards = dict.fromkeys(self.env.rewards, 7.0)
+
+    def make() -> Any:
+        return OrderEnforcingWrapper(SevenPerMove(tictactoe_v3.raw_env()))
+
+    for draw in ("per_env", "shared"):
+        env = SelfPlayVecEnv(make, 2, learner="player_1", opponent_draw=draw)
+        env.seed(0)
+        env.reset()
+        rng = np.random.default_rng(0)
+        _, rewards, dones, _ = env.step(random_legal(env, rng))  # learner's and opponent's move
+        assert not dones.any() and rewards.tolist() == [14.0, 14.0]
+        env.close()
 
 
 def test_reset_step_auto_reset_and_terminal_observation():
