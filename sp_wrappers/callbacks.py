@@ -11,6 +11,7 @@ online Elo, records each match in the archive, refreshes the learner's latest we
 from __future__ import annotations
 
 import bisect
+import os
 import warnings
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from .archive import SnapshotArchive, as_archive
 from .ratings import EloRatings, fit_bradley_terry
 from .sampler import LATEST_ID
 
@@ -66,7 +68,9 @@ def attribute_learner_matches(
 class SelfPlayCallback(BaseCallback):
     """Runs the self-play loop inside ``model.learn``: save, sync, record, rate, log.
 
-    :param archive: where snapshots and matches go.
+    :param archive: where snapshots and matches go: a :class:`~sp_wrappers.SnapshotArchive` or
+        the path of its directory (opened here, created when missing), so the callback can be
+        named in a configuration file (RL Baselines3 Zoo's ``callback:``).
     :param save_every: save a snapshot every this many learner steps (``model.num_timesteps``).
     :param win_rate_threshold: when set, a due snapshot is only saved once the learner's win rate
         over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
@@ -95,7 +99,7 @@ class SelfPlayCallback(BaseCallback):
 
     def __init__(
         self,
-        archive: Any,
+        archive: SnapshotArchive | str | os.PathLike[str],
         save_every: int = 10_000,
         win_rate_threshold: float | None = None,
         win_rate_window: int = 100,
@@ -108,6 +112,7 @@ class SelfPlayCallback(BaseCallback):
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
+        archive = as_archive(archive, owner="SelfPlayCallback(archive=...)")
         if not isinstance(save_every, int | np.integer) or save_every < 1:
             raise ValueError(f"save_every must be a positive number of steps, got {save_every!r}.")
         if win_rate_threshold is not None and not 0.0 <= win_rate_threshold <= 1.0:
