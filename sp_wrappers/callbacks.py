@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from .archive import SnapshotArchive, as_archive
+from .archive import CorruptSnapshotError, SnapshotArchive, as_archive
 from .ratings import EloRatings, fit_bradley_terry
 from .sampler import LATEST_ID
 
@@ -152,15 +152,19 @@ class SelfPlayCallback(BaseCallback):
             if rating is not None:
                 self.elo.ratings[info.id] = float(rating)
         newest = self.archive.latest()
-        if newest is None:
+        if newest is not None:
+            # A fresh model resumed on an old archive counts its steps from the archive's newest
+            # snapshot, so steps in the archive keep increasing.
+            self.step_offset = max(0, newest.step - self.num_timesteps)
+        if newest is None or not self._fits_weights_of(newest.id):
+            # An empty archive, or one whose newest snapshot has another network shape (a new
+            # learner, e.g. the next trial of a hyperparameter search): this learner's first
+            # snapshot becomes the template of the opponents' "latest" weights.
             self._save_snapshot()
             self._sync_latest_weights()
             self._restart_episodes()
         else:
             self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
-            # A fresh model resumed on an old archive counts its steps from the archive's newest
-            # snapshot, so steps in the archive keep increasing.
-            self.step_offset = max(0, newest.step - self.num_timesteps)
             self._sync_latest_weights()
         self._last_save_step = self.num_timesteps
         self._last_fit_step = self.num_timesteps
@@ -338,6 +342,17 @@ class SelfPlayCallback(BaseCallback):
             record("selfplay/opponent_elo_mean", float(np.mean(known)))
         record("selfplay/archive_size", len(self.archive))
         record("selfplay/snapshots", self.snapshots_saved)
+
+    def _fits_weights_of(self, snapshot_id: str) -> bool:
+        """Whether the model's parameters have the names and shapes of the snapshot's."""
+        try:
+            stored = self.archive.load_state_dict(snapshot_id)
+        except CorruptSnapshotError:  # warned; the new snapshot becomes the template
+            return False
+        mine = self.model.policy.state_dict()
+        return set(stored) == set(mine) and all(
+            tuple(np.shape(stored[k])) == tuple(mine[k].shape) for k in mine
+        )
 
     def _check_archive_fits_model(self) -> None:
         check = getattr(self.archive, "check_compatible", None)
