@@ -73,8 +73,9 @@ def _env_id(game: str) -> str:
     return f"{NAMESPACE}/{title}-v0"
 
 
-#: The Gymnasium id of each registered game.
 ENV_IDS: dict[str, str] = {game: _env_id(game) for game in GAMES}
+"""The Gymnasium id of each registered game (``"connect_four_v3"`` ->
+``"sp_wrappers/ConnectFour-v0"``)."""
 
 #: The sampler's knobs an id accepts, with the defaults of :class:`~sp_wrappers.OpponentSampler`.
 SAMPLER_KNOBS: dict[str, Any] = {
