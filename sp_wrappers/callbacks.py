@@ -147,6 +147,7 @@ class SelfPlayCallback(BaseCallback):
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
         self._check_archive_fits_model()
+        self._check_envs_draw_from_this_archive()
         for info in self.archive.snapshots():
             rating = (info.ratings or {}).get("elo")
             if rating is not None:
@@ -353,6 +354,29 @@ class SelfPlayCallback(BaseCallback):
         return set(stored) == set(mine) and all(
             tuple(np.shape(stored[k])) == tuple(mine[k].shape) for k in mine
         )
+
+    def _check_envs_draw_from_this_archive(self) -> None:
+        """Warn when the envs' samplers read other archives than the one this callback fills
+        (two paths in a config file that were meant to be one): the learner would never meet
+        its own snapshots."""
+        try:
+            sources = self.training_env.get_attr("opponent_source")
+        except Exception:  # noqa: BLE001 - an env without samplers: nothing to check
+            return
+        mine = self.archive.path.resolve()
+        theirs = {
+            source.archive.path.resolve()
+            for source in sources
+            if isinstance(getattr(source, "archive", None), SnapshotArchive)
+        }
+        if theirs and mine not in theirs:
+            warnings.warn(
+                f"SelfPlayCallback saves snapshots to {mine}, but the envs draw their opponents "
+                f"from {', '.join(map(str, sorted(theirs)))}: the learner will not meet its own "
+                "snapshots. Point both at the same archive (in an RL Zoo yaml: env_kwargs' "
+                "archive and the callback's archive).",
+                stacklevel=2,
+            )
 
     def _check_archive_fits_model(self) -> None:
         check = getattr(self.archive, "check_compatible", None)

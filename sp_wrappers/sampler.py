@@ -183,8 +183,10 @@ class OpponentSampler:
             newest = self.archive.latest()
             if newest is None:
                 raise RuntimeError(
-                    "The sampler got latest weights before the archive had any snapshot to learn "
-                    "the policy's shape from; save a snapshot first (SelfPlayCallback does)."
+                    f"The sampler got latest weights before its archive {self.archive.path} had "
+                    "any snapshot to learn the policy's shape from. SelfPlayCallback saves one at "
+                    "the start into its own archive: give the callback and the sampler the same "
+                    "archive (or save a snapshot first)."
                 )
             template = self.archive.load_policy(newest.id, deterministic=self.deterministic)
             latest = copy.copy(template)

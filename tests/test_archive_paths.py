@@ -136,3 +136,19 @@ CASES = [
 def test_a_wrong_archive_type_fails_at_construction_naming_what_is_accepted(name, wrong):
     with pytest.raises(TypeError, match=r"takes a SnapshotArchive or the path of its directory"):
         CONSTRUCTORS[name](wrong)
+
+
+def test_the_callback_warns_when_the_envs_draw_from_another_archive(tmp_path):
+    env = SelfPlayEnv(tictactoe_v3.env(), opponent=OpponentSampler(tmp_path / "typo"))
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    callback = SelfPlayCallback(tmp_path / "archive", save_every=64)
+    with (
+        pytest.warns(UserWarning, match=r"the envs draw their opponents from .*typo"),
+        pytest.raises(RuntimeError, match=r"typo had any snapshot.* the same archive"),
+    ):
+        model.learn(64, callback=callback)
+
+
+def test_the_callback_is_silent_when_the_envs_draw_from_its_archive(tmp_path, recwarn):
+    train(tmp_path / "archive", str(tmp_path / "archive"))
+    assert not [w for w in recwarn if "draw their opponents" in str(w.message)]
