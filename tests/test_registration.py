@@ -193,3 +193,20 @@ def test_make_env_points_batched_only_arguments_to_the_vec_env():
 def test_the_module_exports_the_registration_names():
     assert sp_wrappers.register_envs is register_envs
     assert "ENV_IDS" in sp_wrappers.__all__
+
+
+def test_subproc_workers_reach_the_ids_through_gymnasiums_module_prefix(tmp_path):
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    venv = make_vec_env(
+        "sp_wrappers:sp_wrappers/TicTacToe-v0",
+        n_envs=2,
+        vec_env_cls=SubprocVecEnv,
+        env_kwargs={"archive": str(tmp_path / "archive")},
+    )
+    try:
+        assert venv.reset().shape == (2, 3, 3, 2)
+        samplers = venv.get_attr("opponent_source")
+        assert [s.archive.path for s in samplers] == [tmp_path / "archive"] * 2
+    finally:
+        venv.close()
