@@ -10,8 +10,15 @@ Wrap a game, build the callback, call ``model.learn``::
     env = SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=OpponentSampler(archive))
     MaskablePPO("MlpPolicy", env).learn(100_000, callback=SelfPlayCallback(archive))
 
-Public names are loaded on first use, so ``import sp_wrappers`` stays cheap and optional extras
-(Ray, matplotlib, openskill) are only imported by the code that needs them.
+Or, without a script, from a Gymnasium id that ``import sp_wrappers`` registers (one per game of
+``sp_wrappers.games.GAMES``)::
+
+    import gymnasium as gym
+    env = gym.make("sp_wrappers/ConnectFour-v0", archive="runs/c4/archive", latest_ratio=0.5)
+
+Public names are loaded on first use, so ``import sp_wrappers`` stays cheap (it imports Gymnasium
+to register the ids, never torch) and optional extras (Ray, matplotlib, openskill) are only
+imported by the code that needs them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "SelfPlayEnv": "env",
     "SelfPlayVecEnv": "vec_env",
     "make_selfplay_vec_env": "vec_env",
+    "ENV_IDS": "registration",
+    "register_envs": "registration",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -76,9 +85,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
+    from .registration import ENV_IDS, register_envs
     from .sampler import OpponentSampler
     from .shaping import DrawReward
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
+
+
+# Gymnasium ids (string entry points: registering imports neither torch nor the games).
+importlib.import_module(".registration", __name__).register_envs()
 
 
 def __getattr__(name: str) -> Any:

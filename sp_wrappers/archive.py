@@ -1,6 +1,7 @@
 """``SnapshotArchive``: policy snapshots, their ratings and the match history, in one directory.
 
 This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
+:func:`as_archive` (what every constructor taking an archive calls on its argument),
 :data:`FORMAT_VERSION` and the archive's errors.
 
 Layout (documented in ``docs/formats.md``)::
@@ -85,6 +86,7 @@ __all__ = [
     "SnapshotArchive",
     "SnapshotInfo",
     "MatchRecord",
+    "as_archive",
     "FORMAT_VERSION",
     "ArchiveError",
     "ArchiveFormatError",
@@ -844,3 +846,38 @@ class SnapshotArchive:
 
     def __repr__(self) -> str:
         return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"
+
+
+def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> SnapshotArchive:
+    """The :class:`SnapshotArchive` that ``archive`` names: the archive itself, or the one at a
+    path (``str`` or ``os.PathLike``), opened here.
+
+    Every public constructor and function that takes an archive calls this on its argument, so a
+    path from a configuration file (RL Baselines3 Zoo's yaml, ``gymnasium.make`` keyword
+    arguments) works wherever an archive object does, and anything else fails at once.
+
+    :param archive: a :class:`SnapshotArchive` or the path of its directory.
+    :param create: create a new archive when the path holds none (training); ``False`` raises
+        :class:`ArchiveFormatError` instead (evaluation of an existing archive).
+    :param owner: who asks, for the error message (e.g. ``"OpponentSampler(archive=...)"``).
+    :raises TypeError: ``archive`` is neither an archive nor a path.
+
+    >>> import tempfile
+    >>> archive = as_archive(tempfile.mkdtemp())
+    >>> as_archive(archive) is archive
+    True
+    >>> as_archive(42, owner="OpponentSampler(archive=...)")
+    Traceback (most recent call last):
+    ...
+    TypeError: OpponentSampler(archive=...) takes a SnapshotArchive or the path of its directory \
+(str or os.PathLike), got int: 42.
+    """
+    if isinstance(archive, SnapshotArchive):
+        return archive
+    if isinstance(archive, str | os.PathLike) and str(os.fspath(archive)):
+        return SnapshotArchive(archive, create=create)
+    raise TypeError(
+        f"{owner} takes a SnapshotArchive or the path of its directory (str or os.PathLike), "
+        f"got {type(archive).__name__}: {archive!r}."
+    )
+

@@ -11,6 +11,7 @@ online Elo, records each match in the archive, refreshes the learner's latest we
 from __future__ import annotations
 
 import bisect
+import os
 import warnings
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from .archive import CorruptSnapshotError, SnapshotArchive, as_archive
 from .ratings import EloRatings, fit_bradley_terry
 from .sampler import LATEST_ID
 
@@ -66,7 +68,9 @@ def attribute_learner_matches(
 class SelfPlayCallback(BaseCallback):
     """Runs the self-play loop inside ``model.learn``: save, sync, record, rate, log.
 
-    :param archive: where snapshots and matches go.
+    :param archive: where snapshots and matches go: a :class:`~sp_wrappers.SnapshotArchive` or
+        the path of its directory (opened here, created when missing), so the callback can be
+        named in a configuration file (RL Baselines3 Zoo's ``callback:``).
     :param save_every: save a snapshot every this many learner steps (``model.num_timesteps``).
     :param win_rate_threshold: when set, a due snapshot is only saved once the learner's win rate
         over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
@@ -95,7 +99,7 @@ class SelfPlayCallback(BaseCallback):
 
     def __init__(
         self,
-        archive: Any,
+        archive: SnapshotArchive | str | os.PathLike[str],
         save_every: int = 10_000,
         win_rate_threshold: float | None = None,
         win_rate_window: int = 100,
@@ -108,6 +112,7 @@ class SelfPlayCallback(BaseCallback):
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
+        archive = as_archive(archive, owner="SelfPlayCallback(archive=...)")
         if not isinstance(save_every, int | np.integer) or save_every < 1:
             raise ValueError(f"save_every must be a positive number of steps, got {save_every!r}.")
         if win_rate_threshold is not None and not 0.0 <= win_rate_threshold <= 1.0:
@@ -142,20 +147,25 @@ class SelfPlayCallback(BaseCallback):
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
         self._check_archive_fits_model()
+        self._check_envs_draw_from_this_archive()
         for info in self.archive.snapshots():
             rating = (info.ratings or {}).get("elo")
             if rating is not None:
                 self.elo.ratings[info.id] = float(rating)
         newest = self.archive.latest()
-        if newest is None:
+        if newest is not None:
+            # A fresh model resumed on an old archive counts its steps from the archive's newest
+            # snapshot, so steps in the archive keep increasing.
+            self.step_offset = max(0, newest.step - self.num_timesteps)
+        if newest is None or not self._fits_weights_of(newest.id):
+            # An empty archive, or one whose newest snapshot has another network shape (a new
+            # learner, e.g. the next trial of a hyperparameter search): this learner's first
+            # snapshot becomes the template of the opponents' "latest" weights.
             self._save_snapshot()
             self._sync_latest_weights()
             self._restart_episodes()
         else:
             self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
-            # A fresh model resumed on an old archive counts its steps from the archive's newest
-            # snapshot, so steps in the archive keep increasing.
-            self.step_offset = max(0, newest.step - self.num_timesteps)
             self._sync_latest_weights()
         self._last_save_step = self.num_timesteps
         self._last_fit_step = self.num_timesteps
@@ -333,6 +343,40 @@ class SelfPlayCallback(BaseCallback):
             record("selfplay/opponent_elo_mean", float(np.mean(known)))
         record("selfplay/archive_size", len(self.archive))
         record("selfplay/snapshots", self.snapshots_saved)
+
+    def _fits_weights_of(self, snapshot_id: str) -> bool:
+        """Whether the model's parameters have the names and shapes of the snapshot's."""
+        try:
+            stored = self.archive.load_state_dict(snapshot_id)
+        except CorruptSnapshotError:  # warned; the new snapshot becomes the template
+            return False
+        mine = self.model.policy.state_dict()
+        return set(stored) == set(mine) and all(
+            tuple(np.shape(stored[k])) == tuple(mine[k].shape) for k in mine
+        )
+
+    def _check_envs_draw_from_this_archive(self) -> None:
+        """Warn when the envs' samplers read other archives than the one this callback fills
+        (two paths in a config file that were meant to be one): the learner would never meet
+        its own snapshots."""
+        try:
+            sources = self.training_env.get_attr("opponent_source")
+        except Exception:  # noqa: BLE001 - an env without samplers: nothing to check
+            return
+        mine = self.archive.path.resolve()
+        theirs = {
+            source.archive.path.resolve()
+            for source in sources
+            if isinstance(getattr(source, "archive", None), SnapshotArchive)
+        }
+        if theirs and mine not in theirs:
+            warnings.warn(
+                f"SelfPlayCallback saves snapshots to {mine}, but the envs draw their opponents "
+                f"from {', '.join(map(str, sorted(theirs)))}: the learner will not meet its own "
+                "snapshots. Point both at the same archive (in an RL Zoo yaml: env_kwargs' "
+                "archive and the callback's archive).",
+                stacklevel=2,
+            )
 
     def _check_archive_fits_model(self) -> None:
         check = getattr(self.archive, "check_compatible", None)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._seats import as_aec_env, seat_spaces
+from .archive import as_archive
 from .env import SelfPlayEnv
 from .policies import Policy, RandomPolicy, SB3Policy, is_policy, stack_observations
 
@@ -161,8 +162,8 @@ def play_match(
     :param swap_seats: alternate ``a`` over the seats game by game (else ``seat`` or the first).
     :param seed: game ``i`` is reset with ``seed + i``: results are reproducible.
     :param seat: ``a``'s seat when ``swap_seats`` is false.
-    :param archive: a :class:`~sp_wrappers.SnapshotArchive`: snapshot ids are loaded from it and
-        every game is written to its match history with ``source``.
+    :param archive: a :class:`~sp_wrappers.SnapshotArchive` or the path of one: snapshot ids are
+        loaded from it and every game is written to its match history with ``source``.
     :param source: the match-history source of the recorded games.
 
     >>> from pettingzoo.classic import tictactoe_v3
@@ -173,6 +174,8 @@ def play_match(
     """
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}.")
+    if archive is not None:
+        archive = as_archive(archive, create=False, owner="play_match(archive=...)")
     a = as_policy(policy_a, "a", archive)
     b = as_policy(policy_b, "b", archive)
     game = as_aec_env(env_fn())
@@ -275,6 +278,7 @@ class RoundRobinResult:
         :param source: only games with this source (``"evaluation"``, ``"training"``); ``None``
             takes all, with the learner's training games credited to its snapshots.
         """
+        archive = as_archive(archive, create=False, owner="RoundRobinResult.from_archive")
         games = _attributed_games(archive, source)
         if players is None:
             every = archive.snapshots(include_pruned=True)
@@ -479,7 +483,7 @@ def round_robin(
     is written to the archive's match history at once (``source="evaluation"``), so an
     interrupted tournament keeps what it played and ``skip_played=True`` resumes it.
 
-    :param archive: a :class:`~sp_wrappers.SnapshotArchive`.
+    :param archive: a :class:`~sp_wrappers.SnapshotArchive` or the path of one.
     :param participants: snapshot ids (default: every listed snapshot); policies are accepted too
         and play like baselines.
     :param games_per_pair: games per pair.
@@ -511,6 +515,7 @@ def round_robin(
     >>> result.players, result.score("minimax", "random") > 0.5, archive.n_matches()
     (['random', 'minimax'], True, 4)
     """
+    archive = as_archive(archive, create=False, owner="round_robin(archive=...)")
     _check_backend(backend)
     if env_fn is None:
         raise ValueError(
@@ -745,7 +750,7 @@ def archive_ratings(
     credited to the snapshot the learner descended from at the time; evaluation games count as
     they are. Ratings are on the Elo scale with 95% intervals.
 
-    :param archive: a :class:`~sp_wrappers.SnapshotArchive`.
+    :param archive: a :class:`~sp_wrappers.SnapshotArchive` or the path of one.
     :param anchor: the player pinned at ``anchor_rating`` when it has games (e.g. ``"random"``);
         otherwise the fit's own default anchoring applies.
     :param anchor_rating: the anchor's rating.
@@ -763,6 +768,7 @@ def archive_ratings(
     """
     from .ratings import fit_bradley_terry
 
+    archive = as_archive(archive, create=False, owner="archive_ratings(archive=...)")
     games = _attributed_games(archive)
     if not games:
         raise ValueError(
@@ -827,6 +833,7 @@ def store_archive_ratings(archive: Any) -> ArchiveRatings:
     >>> archive.get(info.id).ratings["bt"] == stored.snapshots[0].rating
     True
     """
+    archive = as_archive(archive, create=False, owner="store_archive_ratings(archive=...)")
     ratings = archive_ratings(archive, anchor=None)
     stored = {info.id: info.ratings for info in archive.snapshots()}
     archive.set_ratings(

@@ -17,13 +17,14 @@ precedence:
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._opponents import SWAP_UNITS
-from .archive import CorruptSnapshotError
+from .archive import CorruptSnapshotError, SnapshotArchive, as_archive
 from .policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
 
 __all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
@@ -63,7 +64,8 @@ def pfsp_weights(
 class OpponentSampler:
     """Draws opponents from a :class:`~sp_wrappers.SnapshotArchive`, ML-Agents-ghost style.
 
-    :param archive: the snapshot archive to draw from (also read from env worker processes).
+    :param archive: the snapshot archive to draw from, or the path of its directory (opened here,
+        created when missing); also read from env worker processes.
     :param window: only the newest ``window`` snapshots are eligible; ``None`` means all.
     :param latest_ratio: probability (0..1) of facing the learner's latest weights instead of a
         snapshot. Until the callback has sent weights, that share goes to the snapshots.
@@ -91,7 +93,7 @@ class OpponentSampler:
 
     def __init__(
         self,
-        archive: Any,
+        archive: SnapshotArchive | str | os.PathLike[str],
         window: int | None = 10,
         latest_ratio: float = 0.5,
         swap_every: int = 1,
@@ -105,6 +107,7 @@ class OpponentSampler:
         fallback: Policy | None = None,
         seed: int | None = None,
     ) -> None:
+        archive = as_archive(archive, owner="OpponentSampler(archive=...)")
         if window is not None and (not isinstance(window, int | np.integer) or window < 1):
             raise ValueError(f"window must be a positive integer or None (all), got {window!r}.")
         if not 0.0 <= float(latest_ratio) <= 1.0:
@@ -180,8 +183,10 @@ class OpponentSampler:
             newest = self.archive.latest()
             if newest is None:
                 raise RuntimeError(
-                    "The sampler got latest weights before the archive had any snapshot to learn "
-                    "the policy's shape from; save a snapshot first (SelfPlayCallback does)."
+                    f"The sampler got latest weights before its archive {self.archive.path} had "
+                    "any snapshot to learn the policy's shape from. SelfPlayCallback saves one at "
+                    "the start into its own archive: give the callback and the sampler the same "
+                    "archive (or save a snapshot first)."
                 )
             template = self.archive.load_policy(newest.id, deterministic=self.deterministic)
             latest = copy.copy(template)

@@ -726,7 +726,7 @@ def _per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
 
 
 def make_selfplay_vec_env(
-    env_fn: Callable[..., Any],
+    env_fn: Callable[..., Any] | str,
     n_envs: int = 8,
     seed: int | None = None,
     monitor: bool = True,
@@ -737,7 +737,10 @@ def make_selfplay_vec_env(
     The SB3-style shortcut (like ``make_vec_env``): ``VecMonitor`` gives the ``rollout/ep_rew_mean``
     and ``ep_len_mean`` lines of SB3's logger.
 
-    :param env_fn: a function returning a fresh PettingZoo env (see :class:`SelfPlayVecEnv`).
+    :param env_fn: a function returning a fresh PettingZoo env (see :class:`SelfPlayVecEnv`), or
+        one of the Gymnasium ids of :mod:`sp_wrappers.registration` (``"sp_wrappers/Pong-v0"``):
+        then ``kwargs`` are the id's ``gymnasium.make`` keyword arguments (``archive``, the
+        sampler's knobs, the game's own) plus ``num_workers``, ``device`` and ``start_method``.
     :param n_envs: number of game copies.
     :param seed: copy ``i`` is reset with seed ``seed + i`` at the first reset; ``None`` leaves it
         unseeded.
@@ -753,6 +756,10 @@ def make_selfplay_vec_env(
     """
     from stable_baselines3.common.vec_env import VecMonitor
 
+    if isinstance(env_fn, str):
+        from .registration import vec_env_arguments
+
+        env_fn, kwargs = vec_env_arguments(env_fn, kwargs)
     env: VecEnv = SelfPlayVecEnv(env_fn, n_envs=n_envs, **kwargs)
     if seed is not None:
         env.seed(seed)
