@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from .archive import as_archive
 from .sampler import LATEST_ID, OpponentSampler
 
 __all__ = [
@@ -261,7 +262,7 @@ class KOpponentRollouts(BaseCallback):
             )
         if history_size < 1:
             raise ValueError(f"history_size must be at least 1, got {history_size!r}.")
-        self.archive = _open_archive(archive)
+        self.archive = as_archive(archive, owner="KOpponentRollouts(archive=...)")
         # the sampler supplies the window, latest share and PFSP probabilities; the draw without
         # replacement is ours
         self.sampler = OpponentSampler(
@@ -491,15 +492,3 @@ class KOpponentRollouts(BaseCallback):
                 f"{o}: {v:.2f}" for o, v in zip(record.opponents, record.outcomes, strict=True)
             )
             print(f"rollout {record.rollout} step {record.step}: [{vector}] reward {record.reward}")
-
-
-def _open_archive(archive: Any) -> Any:
-    from .archive import SnapshotArchive
-
-    if isinstance(archive, SnapshotArchive):
-        return archive
-    if isinstance(archive, str | os.PathLike):
-        return SnapshotArchive(archive, create=False)
-    raise TypeError(
-        f"archive must be a SnapshotArchive or the path of one, got {type(archive).__name__}."
-    )

@@ -267,7 +267,7 @@ def test_bad_setups_fail_with_messages_that_name_the_fix(tmp_path):
         DQN("MlpPolicy", venv, learning_starts=0).learn(
             16, callback=KOpponentRollouts(archive, k=2, reward_fn=lambda r, h: 0)
         )
-    with pytest.raises(TypeError, match="SnapshotArchive or the path"):
+    with pytest.raises(TypeError, match="takes a SnapshotArchive or the path"):
         KOpponentRollouts(42, k=2, reward_fn=lambda r, h: 0)
     with pytest.raises(ValueError, match="mode must be one of"):
         KOpponentRollouts(archive, k=2, reward_fn=lambda r, h: 0, mode="swap")
