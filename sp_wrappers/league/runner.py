@@ -310,7 +310,7 @@ class League:
         import torch
 
         policy = self._policy(learner.name)
-        state = {k: torch.as_tensor(v) for k, v in self._weights[learner.name].items()}
+        state = {k: torch.from_numpy(np.array(v)) for k, v in self._weights[learner.name].items()}
         policy.load_state_dict(state)
         previous = learner.snapshots[-1] if learner.snapshots else "none"
         info = self.archive.save(

@@ -242,7 +242,7 @@ class PlayerWorker:
         from ..policies import SB3Policy
 
         policy = build_policy(spec, TRUSTED_MODULES, device="cpu")
-        policy.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
+        policy.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
         policy.set_training_mode(False)
         for parameter in policy.parameters():
             parameter.requires_grad_(False)
