@@ -426,6 +426,11 @@ class League:
                 (self.root / relative).unlink(missing_ok=True)
 
     # -- the run -----------------------------------------------------------------------------------
+    def frozen_step(self, learner: LearnerState) -> int | None:
+        """The step of the learner's newest snapshot in the pool (``None`` without one)."""
+        steps = [f.step for f in self.frozen if f.id in set(learner.snapshots[-1:])]
+        return steps[0] if steps else None
+
     def total_steps(self) -> int:
         """Learner steps taken by all learning players together."""
         return sum(p.steps for p in self.learners.values())
@@ -481,7 +486,9 @@ class League:
         finally:
             pool.close()
         for name, learner in self.learners.items():
-            if name in self.pending_resets:  # its last weights are its newest pool snapshot
+            newest = self.frozen_step(learner)
+            if name in self.pending_resets or newest == learner.steps:
+                # its last weights are its newest pool snapshot (taken at this very step)
                 self.final_snapshots[name] = learner.snapshots[-1]
             elif name in self._weights and learner.steps > 0:
                 self.final_snapshots[name] = self._save_snapshot(learner, ["final"])
