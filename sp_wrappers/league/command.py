@@ -43,20 +43,18 @@ from pathlib import Path
 from typing import Any
 
 from ..cli import CLIError
-from ..games import GAMES, game_factory, reference_opponents
+from ..games import GAMES, game_factory
 from ..recipes import ALGOS, recipe_for
+from ..rundir import CONFIG_NAME, _slug, _tensorboard_dir, _write_json
+from ..summary import _duration, _evaluate
 from ..train import (
     PROG,
     _algo_class,
-    _duration,
     _learning_rate,
     _parse_pairs,
     _policy_name,
     _probe_or_fail,
     _read_json,
-    _slug,
-    _tensorboard_dir,
-    _write_json,
     check_algo_fits,
 )
 from .backends import BACKENDS
@@ -73,7 +71,6 @@ __all__ = [
 ]
 
 LEAGUE_CONFIG_FORMAT_VERSION = 1
-CONFIG_NAME = "config.json"
 
 
 class LeagueError(CLIError):
@@ -249,31 +246,17 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
 def _evaluate_mains(
     league: League, env_fn: Any, config: Mapping[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """Each main agent's final snapshot (deterministic) against the reference bots; the games go
-    to the archive as evaluation games."""
-    from ..evaluation import play_match
-
-    n_games = int(config["eval_games"])
-    if n_games == 0:
-        return {}
+    """Each main agent's final snapshot against the reference bots, as ``train`` evaluates its
+    final learner (deterministic; the games go to the archive as evaluation games)."""
     results: dict[str, dict[str, Any]] = {}
-    mains = [p for p in league.learners.values() if p.role in ("main_agent", "learner")]
-    for learner in mains:
+    for learner in league.learners.values():
         snapshot = league.final_snapshots.get(learner.name)
-        if snapshot is None:
+        if learner.role not in ("main_agent", "learner") or snapshot is None:
             continue
         policy = league.archive.load_policy(snapshot, deterministic=True)
-        results[learner.name] = {
-            bot.policy_id: play_match(
-                env_fn,
-                policy,
-                bot,
-                n_games,
-                seed=int(config["seed"]) + 10_000 * (index + 1),
-                archive=league.archive,
-            )
-            for index, bot in enumerate(reference_opponents(config["game"]))
-        }
+        evaluation = _evaluate(policy, snapshot, env_fn, config, league.archive)
+        if evaluation:
+            results[learner.name] = evaluation
     return results
 
 

@@ -27,6 +27,7 @@ import bisect
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -472,6 +473,7 @@ class League:
         pool = make_backend(backend, workers, **options)
         learn_seconds: dict[str, float] = {name: 0.0 for name in self.learners}
         learned_steps: dict[str, int] = {name: 0 for name in self.learners}
+        warned = False
         try:
             self._start(pool.describe())
             while self.total_steps() < total_timesteps:
@@ -481,6 +483,14 @@ class League:
                 for name, result in results.items():
                     learn_seconds[name] += result.learn_seconds
                     learned_steps[name] += result.steps - before[name]
+                    if result.steps - before[name] > self.chunk_steps and not warned:
+                        warned = True
+                        warnings.warn(
+                            f"{name} learned {result.steps - before[name]} steps in a chunk of "
+                            f"{self.chunk_steps}: SB3 learns whole rollouts (n_steps x n_envs). "
+                            "Make chunk_steps a multiple of the rollout size.",
+                            stacklevel=2,
+                        )
                 if self.on_round is not None:
                     self.on_round(self, results)
         finally:
