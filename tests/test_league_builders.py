@@ -234,3 +234,16 @@ def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"pip install 'ray\[default\]'.*backend='process'"):
         league.run(100, backend="ray")
+
+
+def test_pool_cap_drops_the_crowded_middle_and_keeps_each_players_first_and_newest(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+
+    league = League(tictactoe_v3.env, AlphaStarLeague(), _unused_model, tmp_path, max_frozen=4)
+    mains = [FrozenPlayer(f"m{i}", MAIN, "main_agent", 100 * i) for i in range(5)]
+    exploiters = [FrozenPlayer(f"e{i}", EXPLOITER, "main_exploiter", 100 * i) for i in range(2)]
+    league.frozen = mains + exploiters
+    dropped = league._prune_pool()
+    kept = [f.id for f in league.frozen]
+    assert len(kept) == 4 and len(dropped) == 3
+    assert {"m0", "m4", "e0", "e1"} == set(kept)

@@ -342,8 +342,8 @@ class League:
                     key = (-len(group), gap, group[i].step)
                     if best is None or key < best[0]:
                         best = (key, group[i])
-            if best is None:  # every player has at most two: drop the oldest non-first overall
-                candidates = [g[-1] for g in groups.values() if len(g) > 1] or list(self.frozen)
+            if best is None:  # at most two per player: the oldest one that has a newer sibling
+                candidates = [g[0] for g in groups.values() if len(g) > 1] or list(self.frozen)
                 victim = min(candidates, key=lambda f: f.step)
             else:
                 victim = best[1]
@@ -427,6 +427,12 @@ class League:
                 (self.root / relative).unlink(missing_ok=True)
 
     # -- the run -----------------------------------------------------------------------------------
+    def _final_step(self, name: str) -> int | None:
+        final = self.final_snapshots.get(name)
+        if final is None or final not in self.archive:
+            return None
+        return self.archive.get(final).step
+
     def frozen_step(self, learner: LearnerState) -> int | None:
         """The step of the learner's newest snapshot in the pool (``None`` without one)."""
         steps = [f.step for f in self.frozen if f.id in set(learner.snapshots[-1:])]
@@ -500,6 +506,8 @@ class League:
             if name in self.pending_resets or newest == learner.steps:
                 # its last weights are its newest pool snapshot (taken at this very step)
                 self.final_snapshots[name] = learner.snapshots[-1]
+            elif self._final_step(name) == learner.steps:  # a resumed run that took no step
+                continue
             elif name in self._weights and learner.steps > 0:
                 self.final_snapshots[name] = self._save_snapshot(learner, ["final"])
         self._write_state()
