@@ -20,6 +20,7 @@ players do not replay one game):
 
 Run (the full comparison takes hours on a few cores):
     python benchmarks/league.py --timesteps 3000000 --exploit-steps 300000 --out runs/bench-league
+    python benchmarks/league.py --ladder-only --depths 1 2 4 6 --out runs/bench-ladder
     python benchmarks/league.py --timesteps 6000 --chunk-steps 1024 --exploit-steps 2048 \\
         --depths 1 2 --overhead-steps 6144 --out /tmp/bench-league-tiny      # a smoke test
 
@@ -62,6 +63,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--overhead-steps", type=int, default=0, help="0 skips the Ray overhead")
     parser.add_argument("--backend", default="process", choices=["process", "ray", "serial"])
     parser.add_argument("--workers", type=int, default=4, help="processes playing games")
+    parser.add_argument("--ladder-only", action="store_true", help="only the bots' ladder")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args()
@@ -191,9 +193,30 @@ def ray_overhead(args: argparse.Namespace, make_model: RecipeModel) -> dict[str,
     return rows
 
 
+def ladder(args: argparse.Namespace) -> None:
+    """The bots against each other from the openings, on one Bradley-Terry scale."""
+    bots = {f"alphabeta-d{d}": ("bot", d) for d in args.depths}
+    pairs = list(itertools.combinations(bots.items(), 2))
+    start = time.perf_counter()
+    games = play_pairs(pairs, args.workers, seed=args.seed)
+    ratings = fit_bradley_terry(games, anchor="alphabeta-d1", anchor_rating=1000.0)
+    print(f"ladder from 49 openings x both seats ({time.perf_counter() - start:.0f}s):")
+    print(ratings.format_table())
+    records = {}
+    for (a, _), (b, _) in pairs:
+        records[f"{a} vs {b}"] = record(games, a, b)
+        print(f"  {a:>14} vs {b:<14} {'-'.join(map(str, records[f'{a} vs {b}']))} (W-D-L)")
+    report = {"ratings": {row.player: row._asdict() for row in ratings.table()}}
+    report["records"] = records
+    (args.out / "ladder.json").write_text(json.dumps(report, indent=2))
+
+
 def main() -> None:
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.ladder_only:
+        ladder(args)
+        return
     recipe = recipe_for(GAME)
     make_model = RecipeModel(recipe.algo, recipe.hyperparams, seed=args.seed)
     start = time.perf_counter()
