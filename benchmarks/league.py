@@ -64,6 +64,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--backend", default="process", choices=["process", "ray", "serial"])
     parser.add_argument("--workers", type=int, default=4, help="processes playing games")
     parser.add_argument("--ladder-only", action="store_true", help="only the bots' ladder")
+    parser.add_argument("--overhead-only", action="store_true", help="only the Ray overhead")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args()
@@ -171,12 +172,24 @@ def exploitability(
     return float(np.mean(games))
 
 
+def make_model_for(args: argparse.Namespace) -> RecipeModel:
+    """MaskablePPO with the connect_four_v3 recipe's hyperparameters."""
+    recipe = recipe_for(GAME)
+    return RecipeModel(recipe.algo, recipe.hyperparams, seed=args.seed)
+
+
+def alphastar_league(args: argparse.Namespace) -> AlphaStarLeague:
+    """1 main agent, 1 main exploiter, 1 league exploiter; AlphaStar's 1:2 step limits."""
+    limit = args.snapshot_max_steps
+    return AlphaStarLeague(1, 1, 1, snapshot_max_steps=limit, snapshot_min_steps=limit // 2)
+
+
 def ray_overhead(args: argparse.Namespace, make_model: RecipeModel) -> dict[str, Any]:
     rows = {}
     for backend in ("process", "ray"):
         league = League(
             game_factory(GAME),
-            AlphaStarLeague(1, 1, 1, snapshot_max_steps=args.snapshot_max_steps),
+            alphastar_league(args),
             make_model,
             args.out / f"overhead-{backend}",
             chunk_steps=args.chunk_steps,
@@ -217,17 +230,13 @@ def main() -> None:
     if args.ladder_only:
         ladder(args)
         return
-    recipe = recipe_for(GAME)
-    make_model = RecipeModel(recipe.algo, recipe.hyperparams, seed=args.seed)
+    if args.overhead_only:
+        overhead = ray_overhead(args, make_model_for(args))
+        (args.out / "overhead.json").write_text(json.dumps(overhead, indent=2))
+        return
+    make_model = make_model_for(args)
     start = time.perf_counter()
-    alphastar = AlphaStarLeague(
-        1,
-        1,
-        1,
-        snapshot_max_steps=args.snapshot_max_steps,
-        snapshot_min_steps=args.snapshot_max_steps // 2,
-    )
-    league, league_result = train_arm("league", alphastar, args, make_model)
+    league, league_result = train_arm("league", alphastar_league(args), args, make_model)
     selfplay = SelfPlayLeague(save_every=args.save_every, latest_ratio=0.5, window=20)
     plain, plain_result = train_arm("selfplay", selfplay, args, make_model)
     mains = {
