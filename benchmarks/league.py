@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -196,7 +197,10 @@ def ray_overhead(args: argparse.Namespace, make_model: RecipeModel) -> dict[str,
             n_envs=args.n_envs,
             seed=args.seed,
         )
-        result = league.run(args.overhead_steps, backend=backend)
+        # Ray reserves num_cpus per player: three players must fit on this machine's CPUs.
+        cpus = min(1.0, (os.cpu_count() or 1) / 3)
+        options = {"num_cpus": cpus} if backend == "ray" else {}
+        result = league.run(args.overhead_steps, backend=backend, **options)
         rows[backend] = {
             "steps_per_second": result.steps_per_second,
             "seconds_per_round": result.seconds / max(result.rounds, 1),

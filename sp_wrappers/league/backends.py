@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import traceback
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -172,6 +173,17 @@ class RayBackend:
         if not ray.is_initialized():
             ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             self._started_ray = address is None
+        available = float(ray.cluster_resources().get("CPU", 0.0))
+        wanted = float(num_cpus) * len(workers)
+        if wanted > available:
+            warnings.warn(
+                f"The league's {len(workers)} players ask for {wanted:g} CPUs (num_cpus="
+                f"{num_cpus:g} each) but the Ray cluster has {available:g}: the players that do "
+                "not fit wait for a node, and a round never ends until they run. Pass a smaller "
+                "num_cpus (e.g. 0.5) or add nodes.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         actor_class = ray.remote(PlayerWorker)
         options = dict(actor_options or {})
         unknown = sorted(set(options) - set(workers))
