@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -282,12 +283,12 @@ class PlayerWorker:
 
 
 def _node_id() -> str:
-    """The Ray node this runs on (empty outside Ray), else the host and process id."""
+    """The Ray node this runs on inside a Ray actor, else the host and process id (Ray is only
+    looked up when already imported: the league imports it in its backend only)."""
+    ray = sys.modules.get("ray")
     try:
-        import ray
-
-        if ray.is_initialized():
+        if ray is not None and ray.is_initialized():
             return str(ray.get_runtime_context().get_node_id())
-    except Exception:  # noqa: BLE001 - Ray missing or not in a worker: fall back
+    except Exception:  # noqa: BLE001 - not in a worker: fall back
         pass
     return f"{os.uname().nodename}:{os.getpid()}"
