@@ -66,6 +66,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4, help="processes playing games")
     parser.add_argument("--ladder-only", action="store_true", help="only the bots' ladder")
     parser.add_argument("--overhead-only", action="store_true", help="only the Ray overhead")
+    parser.add_argument(
+        "--overhead-backends", nargs="+", default=["process", "ray"], help="in this order"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args()
@@ -187,12 +190,12 @@ def alphastar_league(args: argparse.Namespace) -> AlphaStarLeague:
 
 def ray_overhead(args: argparse.Namespace, make_model: RecipeModel) -> dict[str, Any]:
     rows = {}
-    for backend in ("process", "ray"):
+    for backend in args.overhead_backends:
         league = League(
             game_factory(GAME),
             alphastar_league(args),
             make_model,
-            args.out / f"overhead-{backend}",
+            args.out / f"overhead-{backend}-{time.time_ns()}",
             chunk_steps=args.chunk_steps,
             n_envs=args.n_envs,
             seed=args.seed,
