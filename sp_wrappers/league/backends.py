@@ -12,10 +12,12 @@ league's driver. Ray is imported here and nowhere else in the league.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import os
 import traceback
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .worker import ChunkPlan, ChunkResult, PlayerWorker
@@ -68,6 +70,27 @@ def _process_main(conn: Any, payload: bytes) -> None:
             conn.send(("error", traceback.format_exc()))
 
 
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _thread_environment(threads: int | None) -> Iterator[None]:
+    """Set the BLAS/OpenMP thread variables for the processes started inside the block."""
+    if threads is None:
+        yield
+        return
+    saved = {k: os.environ.get(k) for k in _THREAD_VARIABLES}
+    os.environ.update({k: str(int(threads)) for k in _THREAD_VARIABLES})
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 class ProcessBackend:
     """One process per player on this machine (``spawn``, so no state leaks from the driver);
     the players of a round learn in parallel."""
@@ -86,7 +109,11 @@ class ProcessBackend:
                 name=f"league-{name}",
                 daemon=True,
             )
-            process.start()
+            # A child reads the BLAS/OpenMP thread counts when it imports numpy and torch: give it
+            # the player's torch_threads (as Ray gives its actors num_cpus), else every player
+            # starts one thread per core and they oversubscribe the machine.
+            with _thread_environment(kwargs.get("torch_threads")):
+                process.start()
             child.close()
             self._conns[name], self._procs[name] = parent, process
         try:
