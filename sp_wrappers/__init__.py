@@ -54,6 +54,12 @@ _EXPORTS: dict[str, str] = {
     "KOpponentRecord": "k_opponents",
     "EpisodeResult": "k_opponents",
     "novelty_reward": "k_opponents",
+    # league training
+    "League": "league",
+    "LeagueBuilder": "league",
+    "AlphaStarLeague": "league",
+    "SelfPlayLeague": "league",
+    "PayoffTable": "league",
     # ratings and evaluation
     "EloRatings": "ratings",
     "BradleyTerryResult": "ratings",
@@ -83,6 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         store_archive_ratings,
     )
     from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
+    from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
     from .registration import ENV_IDS, register_envs

@@ -11,6 +11,7 @@ Commands::
     sp-wrappers tournament RUN_DIR --games-per-pair 20 --backend process --baseline random
     sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
     sp-wrappers train ...                       # when sp_wrappers.train provides it
+    sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
 
 ``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
 "game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
@@ -327,6 +328,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
         plot_ratings(ratings, out / "ratings.png"),
         plot_payoff(payoff, out / "payoff.png", title=f"Payoff matrix, {kind}"),
     ]
+    if any(tag.startswith("role:") for info in archive.snapshots() for tag in info.tags):
+        from .league.plots import plot_league_payoff  # a league's archive: group by role
+
+        written.append(plot_league_payoff(archive, out / "league_payoff.png"))
     for path in written:
         print(path)
     return 0
@@ -370,6 +375,26 @@ def _add_train_command(subparsers: Any) -> None:
     parser = subparsers.add_parser("train", help="train a learner (unavailable)", add_help=False)
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     parser.set_defaults(func=unavailable)
+
+
+def _add_league_command(subparsers: Any) -> None:
+    """Register ``league`` (from ``sp_wrappers.league.command``); a module that cannot be
+    imported leaves a stub that says why, and the other commands keep working."""
+    try:
+        from .league.command import add_league_parser
+    except Exception as error:  # noqa: BLE001 - e.g. a broken train module, which league uses
+        message = f"The league command is unavailable: {type(error).__name__}: {error}."
+
+        def unavailable(args: argparse.Namespace) -> int:
+            raise CLIError(message)
+
+        parser = subparsers.add_parser(
+            "league", help="train a league (unavailable)", add_help=False
+        )
+        parser.add_argument("rest", nargs=argparse.REMAINDER)
+        parser.set_defaults(func=unavailable)
+        return
+    add_league_parser(subparsers)
 
 
 def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
@@ -464,6 +489,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
 
     if include_train:
         _add_train_command(subparsers)
+        _add_league_command(subparsers)
     return parser
 
 

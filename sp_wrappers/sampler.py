@@ -30,7 +30,7 @@ from .policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
 __all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
 
 STRATEGIES = ("uniform", "pfsp")
-PFSP_WEIGHTINGS = ("hard", "variance")
+PFSP_WEIGHTINGS = ("hard", "variance", "linear", "squared", "linear_capped")
 LATEST_ID = "latest"
 
 
@@ -40,19 +40,29 @@ def pfsp_weights(
     """Prioritized fictitious self-play weights from the learner's win rate against each opponent.
 
     ``"hard"`` weights ``(1 - p) ** exponent`` (focus on opponents the learner loses to),
-    ``"variance"`` weights ``p * (1 - p)`` (focus on even matches). Returned weights sum to 1;
-    when every weight is zero (the learner beats everyone) they fall back to uniform.
+    ``"variance"`` weights ``p * (1 - p)`` (focus on even matches). AlphaStar's league (Vinyals et
+    al. 2019, pseudocode ``pfsp``) also uses ``"linear"`` ``1 - p``, ``"squared"`` ``(1 - p) ** 2``
+    and ``"linear_capped"`` ``min(0.5, 1 - p)``. Returned weights sum to 1; when every weight is
+    zero (the learner beats everyone) they fall back to uniform.
 
     >>> pfsp_weights([0.0, 0.5, 1.0], "hard").round(3).tolist()
     [0.8, 0.2, 0.0]
     >>> pfsp_weights([0.0, 0.5, 1.0], "variance").tolist()
     [0.0, 1.0, 0.0]
+    >>> pfsp_weights([0.0, 0.5, 1.0], "linear").round(3).tolist()
+    [0.667, 0.333, 0.0]
     """
     p = np.clip(np.asarray(win_rates, dtype=np.float64), 0.0, 1.0)
     if weighting == "hard":
         w = (1.0 - p) ** exponent
     elif weighting == "variance":
         w = p * (1.0 - p)
+    elif weighting == "linear":
+        w = 1.0 - p
+    elif weighting == "squared":
+        w = (1.0 - p) ** 2
+    elif weighting == "linear_capped":
+        w = np.minimum(0.5, 1.0 - p)
     else:
         raise ValueError(f"pfsp weighting must be one of {PFSP_WEIGHTINGS}, got {weighting!r}.")
     total = w.sum()
@@ -74,7 +84,8 @@ class OpponentSampler:
     :param swap_unit: ``"episodes"`` or ``"steps"`` (learner steps).
     :param strategy: ``"uniform"`` over the window, or ``"pfsp"`` (prioritized fictitious self-play)
         weighting snapshots by the learner's recorded win rate against them.
-    :param pfsp_weighting: ``"hard"`` (``(1-p)^k``) or ``"variance"`` (``p(1-p)``).
+    :param pfsp_weighting: ``"hard"`` (``(1-p)^k``), ``"variance"`` (``p(1-p)``), ``"linear"``,
+        ``"squared"`` or ``"linear_capped"`` (see :func:`pfsp_weights`).
     :param pfsp_exponent: ``k`` of the hard weighting.
     :param fixed_opponents: ``[(policy, probability), ...]`` always in the mix, e.g.
         ``[(RandomPolicy(), 0.1)]``; probabilities sum to at most 1.

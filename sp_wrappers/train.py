@@ -56,6 +56,16 @@ from .cli import CLIError
 from .games import GAMES, UnknownGameError, game_factory, reference_opponents
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
 from .recipes import linear_schedule as _learning_rate
+from .rundir import (
+    ARCHIVE_DIR,
+    CONFIG_NAME,
+    MODEL_NAME,
+    _plot,
+    _slug,
+    _tensorboard_dir,
+    _write_json,
+)
+from .summary import _duration, _evaluate, _rate, _ratings_json
 
 __all__ = [
     "add_train_parser",
@@ -72,10 +82,6 @@ __all__ = [
 
 PROG = "sp-wrappers"
 CONFIG_FORMAT_VERSION = 1
-RATINGS_FORMAT_VERSION = 1
-CONFIG_NAME = "config.json"
-MODEL_NAME = "model.zip"
-ARCHIVE_DIR = "archive"
 SWAP_UNITS = ("episodes", "steps")
 STRATEGIES = ("uniform", "pfsp")
 
@@ -331,10 +337,6 @@ def _parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
     return result
 
 
-def _slug(game: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in game).strip("_") or "run"
-
-
 def _read_json(path: Path, what: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
@@ -576,12 +578,6 @@ class TrainResult:
         return None
 
 
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
-
-
 @contextlib.contextmanager
 def _torch_threads(n: int | None) -> Iterator[None]:
     import torch
@@ -593,15 +589,6 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def _tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
-    try:
-        import tensorboard  # noqa: F401
-    except ImportError:
-        notes.append("no TensorBoard logs: tensorboard is not installed (pip install tensorboard).")
-        return None
-    return str(run_dir / "tb")
 
 
 def _build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
@@ -799,95 +786,6 @@ def _model_steps(algo: str, path: Path) -> int:
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
     return int(data.get("num_timesteps", 0))
-
-
-def _evaluate(
-    model: Any, snapshot_id: str, env_fn: Callable[[], Any], config: Mapping[str, Any], archive: Any
-) -> dict[str, Any]:
-    """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots;
-    the games go to the archive's match history as evaluation games."""
-    from .evaluation import play_match
-    from .policies import SB3Policy
-
-    n_games = int(config["eval_games"])
-    if n_games == 0:
-        return {}
-    learner = SB3Policy(model, deterministic=True, policy_id=snapshot_id)
-    results = {}
-    for index, baseline in enumerate(reference_opponents(config["game"])):
-        results[baseline.policy_id] = play_match(
-            env_fn,
-            learner,
-            baseline,
-            n_games,
-            seed=int(config["seed"]) + 10_000 * (index + 1),
-            archive=archive,
-        )
-    return results
-
-
-def _rate(archive: Any) -> Any:
-    from .evaluation import archive_ratings
-
-    try:
-        return archive_ratings(archive, anchor="random")
-    except ValueError:  # no rateable games (e.g. a tiny run without evaluation games)
-        return None
-
-
-def _ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
-    final = next((r for r in ratings.rows() if r["id"] == final_id), None)
-    return {
-        "format_version": RATINGS_FORMAT_VERSION,
-        "method": "bradley-terry over the archive's whole match history, Elo scale",
-        "anchor": ratings.anchor,
-        "anchor_rating": ratings.anchor_rating,
-        "final_snapshot": final_id,
-        "final": final,
-        "evaluation": {
-            name: {
-                "games": r.n_games,
-                "wins": r.wins,
-                "draws": r.draws,
-                "losses": r.losses,
-                "by_seat": {seat: list(wdl) for seat, wdl in r.by_seat().items()},
-                "learner": "deterministic",
-            }
-            for name, r in evaluation.items()
-        },
-        "players": ratings.rows(),
-    }
-
-
-def _plot(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
-    try:
-        import matplotlib  # noqa: F401
-
-        from .evaluation import RoundRobinResult
-        from .plots import plot_payoff, plot_ratings
-    except ImportError as error:
-        notes.append(f'no plots: {error} (pip install "sp-wrappers[plots]").')
-        return []
-    out = run / "plots"
-    out.mkdir(exist_ok=True)
-    plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")
-    payoff = RoundRobinResult.from_archive(archive)
-    plot_payoff(payoff, out / "payoff.png", title=f"{run.name}: payoff matrix, all games")
-    return ["plots/"]
-
-
-def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
-    os.replace(tmp, path)
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 # ------------------------------------------------------------------------------------------------

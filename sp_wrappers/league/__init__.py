@@ -1,0 +1,45 @@
+"""League training: AlphaStar's roles and PFSP matchmaking for ordinary SB3 learners.
+
+This package holds :class:`League` (the runner, :mod:`.runner`), the builders
+(:class:`LeagueBuilder`, :class:`AlphaStarLeague`, :class:`SelfPlayLeague`, :mod:`.builders`),
+the payoff table (:class:`PayoffTable`, :mod:`.payoff`), the players (:mod:`.worker`) and where
+they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only).
+
+>>> from sp_wrappers.league import AlphaStarLeague
+>>> [p.name for p in AlphaStarLeague().players()]
+['main_agent_0', 'main_exploiter_0', 'league_exploiter_0']
+"""
+
+from __future__ import annotations
+
+from .backends import BACKENDS
+from .builders import (
+    ALPHASTAR_DEFAULTS,
+    AlphaStarLeague,
+    FrozenPlayer,
+    LeagueBuilder,
+    LeagueView,
+    LearnerState,
+    PlayerSpec,
+    SelfPlayLeague,
+)
+from .payoff import PayoffTable
+from .runner import League, LeagueResult, league_games
+from .worker import LeagueSetupError
+
+__all__ = [
+    "League",
+    "LeagueResult",
+    "LeagueBuilder",
+    "AlphaStarLeague",
+    "SelfPlayLeague",
+    "ALPHASTAR_DEFAULTS",
+    "PlayerSpec",
+    "LearnerState",
+    "FrozenPlayer",
+    "LeagueView",
+    "PayoffTable",
+    "LeagueSetupError",
+    "league_games",
+    "BACKENDS",
+]

@@ -1,0 +1,610 @@
+"""``League``: learning players trained chunk by chunk against the opponents a builder chooses.
+
+This module holds :class:`League`, :class:`LeagueResult`, :func:`league_games` and
+:data:`STATE_FORMAT_VERSION`.
+
+A league directory holds::
+
+    league.json                   players, roles, step counts, frozen pool, pending resets, the
+                                  driver's random state, round (format in STATE_FORMAT_VERSION)
+    archive/                      one SnapshotArchive for every player: snapshots tagged
+                                  role:<role>, parent:<player>, previous:<snapshot id>|none
+                                  (plus initial / final); every game in its match history
+    players/<name>/initial.zip    the player's initial model (what resets return to)
+    players/<name>/model-<round>.zip   its model (SB3 zip, optimizer included) after that round
+
+One round: the driver asks the builder for every learning player's opponent probabilities, sends
+each player (through the backend) a :class:`~sp_wrappers.league.worker.ChunkPlan` with the weights
+of opponents it has not seen at their current version, every player learns ``chunk_steps`` steps
+at once, and the results come back; the driver records the games in the archive and the payoff
+table, saves the snapshots the builder asks for, schedules resets, writes the model files and
+finally ``league.json``. A league killed at any moment resumes from its last complete round.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..archive import SnapshotArchive
+from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
+from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
+from .worker import ChunkPlan, ChunkResult, LeagueSetupError
+
+__all__ = ["League", "LeagueResult", "league_games", "STATE_FORMAT_VERSION", "STATE_NAME"]
+
+STATE_FORMAT_VERSION = 1
+STATE_NAME = "league.json"
+ARCHIVE_DIR = "archive"
+PLAYERS_DIR = "players"
+_REQUIRED = (
+    "roles",
+    "players",
+    "snapshot_at_start",
+    "opponents",
+    "ready_to_snapshot",
+    "reset_after_snapshot",
+)
+
+
+@dataclass
+class LeagueResult:
+    """What :meth:`League.run` did: per-player steps, snapshots and resets, the rounds played
+    and each player's learner steps per second (learning time only, over this run)."""
+
+    root: Path
+    rounds: int
+    learners: list[LearnerState]
+    frozen: list[FrozenPlayer]
+    final_snapshots: dict[str, str]
+    steps_per_second: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        lines = [f"league in {self.root}: {self.rounds} rounds, {len(self.frozen)} frozen players"]
+        for p in self.learners:
+            rate = self.steps_per_second.get(p.name, float("nan"))
+            lines.append(
+                f"  {p.name:<20} {p.role:<17} steps {p.steps:>9}  snapshots "
+                f"{len(p.snapshots):>3}  resets {p.resets:>2}  {rate:8.0f} steps/s"
+            )
+        return "\n".join(lines)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+class League:
+    """A league of SB3 learners trained in chunks, matched by a :class:`LeagueBuilder`.
+
+    :param env_fn: returns a fresh two-player PettingZoo env (picklable for ``process``/``ray``:
+        a module-level function or ``functools.partial``; lambdas travel by cloudpickle).
+    :param builder: the league design, e.g. :class:`~sp_wrappers.league.AlphaStarLeague` or
+        :class:`~sp_wrappers.league.SelfPlayLeague`.
+    :param make_model: ``make_model(vec_env)`` returns a fresh SB3 model (any algorithm,
+        MaskablePPO included) on that env; or ``{role: make_model}`` for one per role.
+    :param root: the league directory (created; an existing league there is resumed).
+    :param chunk_steps: learner steps each player takes per round.
+    :param n_envs: game copies per player.
+    :param seed: seeds matchmaking draws, resets and the players' envs.
+    :param max_frozen: at most this many frozen players stay in the pool (older ones drop out of
+        matchmaking, keeping each player's first snapshot, its newest and a spread over time and
+        over players; their files and games stay in the archive). ``None`` keeps all.
+    :param decay: the payoff table's decay per game (see :mod:`~sp_wrappers.league.payoff`).
+    :param min_games: games a pair needs before PFSP trusts its win rate.
+    :param torch_threads: torch threads in each player.
+    :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
+    :param on_round: called with ``(league, results)`` after each round (progress display).
+
+    >>> import tempfile
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sb3_contrib import MaskablePPO
+    >>> from sp_wrappers.league import League, SelfPlayLeague
+    >>> league = League(tictactoe_v3.env, SelfPlayLeague(save_every=64),
+    ...                 lambda env: MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32),
+    ...                 tempfile.mkdtemp(), chunk_steps=64, n_envs=2, seed=0)
+    >>> result = league.run(128, backend="serial")
+    >>> result.rounds, [len(p.snapshots) for p in result.learners]
+    (2, [3])
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[[], Any],
+        builder: LeagueBuilder,
+        make_model: Callable[[Any], Any] | Mapping[str, Callable[[Any], Any]],
+        root: str | os.PathLike[str],
+        chunk_steps: int = 2048,
+        n_envs: int = 4,
+        seed: int = 0,
+        max_frozen: int | None = None,
+        decay: float = DEFAULT_DECAY,
+        min_games: int = DEFAULT_MIN_GAMES,
+        torch_threads: int | None = 1,
+        vec_env_kwargs: Mapping[str, Any] | None = None,
+        on_round: Callable[[League, dict[str, ChunkResult]], None] | None = None,
+    ) -> None:
+        missing = [name for name in _REQUIRED if not hasattr(builder, name)]
+        if missing:
+            raise TypeError(
+                f"{type(builder).__name__} is not a LeagueBuilder: it lacks {missing}. Implement "
+                "the LeagueBuilder protocol (see sp_wrappers.league.builders) or use "
+                "AlphaStarLeague / SelfPlayLeague."
+            )
+        specs = list(builder.players())
+        if not specs:
+            raise LeagueSetupError(
+                f"{builder!r} has no learning players. Ask for at least one (e.g. "
+                "AlphaStarLeague(main_agents=1))."
+            )
+        roles = tuple(builder.roles)
+        for spec in specs:
+            if spec.role not in roles:
+                raise LeagueSetupError(
+                    f"Player {spec.name!r} has unknown role {spec.role!r}; {type(builder).__name__}"
+                    f" knows the roles {roles}. Use one of them or add it to the builder's roles."
+                )
+        names = [spec.name for spec in specs]
+        if len(set(names)) != len(names):
+            raise LeagueSetupError(f"Player names must be unique, got {names}.")
+        if isinstance(make_model, Mapping):
+            unknown = sorted(set(make_model) - set(roles))
+            if unknown:
+                raise LeagueSetupError(
+                    f"make_model names unknown roles {unknown}; the builder's roles are {roles}."
+                )
+            absent = sorted({s.role for s in specs} - set(make_model))
+            if absent:
+                raise LeagueSetupError(f"make_model has no entry for the roles {absent}.")
+        elif not callable(make_model):
+            raise TypeError("make_model must be a callable make_model(env) or {role: callable}.")
+        if chunk_steps < 1 or n_envs < 1:
+            raise ValueError("chunk_steps and n_envs must be positive.")
+        if max_frozen is not None and max_frozen < 1:
+            raise ValueError(f"max_frozen must be a positive integer or None, got {max_frozen!r}.")
+        self.env_fn = env_fn
+        self.builder = builder
+        self.make_model = make_model
+        self.root = Path(root)
+        self.chunk_steps = int(chunk_steps)
+        self.n_envs = int(n_envs)
+        self.seed = int(seed)
+        self.max_frozen = max_frozen
+        self.torch_threads = torch_threads
+        self.vec_env_kwargs = dict(vec_env_kwargs or {})
+        self.on_round = on_round
+        self.specs = specs
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
+        self.payoff = PayoffTable(decay=decay, min_games=min_games)
+        self.rng = np.random.default_rng(seed)
+        self.learners: dict[str, LearnerState] = {
+            s.name: LearnerState(s.name, s.role) for s in specs
+        }
+        self.frozen: list[FrozenPlayer] = []
+        self.pending_resets: set[str] = set()
+        self.round = 0
+        self.model_files: dict[str, str] = {}
+        self.final_snapshots: dict[str, str] = {}
+        self._weights: dict[str, dict[str, np.ndarray]] = {}
+        self._initial_weights: dict[str, dict[str, np.ndarray]] = {}
+        self._versions: dict[str, str] = {}
+        self._specs: dict[str, dict[str, Any]] = {}
+        self._policies: dict[str, Any] = {}
+        self._sent: dict[str, dict[str, str]] = {name: {} for name in names}
+        self.resumed = (self.root / STATE_NAME).exists()
+        if self.resumed:
+            self._load_state()
+
+    # -- state -------------------------------------------------------------------------------------
+    def _player_dir(self, name: str) -> Path:
+        return self.root / PLAYERS_DIR / name
+
+    def _load_state(self) -> None:
+        path = self.root / STATE_NAME
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise LeagueSetupError(
+                f"Cannot read {path}: {error}. Restore the file or start a new league directory."
+            ) from error
+        if state.get("format_version") != STATE_FORMAT_VERSION:
+            raise LeagueSetupError(
+                f"{path} has format version {state.get('format_version')!r}, this sp_wrappers "
+                f"reads {STATE_FORMAT_VERSION}. Use the version that wrote it or a new directory."
+            )
+        saved = {p["name"]: p["role"] for p in state["learners"]}
+        wanted = {s.name: s.role for s in self.specs}
+        if saved != wanted:
+            raise LeagueSetupError(
+                f"{self.root} holds a league with players {saved}, but the builder asks for "
+                f"{wanted}. Resume with the same builder settings or use a new directory."
+            )
+        self.learners = {p["name"]: LearnerState.from_json(p) for p in state["learners"]}
+        self.frozen = [FrozenPlayer(**f) for f in state["frozen"]]
+        self.pending_resets = set(state["pending_resets"])
+        self.round = int(state["round"])
+        self.model_files = dict(state["model_files"])
+        self.final_snapshots = dict(state.get("final_snapshots", {}))
+        self.rng.bit_generator.state = state["rng"]
+        # The payoff table from the archive's match history, as the rounds recorded it.
+        self.payoff.add(
+            (m.player_a, m.player_b, m.score_a)
+            for m in self.archive.matches(source="league")
+            if m.step is None or m.step <= self._step_of(m.player_a)
+        )
+
+    def _step_of(self, player: str) -> int:
+        learner = self.learners.get(player)
+        return learner.steps if learner is not None else 1 << 62
+
+    def state_json(self) -> dict[str, Any]:
+        """Everything ``league.json`` holds (see the module docstring)."""
+        return {
+            "format_version": STATE_FORMAT_VERSION,
+            "round": self.round,
+            "builder": repr(self.builder),
+            "chunk_steps": self.chunk_steps,
+            "learners": [p.to_json() for p in self.learners.values()],
+            "frozen": [vars(f) for f in self.frozen],
+            "pending_resets": sorted(self.pending_resets),
+            "model_files": dict(self.model_files),
+            "final_snapshots": dict(self.final_snapshots),
+            "rng": self.rng.bit_generator.state,
+            "payoff": self.payoff.to_json(),
+        }
+
+    def _write_state(self) -> None:
+        data = json.dumps(self.state_json(), indent=1, default=int).encode()
+        _atomic_write(self.root / STATE_NAME, data)
+
+    def view(self) -> LeagueView:
+        """What the builder decides from (a copy-free view; do not mutate)."""
+        return LeagueView(list(self.learners.values()), list(self.frozen), self.payoff)
+
+    # -- workers -----------------------------------------------------------------------------------
+    def _worker_kwargs(self, spec: PlayerSpec, index: int) -> dict[str, Any]:
+        make_model = (
+            self.make_model[spec.role] if isinstance(self.make_model, Mapping) else self.make_model
+        )
+        kwargs: dict[str, Any] = dict(
+            name=spec.name,
+            env_fn=self.env_fn,
+            make_model=make_model,
+            n_envs=self.n_envs,
+            seed=self.seed * 1000 + 100 * index + self.round,
+            steps=self.learners[spec.name].steps,
+            torch_threads=self.torch_threads,
+            vec_env_kwargs=self.vec_env_kwargs,
+        )
+        directory = self._player_dir(spec.name)
+        if (directory / "initial.zip").exists():
+            kwargs["initial_zip"] = (directory / "initial.zip").read_bytes()
+        model_file = self.model_files.get(spec.name)
+        if model_file:
+            kwargs["model_zip"] = (self.root / model_file).read_bytes()
+        return kwargs
+
+    def _policy(self, name: str) -> Any:
+        from .._policy_spec import TRUSTED_MODULES, build_policy
+
+        if name not in self._policies:
+            self._policies[name] = build_policy(self._specs[name], TRUSTED_MODULES, device="cpu")
+        return self._policies[name]
+
+    def _save_snapshot(self, learner: LearnerState, tags: Sequence[str]) -> str:
+        import torch
+
+        policy = self._policy(learner.name)
+        state = {k: torch.from_numpy(np.array(v)) for k, v in self._weights[learner.name].items()}
+        policy.load_state_dict(state)
+        previous = learner.snapshots[-1] if learner.snapshots else "none"
+        info = self.archive.save(
+            policy,
+            step=learner.steps,
+            tags=[f"role:{learner.role}", f"parent:{learner.name}", f"previous:{previous}", *tags],
+        )
+        return info.id
+
+    def _snapshot_into_pool(self, learner: LearnerState, tags: Sequence[str] = ()) -> str:
+        snapshot_id = self._save_snapshot(learner, tags)
+        learner.snapshots.append(snapshot_id)
+        learner.last_snapshot_step = learner.steps
+        self.frozen.append(FrozenPlayer(snapshot_id, learner.name, learner.role, learner.steps))
+        return snapshot_id
+
+    def _prune_pool(self) -> list[str]:
+        """Drop frozen players beyond ``max_frozen`` from matchmaking, keeping a spread."""
+        dropped: list[str] = []
+        while self.max_frozen is not None and len(self.frozen) > self.max_frozen:
+            groups: dict[str, list[FrozenPlayer]] = {}
+            for f in self.frozen:
+                groups.setdefault(f.player, []).append(f)
+            best: tuple[Any, ...] | None = None
+            for group in groups.values():
+                for i in range(1, len(group) - 1):  # never a player's first or newest
+                    gap = group[i + 1].step - group[i - 1].step
+                    key = (-len(group), gap, group[i].step)
+                    if best is None or key < best[0]:
+                        best = (key, group[i])
+            if best is None:  # at most two per player: the oldest one that has a newer sibling
+                candidates = [g[0] for g in groups.values() if len(g) > 1] or list(self.frozen)
+                victim = min(candidates, key=lambda f: f.step)
+            else:
+                victim = best[1]
+            self.frozen.remove(victim)
+            dropped.append(victim.id)
+        return dropped
+
+    def _weights_for(self, opponent: str) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
+        if opponent in self.learners:
+            return self._versions[opponent], self._specs[opponent], self._weights[opponent]
+        info = self.archive.get(opponent)
+        state = {k: v.numpy() for k, v in self.archive.load_state_dict(opponent).items()}
+        return opponent, info.policy_spec, state
+
+    def _plans(self) -> dict[str, ChunkPlan]:
+        view = self.view()
+        known = set(self.learners) | {f.id for f in self.frozen}
+        plans = {}
+        for name, learner in self.learners.items():
+            probabilities = {
+                str(k): float(v) for k, v in self.builder.opponents(learner, view).items() if v > 0
+            }
+            unknown = sorted(set(probabilities) - known)
+            total = sum(probabilities.values())
+            if unknown or not probabilities or abs(total - 1.0) > 1e-6:
+                raise ValueError(
+                    f"{type(self.builder).__name__}.opponents({name!r}) returned {probabilities}: "
+                    f"it must give probabilities summing to 1 over known players "
+                    f"(unknown: {unknown}; learning players and frozen ids are known)."
+                )
+            weights = {}
+            for opponent in probabilities:
+                version = self._versions[opponent] if opponent in self.learners else opponent
+                if self._sent[name].get(opponent) != version:
+                    weights[opponent] = self._weights_for(opponent)
+                    self._sent[name][opponent] = version
+            plans[name] = ChunkPlan(
+                steps=self.chunk_steps,
+                opponents=probabilities,
+                weights=weights,
+                reset=name in self.pending_resets,
+                seed=int(self.rng.integers(2**31)),
+            )
+        return plans
+
+    def _absorb(self, results: Mapping[str, ChunkResult]) -> None:
+        """Record a round's games and weights, then take the builder's snapshots and resets."""
+        for name in self.learners:  # fixed order: the payoff table is the same on every backend
+            result = results[name]
+            self.archive.record_matches(result.matches)
+            self.payoff.add(result.matches)
+            learner = self.learners[name]
+            learner.steps = result.steps
+            self._weights[name] = result.weights
+            self._versions[name] = f"{name}@{learner.steps}.{learner.resets}"
+            if name in self.pending_resets:
+                self.pending_resets.discard(name)
+        view = self.view()
+        for name, learner in self.learners.items():
+            if not self.builder.ready_to_snapshot(learner, view):
+                continue
+            self._snapshot_into_pool(learner)
+            if self.builder.reset_after_snapshot(learner, self.view(), self.rng):
+                learner.resets += 1
+                self.pending_resets.add(name)
+                # Until its next chunk ends, others face what it restarts from.
+                self._weights[name] = self._initial_weights[name]
+                self._versions[name] = f"{name}@{learner.steps}.{learner.resets}"
+        self._prune_pool()
+        self.round += 1
+        directory_files = {}
+        for name, result in results.items():
+            relative = f"{PLAYERS_DIR}/{name}/model-{self.round:05d}.zip"
+            _atomic_write(self.root / relative, result.model_zip)
+            directory_files[name] = relative
+        old = dict(self.model_files)
+        self.model_files.update(directory_files)
+        self._write_state()
+        for name, relative in old.items():
+            if relative != self.model_files.get(name):
+                (self.root / relative).unlink(missing_ok=True)
+
+    # -- the run -----------------------------------------------------------------------------------
+    def _final_step(self, name: str) -> int | None:
+        final = self.final_snapshots.get(name)
+        if final is None or final not in self.archive:
+            return None
+        return self.archive.get(final).step
+
+    def frozen_step(self, learner: LearnerState) -> int | None:
+        """The step of the learner's newest snapshot in the pool (``None`` without one)."""
+        steps = [f.step for f in self.frozen if f.id in set(learner.snapshots[-1:])]
+        return steps[0] if steps else None
+
+    def total_steps(self) -> int:
+        """Learner steps taken by all learning players together."""
+        return sum(p.steps for p in self.learners.values())
+
+    def run(
+        self,
+        total_timesteps: int,
+        backend: str = "process",
+        address: str | None = None,
+        num_cpus: float = 1,
+        num_gpus: float = 0,
+        actor_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> LeagueResult:
+        """Train until the learning players have taken ``total_timesteps`` learner steps together
+        (a resumed league counts the steps it took before), then snapshot every player's final
+        weights (tag ``final``, outside the pool).
+
+        :param backend: ``"process"`` (one process per player on this machine), ``"ray"`` (one
+            Ray actor per player) or ``"serial"`` (all in this process, one after the other).
+        :param address: Ray only: the cluster to connect to (``"auto"``, ``"ray://..."``).
+        :param num_cpus: Ray only: CPUs per player's actor.
+        :param num_gpus: Ray only: GPUs per player's actor.
+        :param actor_options: Ray only: per player name, more actor options (``resources``...).
+        """
+        from .backends import make_backend
+
+        options: dict[str, Any] = {}
+        if backend == "ray":
+            options = dict(
+                address=address, num_cpus=num_cpus, num_gpus=num_gpus, actor_options=actor_options
+            )
+        elif address is not None or actor_options or num_gpus:
+            raise ValueError(
+                "address, num_gpus and actor_options only apply to backend='ray'; remove them "
+                f"or pass backend='ray' (got backend={backend!r})."
+            )
+        start = time.perf_counter()
+        workers = {s.name: self._worker_kwargs(s, i) for i, s in enumerate(self.specs)}
+        pool = make_backend(backend, workers, **options)
+        learn_seconds: dict[str, float] = {name: 0.0 for name in self.learners}
+        learned_steps: dict[str, int] = {name: 0 for name in self.learners}
+        warned = False
+        try:
+            self._start(pool.describe())
+            while self.total_steps() < total_timesteps:
+                before = {name: p.steps for name, p in self.learners.items()}
+                results = pool.train(self._plans())
+                self._absorb(results)
+                for name, result in results.items():
+                    learn_seconds[name] += result.learn_seconds
+                    learned_steps[name] += result.steps - before[name]
+                    if result.steps - before[name] > self.chunk_steps and not warned:
+                        warned = True
+                        warnings.warn(
+                            f"{name} learned {result.steps - before[name]} steps in a chunk of "
+                            f"{self.chunk_steps}: SB3 learns whole rollouts (n_steps x n_envs). "
+                            "Make chunk_steps a multiple of the rollout size.",
+                            stacklevel=2,
+                        )
+                if self.on_round is not None:
+                    self.on_round(self, results)
+        finally:
+            pool.close()
+        for name, learner in self.learners.items():
+            newest = self.frozen_step(learner)
+            if name in self.pending_resets or newest == learner.steps:
+                # its last weights are its newest pool snapshot (taken at this very step)
+                self.final_snapshots[name] = learner.snapshots[-1]
+            elif self._final_step(name) == learner.steps:  # a resumed run that took no step
+                continue
+            elif name in self._weights and learner.steps > 0:
+                self.final_snapshots[name] = self._save_snapshot(learner, ["final"])
+        self._write_state()
+        rates = {
+            name: learned_steps[name] / seconds
+            for name, seconds in learn_seconds.items()
+            if seconds > 0
+        }
+        return LeagueResult(
+            self.root,
+            self.round,
+            list(self.learners.values()),
+            list(self.frozen),
+            dict(self.final_snapshots),
+            rates,
+            time.perf_counter() - start,
+        )
+
+    def _start(self, described: Mapping[str, Mapping[str, Any]]) -> None:
+        """Take in the players' first description; a new league saves initial models/snapshots."""
+        for spec in self.specs:
+            info = described[spec.name]
+            self._specs[spec.name] = info["spec"]
+            self._weights[spec.name] = info["weights"]
+            self._initial_weights[spec.name] = info["initial_weights"]
+            learner = self.learners[spec.name]
+            self._versions[spec.name] = f"{spec.name}@{learner.steps}.{learner.resets}"
+            directory = self._player_dir(spec.name)
+            if not (directory / "initial.zip").exists():
+                directory.mkdir(parents=True, exist_ok=True)
+                _atomic_write(directory / "initial.zip", info["initial_zip"])
+        self._sent = {name: {} for name in self.learners}
+        if self.resumed:
+            return
+        self._check_players_fit()
+        for spec in self.specs:
+            if self.builder.snapshot_at_start(spec):
+                self._snapshot_into_pool(self.learners[spec.name], ["initial"])
+        self._write_state()
+        self.resumed = True
+
+    def _check_players_fit(self) -> None:
+        """All players must be able to face each other: the same spaces."""
+        from .._policy_spec import space_from_json
+
+        first = self.specs[0].name
+        reference = self._specs[first]
+        for name, spec in self._specs.items():
+            same = all(
+                space_from_json(spec[k]) == space_from_json(reference[k])
+                for k in ("observation_space", "action_space")
+            )
+            if not same:
+                raise LeagueSetupError(
+                    f"Player {name}'s model has other spaces than {first}'s; every make_model "
+                    "must build its model on the env it receives."
+                )
+
+
+def league_games(
+    archive: SnapshotArchive, include_evaluation: bool = True
+) -> list[tuple[str, str, float]]:
+    """The archive's games as snapshot-vs-snapshot games for a Bradley-Terry fit.
+
+    A learning player's game at step ``s`` is credited to the first snapshot taken from it at or
+    after ``s`` (the weights it was growing into; the run's final snapshot closes every player's
+    last stretch, and a reset player's games go to its new lineage). Games a player played
+    against its own current weights, and games with no such snapshot, are left out.
+
+    :param include_evaluation: also keep games between snapshots and bots (e.g. ``evaluation``).
+    """
+    by_player: dict[str, list[tuple[int, int, str]]] = {}
+    for info in archive.snapshots(include_pruned=True):
+        for tag in info.tags:
+            if tag.startswith("parent:"):
+                by_player.setdefault(tag[len("parent:") :], []).append(
+                    (info.step, info.seq, info.id)
+                )
+    for entries in by_player.values():
+        entries.sort()
+
+    def credit(player: str, step: int | None) -> str | None:
+        entries = by_player.get(player)
+        if entries is None:
+            return player
+        if step is None:
+            return entries[-1][2]
+        index = bisect.bisect_left([e[0] for e in entries], step)
+        return entries[index][2] if index < len(entries) else None
+
+    games = []
+    for match in archive.matches():
+        if match.source != "league" and not include_evaluation:
+            continue
+        a = credit(match.player_a, match.step)
+        b = credit(match.player_b, match.step)
+        if a is None or b is None or a == b:
+            continue
+        games.append((a, b, float(match.score_a)))
+    return games
