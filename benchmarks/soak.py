@@ -129,6 +129,8 @@ def main() -> int:
 
     # -- sample until the run ends -----------------------------------------------------------------
     samples: list[dict[str, float]] = []
+    table = open(out / "soak.csv", "w", newline="")  # written as it goes: a cut-off soak keeps it
+    writer = csv.writer(table)
     print(f"{'min':>6} {'step':>9} {'RSS MiB':>8} {'archive MiB':>11} {'snapshots':>9} "
           f"{'matches':>8}", flush=True)  # fmt: skip
     next_print = 0.0
@@ -145,7 +147,11 @@ def main() -> int:
             matches=matches,
         )
         if rss:
+            if not samples:
+                writer.writerow(sample.keys())
             samples.append(sample)
+            writer.writerow(sample.values())
+            table.flush()
         if step >= next_print:
             minutes = sample["seconds"] / 60
             line = f"{minutes:6.1f} {step:9,d} {sample['rss_mib']:8.1f} "
@@ -153,10 +159,7 @@ def main() -> int:
             next_print = step + args.timesteps / 20
         time.sleep(args.every)
     log.close()
-    with open(out / "soak.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(samples[0]))
-        writer.writeheader()
-        writer.writerows(samples)
+    table.close()
     if proc.returncode != 0:
         print(f"train exited with status {proc.returncode}; see {out / 'train.log'}")
         return 1
