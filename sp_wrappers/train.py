@@ -760,9 +760,13 @@ def train(
             save_every=int(config["save_every"]),
             fit_every=int(config.get("fit_every", 0)),
         )
+        # The checkpoint goes first: a run killed between the two writes of a step then holds
+        # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
+        # to the learner's. (Snapshot first, the resumed learner would restart one interval
+        # behind the archive's newest snapshot and every later archive step would be shifted.)
         callbacks: list[BaseCallback] = [
-            selfplay,
             ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
+            selfplay,
         ]
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
