@@ -148,6 +148,18 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _remove_dead_temporaries(directory: Path) -> None:
+    """Delete ``.snapshot-*.PID.tmp`` files whose writing process is gone (killed mid-save);
+    nothing lists them, so without this they would stay on disk forever."""
+    for path in directory.glob(".snapshot-*.tmp"):
+        try:
+            os.kill(int(path.name.rsplit(".", 2)[1]), 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+        except (ValueError, OSError):  # not our name pattern, or the process lives
+            pass
+
+
 def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """Tensors to store (shared storage kept once) and the aliases that point at them."""
     import torch
@@ -434,6 +446,7 @@ class SnapshotArchive:
         temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
+            _remove_dead_temporaries(final.parent)
             with open(temporary, "wb") as handle:
                 handle.write(payload)
                 handle.flush()

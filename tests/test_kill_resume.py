@@ -120,3 +120,22 @@ def test_train_killed_during_a_save_and_at_random_resumes_without_losing_a_recor
     archive = SnapshotArchive(run / "archive", create=False)
     assert archive.latest().step == checkpoint(run), "archive steps drifted from the learner's"
     assert (run / "ratings.json").is_file()
+
+
+def test_a_save_removes_the_temporary_file_of_a_save_that_was_killed(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers import SelfPlayEnv
+
+    archive = SnapshotArchive(tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left_over = tmp_path / "snapshots" / f".snapshot-0000.{dead.pid}.tmp"
+    left_over.write_bytes(b"half a snapshot")
+    alive = tmp_path / "snapshots" / f".snapshot-0007.{os.getpid()}.tmp"
+    alive.write_bytes(b"a save in progress")
+    model = MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env()), n_steps=64, batch_size=64)
+    archive.save(model, step=0)
+    assert not left_over.exists()
+    assert alive.exists()  # its process is alive: a save in progress is never touched
