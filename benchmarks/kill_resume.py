@@ -169,9 +169,9 @@ def start(command: list[str], log: Path) -> subprocess.Popen:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=10)
-    parser.add_argument("--segment", type=int, default=25_000, help="learner steps between kills")
-    parser.add_argument("--save-every", type=int, default=5_000)
-    parser.add_argument("--fit-every", type=int, default=4_000)
+    parser.add_argument("--segment", type=int, default=15_000, help="learner steps between kills")
+    parser.add_argument("--save-every", type=int, default=3_000)
+    parser.add_argument("--fit-every", type=int, default=2_500)
     parser.add_argument("--max-snapshots", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill moments")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="path to py-spy")
@@ -283,9 +283,9 @@ def main() -> int:
         r["lost"] == 0 and r["loadable"] == r["snapshots_after"] for r in rows
     )  # fmt: skip
     resumed_ok = all(r.get("kept", True) and r.get("continued", True) for r in rows)
-    total = config["history"][-1]["from_step"] + config["history"][-1]["steps"]
+    total = final.checkpoint  # the learner's steps in the final model.zip
     print()
-    print(f"final run: exit status {status}, {total:,d} learner steps, newest snapshot at step "
+    print(f"final run: exit status {status}, {total:,d} learner steps, final snapshot at step "
           f"{newest:,d}, {len(final.listed)} snapshots listed ({loads} load), "
           f"{len(final.rows) - len(final.listed)} pruned, {len(final.matches):,d} matches, "
           f"ratings.json {'written' if ratings else 'MISSING'}")  # fmt: skip
@@ -294,7 +294,7 @@ def main() -> int:
           f"{(time.perf_counter() - started) / 60:.1f} min")  # fmt: skip
     (out / "kill_resume.json").write_text(json.dumps(rows, indent=1, default=str))
     ok = status == 0 and lost == 0 and survived == args.kills and resumed_ok and last_kept
-    return 0 if ok and loads == len(final.listed) and newest <= total else 1
+    return 0 if ok and loads == len(final.listed) and newest == total else 1
 
 
 if __name__ == "__main__":
