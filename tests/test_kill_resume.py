@@ -119,6 +119,7 @@ def test_train_killed_during_a_save_and_at_random_resumes_without_losing_a_recor
     ), "no 'bt' rating was refitted after the resume"
     archive = SnapshotArchive(run / "archive", create=False)
     assert archive.latest().step == checkpoint(run), "archive steps drifted from the learner's"
+    assert len(archive) <= 4 < len(archive.snapshots(include_pruned=True))  # --max-snapshots 4
     assert (run / "ratings.json").is_file()
 
 
@@ -139,3 +140,15 @@ def test_a_save_removes_the_temporary_file_of_a_save_that_was_killed(tmp_path):
     archive.save(model, step=0)
     assert not left_over.exists()
     assert alive.exists()  # its process is alive: a save in progress is never touched
+
+
+def test_max_snapshots_below_two_and_a_negative_fit_every_are_refused_in_one_line(tmp_path, capsys):
+    from sp_wrappers.train import main_train
+
+    for option, value, message in (
+        ("--max-snapshots", "1", "--max-snapshots must be at least 2"),
+        ("--fit-every", "-1", "--fit-every must be at least 0"),
+    ):
+        status = main_train(["tictactoe_v3", option, value, "--out", str(tmp_path / "r")])
+        assert status == 2
+        assert message in capsys.readouterr().err
