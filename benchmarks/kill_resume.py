@@ -2,8 +2,9 @@
 and check that nothing it had recorded is lost.
 
 The run (tic-tac-toe, bounded archive, a Bradley-Terry refit every ``--fit-every`` steps) is
-killed ``--kills`` times. Each kill is aimed at a phase, in turn: a snapshot save (fired when a
-``.snapshot-*.tmp`` or ``model.tmp.zip`` appears), a rating fit, a rollout, or a random moment.
+killed ``--kills`` times, each at a random moment of a ``--segment`` of steps, aimed in turn at:
+a snapshot save (fired when a ``.snapshot-*.tmp`` appears in the archive), a rating fit, a
+rollout, the ``model.zip`` checkpoint (fired when ``model.tmp.zip`` appears), or no phase at all.
 To aim at a phase and to name the phase a kill really landed in, the run is frozen with SIGSTOP,
 its Python stack is read with py-spy (optional: ``pip install py-spy``; without it phases are
 "unknown" and the fit and rollout kills land at random moments), and it is then SIGKILLed or let
@@ -40,7 +41,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-TARGETS = ("snapshot save", "rating fit", "rollout", "random")
+TARGETS = ("snapshot save", "rating fit", "rollout", "checkpoint save (model.zip)", "random")
 
 # (function, file, phase): the innermost frame of the main thread that matches decides the phase.
 PHASES = (
@@ -141,10 +142,10 @@ def freeze_in(proc: subprocess.Popen, run: Path, target: str, py_spy: str | None
     stop = lambda: os.killpg(proc.pid, signal.SIGSTOP)  # noqa: E731
     deadline = time.monotonic() + 90.0
     snapshots = run / "archive" / "snapshots"
-    if target == "snapshot save":  # watch for the temporary files of a save
+    if target in ("snapshot save", "checkpoint save (model.zip)"):  # watch for its temporary file
+        where, suffix = (snapshots, ".tmp") if target == "snapshot save" else (run, ".tmp.zip")
         while time.monotonic() < deadline and proc.poll() is None:
-            names = os.listdir(snapshots) + os.listdir(run)
-            if any(n.endswith(".tmp") or n.endswith(".tmp.zip") for n in names):
+            if any(name.endswith(suffix) for name in os.listdir(where)):
                 stop()
                 return phase_of(proc.pid, py_spy)
             time.sleep(0.001)
