@@ -682,6 +682,13 @@ class SnapshotArchive:
 
     def matches(self, player: str | None = None, source: str | None = None) -> list[MatchRecord]:
         """The match history in the order it was recorded, optionally for one player/source."""
+        return list(self.iter_matches(player, source))
+
+    def iter_matches(
+        self, player: str | None = None, source: str | None = None
+    ) -> Iterator[MatchRecord]:
+        """:meth:`matches` one record at a time, read as it goes: a pass over a long history
+        (a rating fit) then never holds every record in memory at once."""
         sql = (
             "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
             "FROM matches"
@@ -695,8 +702,8 @@ class SnapshotArchive:
             params.append(source)
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        rows = self._connect().execute(sql + " ORDER BY id", params).fetchall()
-        return [MatchRecord(*row) for row in rows]
+        for row in self._connect().execute(sql + " ORDER BY id", params):
+            yield MatchRecord(*row)
 
     def n_matches(self) -> int:
         """How many games the match history holds."""
