@@ -289,7 +289,8 @@ def main() -> int:
     print(f"final run: exit status {status}, {total:,d} learner steps, final snapshot at step "
           f"{newest:,d}, {len(final.listed)} snapshots listed ({loads} load), "
           f"{len(final.rows) - len(final.listed)} pruned, {len(final.matches):,d} matches, "
-          f"ratings.json {'written' if ratings else 'MISSING'}")  # fmt: skip
+          f"ratings.json {'written' if ratings else 'MISSING'}, temporary files left: "
+          f"{', '.join(final.in_flight) or 'none'}")  # fmt: skip
     print(f"{survived}/{args.kills} kills survived; {lost} records lost; resumes kept every "
           f"record and continued from the checkpoint: {'yes' if resumed_ok else 'NO'}; "
           f"{(time.perf_counter() - started) / 60:.1f} min")  # fmt: skip
