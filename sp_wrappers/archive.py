@@ -164,6 +164,18 @@ class MatchRecord:
     source: str
 
 
+def _remove_dead_temporaries(directory: Path) -> None:
+    """Delete ``.snapshot-*.PID.tmp`` files whose writing process is gone (killed mid-save);
+    nothing lists them, so without this they would stay on disk forever."""
+    for path in directory.glob(".snapshot-*.tmp"):
+        try:
+            os.kill(int(path.name.rsplit(".", 2)[1]), 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+        except (ValueError, OSError):  # not our name pattern, or the process lives
+            pass
+
+
 def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """Tensors to store (shared storage kept once) and the aliases that point at them."""
     import torch
@@ -516,6 +528,7 @@ class SnapshotArchive:
         temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
         try:
             write_atomically(final, temporary, payload)
+            _remove_dead_temporaries(final.parent)  # after the link check write_atomically made
         except OSError as error:
             temporary.unlink(missing_ok=True)
             raise ArchiveWriteError(
@@ -796,6 +809,13 @@ class SnapshotArchive:
         self, player: str | SnapshotInfo | None = None, source: str | None = None
     ) -> list[MatchRecord]:
         """The match history in the order it was recorded, optionally for one player/source."""
+        return list(self.iter_matches(player, source))
+
+    def iter_matches(
+        self, player: str | SnapshotInfo | None = None, source: str | None = None
+    ) -> Iterator[MatchRecord]:
+        """:meth:`matches` one record at a time, read as it goes: a pass over a long history
+        (a rating fit) then never holds every record in memory at once."""
         sql = (
             "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
             "FROM matches"
@@ -810,8 +830,8 @@ class SnapshotArchive:
             params.append(source)
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        rows = self._connect().execute(sql + " ORDER BY id", params).fetchall()
-        return [MatchRecord(*row) for row in rows]
+        for row in self._connect().execute(sql + " ORDER BY id", params):
+            yield MatchRecord(*row)
 
     def n_matches(self) -> int:
         """How many games the match history holds."""
@@ -880,4 +900,3 @@ def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> Sna
         f"{owner} takes a SnapshotArchive or the path of its directory (str or os.PathLike), "
         f"got {type(archive).__name__}: {archive!r}."
     )
-

@@ -319,7 +319,10 @@ class SelfPlayCallback(BaseCallback):
         self._flush_matches()
         snapshots = self.archive.snapshots()
         steps = sorted((info.step, info.id) for info in snapshots)
-        games = attribute_learner_matches(self.archive.matches(), steps, self.learner_id)
+        # Streamed: the whole history as records at once made every fit's peak memory (and the
+        # trainer's RSS, which keeps its high-water mark) grow with the history.
+        history = getattr(self.archive, "iter_matches", self.archive.matches)()
+        games = attribute_learner_matches(history, steps, self.learner_id)
         if not games:
             return None
         result = fit_bradley_terry(games)

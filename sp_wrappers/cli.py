@@ -529,4 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m sp_wrappers.cli`: run the imported module's main, not this __main__ copy, whose
+    # `except CLIError` would miss the CLIError class that train.py imports from sp_wrappers.cli.
+    from sp_wrappers.cli import main as _main
+
+    sys.exit(_main())

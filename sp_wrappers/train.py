@@ -12,7 +12,8 @@ A run directory holds::
                     sampler, seed, timesteps, ...); `sp-wrappers train --config` replays it and
                     the ratings/tournament/plot commands read its "game"
     model.zip       the learner (also rewritten at every snapshot, so a crashed run resumes)
-    archive/        SnapshotArchive: snapshots, match history, ratings
+    archive/        SnapshotArchive: snapshots, match history, ratings (at most
+                    --max-snapshots snapshots listed; older ones are pruned)
     ratings.json    Bradley-Terry ratings over the whole match history, anchored on RandomPolicy,
                     and the final learner's record against the baselines
     plots/          ratings.png, payoff.png (when matplotlib is installed)
@@ -360,6 +361,13 @@ def _check_config(config: Mapping[str, Any]) -> None:
         raise TrainError(f"--save-every must be at least 1 step, got {config['save_every']}.")
     if config["eval_games"] < 0:
         raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
+    max_snapshots = config.get("max_snapshots")
+    if max_snapshots is not None and max_snapshots < 2:
+        raise TrainError(
+            f"--max-snapshots must be at least 2 (0 keeps every snapshot), got {max_snapshots}."
+        )
+    if config.get("fit_every", 0) < 0:
+        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config['fit_every']}.")
     if not -1.0 <= float(config.get("draw_reward", 0.0)) <= 1.0:
         raise TrainError(
             f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
@@ -419,10 +427,14 @@ def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "eval_games",
         "learner",
         "draw_reward",
+        "max_snapshots",
+        "fit_every",
     ):
         value = getattr(args, key, None)
         if value is not None:
             config[key] = value
+    if getattr(args, "max_snapshots", None) == 0:
+        config["max_snapshots"] = None
     for key in _SAMPLER_OPTIONS:
         value = getattr(args, key, None)
         if value is not None:
@@ -475,6 +487,8 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "timesteps": recipe.timesteps,
         "eval_games": recipe.eval_games,
         "draw_reward": recipe.draw_reward,
+        "max_snapshots": None,
+        "fit_every": 0,
     }
     if same_game:
         for key in (
@@ -486,6 +500,8 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "timesteps",
             "eval_games",
             "draw_reward",
+            "max_snapshots",
+            "fit_every",
         ):
             if key in base:
                 config[key] = base[key]
@@ -674,7 +690,7 @@ def train(
     probe = _probe_or_fail(env_fn, config["game"], config["game_kwargs"], config["learner"])
     check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
     run.mkdir(parents=True, exist_ok=True)
-    archive = SnapshotArchive(run / ARCHIVE_DIR)
+    archive = SnapshotArchive(run / ARCHIVE_DIR, max_snapshots=config.get("max_snapshots"))
     tb = _tensorboard_dir(run, notes)
     venv_seed = int(config["seed"])
     with _torch_threads(torch_threads):
@@ -726,10 +742,18 @@ def train(
 
         config["sp_wrappers_version"] = __version__
         _write_json(run / CONFIG_NAME, config)
-        selfplay = SelfPlayCallback(archive, save_every=int(config["save_every"]))
+        selfplay = SelfPlayCallback(
+            archive,
+            save_every=int(config["save_every"]),
+            fit_every=int(config.get("fit_every", 0)),
+        )
+        # The checkpoint goes first: a run killed between the two writes of a step then holds
+        # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
+        # to the learner's. (Snapshot first, the resumed learner would restart one interval
+        # behind the archive's newest snapshot and every later archive step would be shifted.)
         callbacks: list[BaseCallback] = [
-            selfplay,
             ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
+            selfplay,
         ]
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
@@ -894,6 +918,24 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=None,
         metavar="N",
         help="snapshot (and model.zip checkpoint) interval in learner steps",
+    )
+    parser.add_argument(
+        "--max-snapshots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep at most N snapshots in the archive: the first, the newest N/2 and an even "
+        "spread of the rest; older ones are pruned (their games stay in the match history). "
+        "Default (0): keep all",
+    )
+    parser.add_argument(
+        "--fit-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refit the Bradley-Terry ratings over the whole match history every N learner "
+        "steps and store them in the archive as 'bt' (default: 0: off; ratings.json is fitted "
+        "at the end of the run either way)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed (default: 0)")
     parser.add_argument(
