@@ -392,6 +392,19 @@ def _accepted(cls: type, skipped: Iterable[str]) -> set[str] | None:
     return names - {"self"} - set(skipped)
 
 
+def _default(cls: type, name: str) -> Any:
+    """The default of constructor parameter ``name`` in the first class of the MRO naming it."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        try:
+            parameter = inspect.signature(init).parameters.get(name) if init else None
+        except (TypeError, ValueError):
+            return None
+        if parameter is not None:
+            return parameter.default
+    return None
+
+
 def _check_keys(value: dict[str, Any], accepted: set[str] | None, where: str, owner: str) -> None:
     if accepted is None:
         return
@@ -474,9 +487,8 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
             continue
         if not isinstance(value, dict):
             raise PolicySpecError(f"kwargs.{key} must be an object. {_FIX}")
-        if owner is None:  # the policy's default class takes them: find it in its signature
-            default = inspect.signature(cls.__init__).parameters.get(slot)
-            owner = None if default is None else default.default
+        if owner is None:  # the policy's default class takes them: find it in the signatures
+            owner = _default(cls, slot)
         if isinstance(owner, type):
             _check_keys(value, _accepted(owner, skipped), f"kwargs.{key}", _class_name(owner))
     return decoded

@@ -408,6 +408,18 @@ def test_keyword_arguments_the_constructor_does_not_take_are_refused_unconstruct
     assert probe.CONSTRUCTED == []
 
 
+def test_kwargs_for_a_default_class_are_checked_against_that_class(archive_dir, probe):
+    def change(spec):
+        spec["policy_class"] = "sp_hostile_probe:ProbePolicy"  # takes **kwargs itself
+        del spec["kwargs"]["optimizer_class"]  # so the optimizer is its parent's default, Adam
+        spec["kwargs"]["optimizer_kwargs"] = {"evil": 1}
+
+    edit_spec(archive_dir, change)
+    with pytest.raises(PolicySpecError, match=r"\['evil'\] to torch.optim.adam:Adam"):
+        SnapshotArchive(archive_dir, trusted_modules=TRUSTED).load_policy("snapshot-0001")
+    assert probe.CONSTRUCTED == []
+
+
 def test_probe_classes_are_constructed_when_the_spec_is_legitimate(tmp_path, probe):
     # The control for the tests above: the probes do record a construction.
     model = MaskablePPO(
