@@ -100,6 +100,30 @@ def archive_counts(archive: Path) -> tuple[int, int, int]:
     return int(listed), int(matches), int(step or 0)
 
 
+def judge(samples: list[dict[str, float]], timesteps: int, warmup: float) -> None:
+    """Print whether memory stayed flat during training after warm-up, and the archive's size.
+
+    Only samples taken while training are judged (step < ``timesteps``): the end-of-run
+    evaluation and rating fit that follow are one-off.
+    """
+    steps = np.array([s["step"] for s in samples], dtype=float)
+    rss = np.array([s["rss_mib"] for s in samples])
+    end = steps.max() if steps.max() < timesteps else timesteps  # a cut-off soak: its last step
+    warm = (steps >= warmup * end) & (steps < timesteps)
+    second_half = (steps >= 0.5 * end) & (steps < timesteps)
+    slope = np.polyfit(steps[second_half], rss[second_half], 1)[0] * 100_000
+    grew = rss[warm][-1] - rss[warm][0]
+    archive_mib = [s["archive_mib"] for s in samples]
+    last = samples[-1]
+    print(f"RSS while training, after warm-up ({warmup:.0%} of {end:,.0f} steps): "
+          f"min {rss[warm].min():.1f} MiB, max {rss[warm].max():.1f} MiB, "
+          f"first->last {grew:+.1f} MiB; "
+          f"slope over the second half {slope:+.2f} MiB per 100k steps")  # fmt: skip
+    print(f"archive on disk: {archive_mib[0]:.2f} -> {max(archive_mib):.2f} MiB (max), "
+          f"{archive_mib[-1]:.2f} MiB at the last sample "
+          f"(snapshots/ {last['snapshots_mib']:.2f} MiB, {last['listed']:.0f} listed)")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timesteps", type=int, default=1_000_000)
@@ -109,7 +133,13 @@ def main() -> int:
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples")
     parser.add_argument("--warmup", type=float, default=0.2, help="fraction of steps ignored")
     parser.add_argument("--out", default="/tmp/sp-soak", help="the run goes to OUT/run")
+    parser.add_argument("--report", metavar="CSV", help="only judge an earlier soak's soak.csv")
     args = parser.parse_args()
+    if args.report:  # e.g. a soak cut off before its end
+        with open(args.report, newline="") as handle:
+            rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+        judge(rows, args.timesteps, args.warmup)
+        return 0
 
     out = Path(args.out)
     run = out / "run"
@@ -174,26 +204,13 @@ def main() -> int:
     config = json.loads((run / "config.json").read_text())
     steps_done = config["history"][-1]["from_step"] + config["history"][-1]["steps"]
 
-    # -- is memory flat after warm-up? -----------------------------------------------------------
-    steps = np.array([s["step"] for s in samples], dtype=float)
-    rss = np.array([s["rss_mib"] for s in samples])
-    warm = steps >= args.warmup * args.timesteps
-    second_half = steps >= 0.5 * args.timesteps
-    slope = np.polyfit(steps[second_half], rss[second_half], 1)[0] * 100_000
-    grew = rss[warm][-1] - rss[warm][0]
-    archive_mib = [s["archive_mib"] for s in samples]
     minutes = (time.perf_counter() - start) / 60
     print()
     print(f"train: {steps_done:,d} learner steps in {minutes:.1f} min; {len(samples)} samples")
     print(f"snapshots: {len(listed_ids)} listed (bound {args.max_snapshots}), {pruned} pruned, "
           f"{loaded}/{len(listed_ids)} load with their hash checked")  # fmt: skip
     print(f"matches recorded: {samples[-1]['matches']:,d}")
-    print(f"RSS after warm-up ({args.warmup:.0%} of steps): min {rss[warm].min():.1f} MiB, "
-          f"max {rss[warm].max():.1f} MiB, first->last {grew:+.1f} MiB; "
-          f"slope over the second half {slope:+.2f} MiB per 100k steps")  # fmt: skip
-    print(f"archive on disk: {archive_mib[0]:.2f} -> {max(archive_mib):.2f} MiB (max), "
-          f"{archive_mib[-1]:.2f} MiB at the end; snapshots/ at the end "
-          f"{samples[-1]['snapshots_mib']:.2f} MiB")  # fmt: skip
+    judge(samples, args.timesteps, args.warmup)
     return 0 if loaded == len(listed_ids) else 1
 
 

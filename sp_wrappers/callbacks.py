@@ -11,10 +11,11 @@ online Elo, records each match in the archive, refreshes the learner's latest we
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import warnings
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,8 +48,14 @@ def attribute_learner_matches(
     ...      M(player_a="learner", player_b="snapshot-0001", score_a=0.5, step=120)], steps)
     [('snapshot-0001', 'snapshot-0000', 1.0)]
     """
+    return list(_attributed(matches, snapshot_steps, learner_id))
+
+
+def _attributed(
+    matches: Iterable[Any], snapshot_steps: Sequence[tuple[int, str]], learner_id: str
+) -> Iterator[tuple[str, str, float]]:
+    """:func:`attribute_learner_matches` one game at a time."""
     keys = [step for step, _ in snapshot_steps]
-    result = []
     for match in matches:
         a, b = match.player_a, match.player_b
         if a == learner_id or b == learner_id:
@@ -61,8 +68,7 @@ def attribute_learner_matches(
             b = version if b == learner_id else b
         if a == b or LATEST_ID in (a, b):
             continue
-        result.append((a, b, float(match.score_a)))
-    return result
+        yield a, b, float(match.score_a)
 
 
 class SelfPlayCallback(BaseCallback):
@@ -319,13 +325,15 @@ class SelfPlayCallback(BaseCallback):
         self._flush_matches()
         snapshots = self.archive.snapshots()
         steps = sorted((info.step, info.id) for info in snapshots)
-        # Streamed: the whole history as records at once made every fit's peak memory (and the
-        # trainer's RSS, which keeps its high-water mark) grow with the history.
+        # Streamed end to end (archive rows -> attributed games -> the fit's per-pair totals):
+        # holding the whole history at once made every fit's peak memory, and with it the
+        # trainer's RSS, which keeps its high-water mark, grow with the history.
         history = getattr(self.archive, "iter_matches", self.archive.matches)()
-        games = attribute_learner_matches(history, steps, self.learner_id)
-        if not games:
+        games = _attributed(history, steps, self.learner_id)
+        first = next(games, None)
+        if first is None:
             return None
-        result = fit_bradley_terry(games)
+        result = fit_bradley_terry(itertools.chain([first], games))
         self.bt_ratings = dict(result.ratings)
         # The newest snapshot that has played carries the learner's line (one saved a moment
         # ago has no games yet).

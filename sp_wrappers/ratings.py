@@ -373,18 +373,22 @@ def fit_bradley_terry(
     z = _z_value(confidence)
 
     index: dict[str, int] = {}
-    pair_a: list[int] = []
-    pair_b: list[int] = []
-    scores: list[float] = []
+    # (a, b) -> [games, a's points], summed as the games stream in: memory grows with the
+    # number of pairs, not of games, so a fit over a long match history stays small.
+    pairs: dict[tuple[int, int], list[float]] = {}
     for game in games:
         a, b, score = _game_tuple(game)
         if a == b:
             raise ValueError(f"a player cannot play itself: {a!r} (drop such games first)")
         score = _check_score(score, what=f"score_a of game {a!r} vs {b!r}")
-        pair_a.append(index.setdefault(a, len(index)))
-        pair_b.append(index.setdefault(b, len(index)))
-        scores.append(score)
-    if not scores:
+        key = (index.setdefault(a, len(index)), index.setdefault(b, len(index)))
+        total = pairs.get(key)
+        if total is None:
+            pairs[key] = [1.0, score]
+        else:
+            total[0] += 1.0
+            total[1] += score
+    if not pairs:
         raise ValueError("fit_bradley_terry needs at least one game; got none")
     players = list(index)
     if anchor is not None and anchor not in index:
@@ -393,13 +397,15 @@ def fit_bradley_terry(
         )
 
     n = len(players)
-    ia, ib, s = np.asarray(pair_a), np.asarray(pair_b), np.asarray(scores)
+    ia = np.array([a for a, _ in pairs], dtype=np.intp)
+    ib = np.array([b for _, b in pairs], dtype=np.intp)
+    played, s = np.array(list(pairs.values())).T
     # Aggregate: counts[i, j] games between i and j (symmetric), wins[i, j] points i took from j.
     counts = np.zeros((n, n))
     wins = np.zeros((n, n))
-    np.add.at(counts, (ia, ib), 1.0)
+    np.add.at(counts, (ia, ib), played)
     np.add.at(wins, (ia, ib), s)
-    np.add.at(wins, (ib, ia), 1.0 - s)
+    np.add.at(wins, (ib, ia), played - s)
     counts = counts + counts.T
     games_played = counts.sum(axis=1)
     points = wins.sum(axis=1) + 0.5 * prior_games
