@@ -255,6 +255,9 @@ class OpeningsResult:
     ) -> tuple[float, float]:
         """Percentile interval of a rate, resampling whole openings (both seats, every repeat).
 
+        With a single opening (ordinary seeded games, ``openings=[()]``) the games themselves are
+        resampled.
+
         :param statistic: ``"win"`` (win rate), ``"score"`` (mean outcome) or ``"return"``.
         :param level: the interval's coverage.
         :param n_boot: bootstrap resamples.
@@ -269,9 +272,10 @@ class OpeningsResult:
             raise ValueError(f"statistic must be one of {sorted(values)}, got {statistic!r}.")
         if not self.games:
             return float("nan"), float("nan")
-        groups: dict[tuple[int, ...], list[float]] = {}
-        for g in self.games:
-            groups.setdefault(g.opening, []).append(values[statistic](g))
+        by_opening = len({g.opening for g in self.games}) > 1
+        groups: dict[Any, list[float]] = {}
+        for index, g in enumerate(self.games):
+            groups.setdefault(g.opening if by_opening else index, []).append(values[statistic](g))
         sums = np.array([sum(v) for v in groups.values()])
         counts = np.array([len(v) for v in groups.values()])
         rng = np.random.default_rng(seed)

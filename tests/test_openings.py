@@ -101,7 +101,14 @@ def test_bootstrap_interval_brackets_the_rate_and_resamples_whole_openings():
     result = OpeningsResult("a", "b", games)
     low, high = result.bootstrap("win")
     assert low < 20 / 30 < high
-    # One opening holding every game: resampling openings cannot vary the rate.
-    clustered = OpeningsResult("a", "b", [game((0,), 1.0 if k % 3 else 0.0) for k in range(30)])
-    assert clustered.bootstrap("win") == pytest.approx((20 / 30, 20 / 30))
-    assert clustered.win_interval()[0] < 20 / 30 < clustered.win_interval()[1]
+    # Two openings, one won every time and one lost: a resample holds 0, 1 or 2 winning ones.
+    clustered = OpeningsResult("a", "b", [game((k % 2,), float(k % 2)) for k in range(30)])
+    low, high = clustered.bootstrap("win", level=0.9)
+    assert low == 0.0 and high == 1.0
+    assert 0.3 < clustered.win_interval()[0] < 0.5 < clustered.win_interval()[1] < 0.7
+
+
+def test_seeded_games_without_openings_are_resampled_one_by_one():
+    result = OpeningsResult("a", "b", [game((), 1.0 if k % 3 else 0.0) for k in range(60)])
+    low, high = result.bootstrap("win")
+    assert low < 40 / 60 < high
