@@ -13,7 +13,9 @@ is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to th
 ``pong_v3`` observes the Atari's 128 RAM bytes scaled to ``[0, 1]`` (``float32``, byte / 255,
 see :class:`ScaledObservations`): raw 0-255 bytes would feed a network inputs two orders of
 magnitude larger than its initialisation expects. Pass ``scale_observations=False`` (a game
-keyword argument) for the raw ``uint8`` bytes.
+keyword argument) for the raw ``uint8`` bytes. ``frame_skip=k`` holds each action for ``k``
+frames and sums the rewards (the usual Atari setting is 4; the Pong recipe uses it), so a
+decision spans more of the game.
 
 >>> sorted(GAMES)
 ['connect_four_v3', 'pong_v3', 'texas_holdem_v4', 'tictactoe_v3']
@@ -41,7 +43,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo.utils import BaseWrapper
+from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
 
 __all__ = [
     "GameSpec",
@@ -110,11 +112,36 @@ class ScaledObservations(BaseWrapper):
         return f"ScaledObservations<{self.env}>"
 
 
-def _pong_ram(scale_observations: bool = True, **kwargs: Any) -> Any:
-    """PettingZoo's two-player Pong on the 128-byte Atari RAM, ROMs from ``ale_py``'s folder;
-    observations scaled to [0, 1] ``float32`` unless ``scale_observations=False``."""
-    from pettingzoo.atari import pong_v3
+class _RepeatedActions(BaseParallelWrapper):
+    """A Parallel env stepping ``repeat`` frames per action (every agent repeats its action),
+    summing the rewards; stops early when the game ends."""
 
+    def __init__(self, env: Any, repeat: int) -> None:
+        super().__init__(env)
+        self.repeat = repeat
+
+    def step(self, actions: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        totals: dict[Any, float] = {}
+        for _ in range(self.repeat):
+            obs, rewards, terminations, truncations, infos = self.env.step(actions)
+            for agent, reward in rewards.items():
+                totals[agent] = totals.get(agent, 0.0) + float(reward)
+            if any(terminations.values()) or any(truncations.values()) or not self.env.agents:
+                break
+        return obs, totals, terminations, truncations, infos
+
+
+def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
+    """PettingZoo's two-player Pong on the 128-byte Atari RAM, ROMs from ``ale_py``'s folder;
+    observations scaled to [0, 1] ``float32`` unless ``scale_observations=False``; each action
+    held for ``frame_skip`` frames (rewards summed) when it is above 1."""
+    from pettingzoo.atari import pong_v3
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    if int(frame_skip) != frame_skip or frame_skip < 1:
+        raise ValueError(
+            f"frame_skip must be an integer >= 1 (frames per action), got {frame_skip!r}."
+        )
     kwargs.setdefault("obs_type", "ram")
     if "auto_rom_install_path" not in kwargs:
         try:
@@ -123,7 +150,11 @@ def _pong_ram(scale_observations: bool = True, **kwargs: Any) -> Any:
             kwargs["auto_rom_install_path"] = os.path.join(os.path.dirname(ale_py.__file__), "roms")
         except ImportError:  # pragma: no cover - ale-py comes with pettingzoo[atari]
             pass
-    env = pong_v3.env(**kwargs)
+    if frame_skip > 1:
+        parallel = pong_v3.raw_env(**kwargs).env  # the ParallelAtariEnv under the AEC adapter
+        env = parallel_to_aec(_RepeatedActions(parallel, int(frame_skip)))
+    else:
+        env = pong_v3.env(**kwargs)
     return ScaledObservations(env) if scale_observations else env
 
 

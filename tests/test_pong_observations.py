@@ -39,3 +39,19 @@ def test_scaling_refuses_observations_without_finite_bounds():
 
     with pytest.raises(TypeError, match="Box observations with low 0"):
         ScaledObservations(tictactoe_v3.env())
+
+
+def test_frame_skip_holds_each_action_for_k_frames():
+    for frame_skip, steps in ((1, 40), (4, 10)):
+        env = SelfPlayEnv(make_game("pong_v3", max_cycles=40, frame_skip=frame_skip), "first_0")
+        env.reset(seed=0)
+        done, length = False, 0
+        while not done:
+            _, _, terminated, truncated, _ = env.step(1)
+            done, length = terminated or truncated, length + 1
+        assert length == steps
+
+
+def test_frame_skip_must_be_a_positive_integer():
+    with pytest.raises(ValueError, match="frame_skip must be an integer >= 1"):
+        make_game("pong_v3", frame_skip=0)
