@@ -78,11 +78,11 @@ PROTOCOLS = {
         repeats=1,
     ),
     "texas_holdem_v4": Protocol(
-        lambda: [RandomPolicy()], [50_000, 100_000, 200_000, 300_000], plies=0, repeats=1000
+        lambda: [RandomPolicy()], [10_000, 25_000, 50_000, 100_000], plies=0, repeats=1000
     ),
     "pong_v3": Protocol(
         lambda: [RandomPolicy()],
-        [100_000, 200_000, 400_000],
+        [50_000, 100_000, 200_000, 300_000],
         plies=0,
         repeats=5,
         eval_kwargs={"max_cycles": 30_000},
@@ -159,17 +159,19 @@ def targets(game: str, step: int, results: dict[str, OpeningsResult]) -> list[st
     return []
 
 
-def describe(result: OpeningsResult, seconds: float) -> str:
+def describe(result: OpeningsResult, seconds: float, returns: bool) -> str:
     wins, draws, losses = result.wdl()
     seats = "  ".join(f"{s} {w}-{d}-{lo}" for s, (w, d, lo) in result.by_seat().items())
     low, high = result.bootstrap("win")
-    r_low, r_high = result.bootstrap("return")
-    return (
+    s_low, s_high = result.bootstrap("score")
+    line = (
         f"{wins:4d}-{draws:4d}-{losses:4d}   [{seats}]  win {100 * wins / result.n_games:.0f}% "
-        f"({100 * low:.0f}-{100 * high:.0f}%)  return {result.mean_return:+.2f} "
-        f"({r_low:+.2f}, {r_high:+.2f})  {result.distinct_games()} distinct of "
-        f"{result.n_games}  ({seconds:.0f}s)"
+        f"({100 * low:.0f}-{100 * high:.0f})  score {result.score:.2f} ({s_low:.2f}-{s_high:.2f})"
     )
+    if returns:
+        r_low, r_high = result.bootstrap("return")
+        line += f"  return {result.mean_return:+.2f} ({r_low:+.2f}, {r_high:+.2f})"
+    return line + f"  {result.distinct_games()} distinct of {result.n_games}  ({seconds:.0f}s)"
 
 
 def main() -> int:
@@ -205,8 +207,9 @@ def main() -> int:
     }
     print(
         f"\n{args.game}: deterministic snapshots vs reference opponents from {len(openings)} "
-        f"openings of {plies} forced moves x both seats x {repeats} (W-D-L [per seat]; win rate "
-        "and mean return with 95% bootstrap intervals over openings; distinct games)"
+        f"openings of {plies} forced moves x both seats x {repeats} (W-D-L [per seat]; win rate, "
+        "score and, without openings, mean return with 95% bootstrap intervals over openings, "
+        "or over games without openings; distinct games)"
     )
     opponents = [
         o for o in protocol.opponents() if args.opponents is None or o.policy_id in args.opponents
@@ -230,7 +233,7 @@ def main() -> int:
             results[opponent.policy_id] = result
             print(
                 f"  {snapshot.step:>9,d} steps ({snapshot.id})  vs {opponent.policy_id:<13} "
-                + describe(result, time.perf_counter() - start),
+                + describe(result, time.perf_counter() - start, returns=plies == 0),
                 flush=True,
             )
         for line in targets(args.game, snapshot.step, results):

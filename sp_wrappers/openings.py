@@ -302,7 +302,15 @@ class OpeningsResult:
             "score_ci95_bootstrap_openings": list(self.bootstrap("score")),
             "win_rate_ci95_wilson": list(self.win_interval()),
             "by_opening": {
-                " ".join(map(str, o)) or "-": list(wdl) for o, wdl in self.by_opening().items()
+                seat: {
+                    " ".join(map(str, o)) or "-": list(wdl)
+                    for o, wdl in OpeningsResult(
+                        self.player_a, self.player_b, [g for g in self.games if g.seat == seat]
+                    )
+                    .by_opening()
+                    .items()
+                }
+                for seat in self.by_seat()
             },
         }
 
