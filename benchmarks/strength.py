@@ -1,14 +1,18 @@
 """How strong does `sp-wrappers train` get, and how fast? Reference opponents at several budgets.
 
 Trains one run with the game's recipe (or reads an existing run directory), then takes the
-archive snapshot nearest each step budget and plays it, deterministically, against reference
-opponents in both seats:
+archive snapshot nearest each step budget and plays it, deterministically (Pong: sampling its
+actions), against reference opponents in both seats:
 
 - tictactoe_v3: RandomPolicy and the perfect minimax player, from each of the 9 first moves;
 - connect_four_v3: RandomPolicy and alpha-beta search at depths 1, 2 and 4, from each of the 49
   two-move openings;
 - texas_holdem_v4: RandomPolicy, 1000 hands per seat (win rate, mean chips per hand);
-- pong_v3: RandomPolicy, 5 games per seat to 21 points (win rate, mean point difference).
+- pong_v3: RandomPolicy, 5 games per seat, each to 21 points or 10,000 frames (about 2.8 min
+  of play at 60 frames/s), whichever comes first (win rate by the score at the end, mean return:
+  points won minus points lost, serve penalties included). The Pong learner samples its actions
+  (as RL Baselines3 Zoo evaluates Atari games): a deterministic policy that never picks FIRE
+  never serves, and loses a point every 2 seconds until the time limit.
 
 Why forced openings: a deterministic learner against a search whose ties are rare replays a
 handful of games however many seeds it gets ("50-50-0" may be two games, each repeated 50 times).
@@ -62,6 +66,7 @@ class Protocol:
     plies: int  # forced opening moves
     repeats: int  # games per opening and seat
     eval_kwargs: dict[str, Any] = field(default_factory=dict)  # game kwargs for evaluation
+    deterministic: bool = True  # the learner's most likely action, else sampled
 
 
 PROTOCOLS = {
@@ -85,7 +90,8 @@ PROTOCOLS = {
         [50_000, 100_000, 200_000, 300_000],
         plies=0,
         repeats=5,
-        eval_kwargs={"max_cycles": 30_000},
+        eval_kwargs={"max_cycles": 10_000},
+        deterministic=False,
     ),
 }
 
@@ -110,6 +116,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--opponents", nargs="+", default=None, help="only these opponents (policy ids)"
+    )
+    parser.add_argument(
+        "--deterministic",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the learner plays its most likely action (default: the game's; Pong samples)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -195,19 +207,22 @@ def main() -> int:
     plies = protocol.plies if args.plies is None else args.plies
     repeats = protocol.repeats if args.repeats is None else args.repeats
     openings = legal_openings(env_fn, plies)
+    deterministic = protocol.deterministic if args.deterministic is None else args.deterministic
     report: dict[str, Any] = {
         "run": str(run),
         "game": args.game,
         "plies": plies,
         "openings": len(openings),
         "repeats": repeats,
+        "deterministic": deterministic,
         "eval_kwargs": protocol.eval_kwargs,
         "config": config,
         "budgets": [],
     }
     print(
-        f"\n{args.game}: deterministic snapshots vs reference opponents from {len(openings)} "
-        f"openings of {plies} forced moves x both seats x {repeats} (W-D-L [per seat]; win rate, "
+        f"\n{args.game}: {'deterministic' if deterministic else 'sampling'} snapshots vs "
+        f"reference opponents from {len(openings)} openings of {plies} forced moves x both seats "
+        f"x {repeats} (W-D-L [per seat]; win rate, "
         "score and, without openings, mean return with 95% bootstrap intervals over openings, "
         "or over games without openings; distinct games)"
     )
@@ -218,7 +233,7 @@ def main() -> int:
         snapshot = nearest_snapshot(archive, budget)
         if snapshot is None:
             continue
-        learner = archive.load_policy(snapshot.id, deterministic=True)
+        learner = archive.load_policy(snapshot.id, deterministic=deterministic)
         results: dict[str, OpeningsResult] = {}
         for index, opponent in enumerate(opponents):
             start = time.perf_counter()
