@@ -112,3 +112,13 @@ def test_seeded_games_without_openings_are_resampled_one_by_one():
     result = OpeningsResult("a", "b", [game((), 1.0 if k % 3 else 0.0) for k in range(60)])
     low, high = result.bootstrap("win")
     assert low < 40 / 60 < high
+
+
+def test_summary_is_json_ready_with_results_per_seat_and_opening():
+    import json
+
+    games = [game((0,), 1.0, "x"), game((0,), 0.5, "o"), game((1,), 0.0, "x")]
+    summary = json.loads(json.dumps(OpeningsResult("a", "b", games).summary()))
+    assert (summary["wins"], summary["draws"], summary["losses"]) == (1, 1, 1)
+    assert summary["by_opening"] == {"o": {"0": [0, 1, 0]}, "x": {"0": [1, 0, 0], "1": [0, 0, 1]}}
+    assert summary["openings"] == 2 and summary["distinct_games"] == 3
