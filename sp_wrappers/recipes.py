@@ -224,10 +224,10 @@ RECIPES: dict[str, Recipe] = {
         "seat, deterministic learner, benchmarks/strength.py) at 10k, 20k, 50k and 100k steps: "
         "1924-7-69 (96% of hands won, 95% interval 95-97%) and +3.35 big blinds per hand "
         "(+3.14 to +3.55); the same hands at every budget, because the learner raises whenever "
-        "it may (call when the raises are capped), which exploits a player that folds a quarter "
-        "of its decisions. 20% of the games are against RandomPolicy (random_ratio=0.2). The "
-        "generic recipe before it (1M steps, random_ratio=0.1) was not measured. gamma=1: hands "
-        "are short.",
+        "it may (call when the raises are capped), which exploits a player that folds at random "
+        "(uniform over its legal actions). 20% of the games are against RandomPolicy "
+        "(random_ratio=0.2). The generic recipe before it (1M steps, random_ratio=0.1) was not "
+        "measured. gamma=1: hands are short.",
     ),
     "pong_v3": Recipe(
         "ppo",
