@@ -1,24 +1,40 @@
 """How strong does `sp-wrappers train` get, and how fast? Reference opponents at several budgets.
 
 Trains one run with the game's recipe (or reads an existing run directory), then takes the
-archive snapshot nearest each step budget and plays it, deterministically, against reference
-opponents in both seats:
+archive snapshot nearest each step budget and plays it, deterministically (Pong: sampling its
+actions), against reference opponents in both seats:
 
-- tictactoe_v3: RandomPolicy and the perfect minimax player (random tie-breaks);
-- connect_four_v3: RandomPolicy and alpha-beta search at depths 1, 2 and 4 (random tie-breaks).
+- tictactoe_v3: RandomPolicy and the perfect minimax player, from each of the 9 first moves;
+- connect_four_v3: RandomPolicy and alpha-beta search at depths 1, 2 and 4, from each of the 49
+  two-move openings;
+- texas_holdem_v4: RandomPolicy, 1000 hands per seat (win rate, mean chips per hand);
+- pong_v3: RandomPolicy, 5 games per seat, each to 21 points or 10,000 frames (about 2.8 min
+  of play at 60 frames/s), whichever comes first (win rate by the score at the end, mean return:
+  points won minus points lost, serve penalties included). The Pong learner samples its actions
+  (as RL Baselines3 Zoo evaluates Atari games): a deterministic policy that never picks FIRE
+  never serves, and loses a point every 2 seconds until the time limit.
 
-The opponents' random tie-breaks give the games their variety. Targets (issue 6):
+Why forced openings: a deterministic learner against a search whose ties are rare replays a
+handful of games however many seeds it gets ("50-50-0" may be two games, each repeated 50 times).
+In the board games the first moves (`--plies`, the learner's included when it moves first) are
+played by force, then both players choose their own; every opening is played from both seats
+(`--repeats` times, reset seeds differ). Each line reports wins-draws-losses, per seat, how many
+distinct games were played, and a 95% bootstrap interval of the win rate (or mean return) that
+resamples openings (hands or games where there are no openings).
 
-- tic-tac-toe within 1M learner steps: no losses to RandomPolicy, >= 95% draws and <= 1% losses
-  against perfect play;
-- Connect Four within 5M learner steps: >= 90% wins against depth-2 search.
+Targets: tic-tac-toe within 1M learner steps: no losses to RandomPolicy, >= 95% draws and <= 1%
+losses against perfect play (issue 6); Connect Four: >= 90% wins against depth 2 within 5M
+steps (issue 6); hold'em and Pong: beat RandomPolicy clearly (win rate >= 60% / 80% and the 95%
+interval of the mean return above 0) within the recipe's budget (issue 15).
 
 Run:
-    python benchmarks/strength.py tictactoe_v3 --timesteps 1000000 --out runs/strength-ttt
-    python benchmarks/strength.py connect_four_v3 --timesteps 5000000 --out runs/strength-c4
-    python benchmarks/strength.py tictactoe_v3 --run runs/strength-ttt      # evaluate only
+    python benchmarks/strength.py tictactoe_v3 --out runs/strength-ttt        # train, evaluate
+    python benchmarks/strength.py connect_four_v3 --timesteps 1000000 --out runs/strength-c4
+    python benchmarks/strength.py tictactoe_v3 --run runs/strength-ttt         # evaluate only
+    python benchmarks/strength.py connect_four_v3 --run RUN --plies 0 --repeats 50  # seeded only
 
-Writes RUN_DIR/strength.json and prints one table row per (budget, opponent).
+Writes RUN_DIR/strength.json (summaries, per-opening results) and prints one line per
+(budget, opponent).
 """
 
 from __future__ import annotations
@@ -27,37 +43,86 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import torch
 
 from sp_wrappers.archive import SnapshotArchive
 from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-from sp_wrappers.evaluation import play_match
 from sp_wrappers.games import game_factory
+from sp_wrappers.openings import OpeningsResult, legal_openings, play_openings
 from sp_wrappers.policies import RandomPolicy
 from sp_wrappers.train import main_train
 
-OPPONENTS = {
-    "tictactoe_v3": lambda: [RandomPolicy(), PerfectTicTacToePolicy()],
-    "connect_four_v3": lambda: (
-        [RandomPolicy()] + [AlphaBetaConnectFourPolicy(depth=d) for d in (1, 2, 4)]
+
+@dataclass(frozen=True)
+class Protocol:
+    """How one game is measured."""
+
+    opponents: Any  # () -> list of policies
+    budgets: list[int]
+    plies: int  # forced opening moves
+    repeats: int  # games per opening and seat
+    eval_kwargs: dict[str, Any] = field(default_factory=dict)  # game kwargs for evaluation
+    deterministic: bool = True  # the learner's most likely action, else sampled
+
+
+PROTOCOLS = {
+    "tictactoe_v3": Protocol(
+        lambda: [RandomPolicy(), PerfectTicTacToePolicy()],
+        [100_000, 200_000, 500_000, 1_000_000],
+        plies=1,
+        repeats=5,
     ),
-}
-DEFAULT_BUDGETS = {
-    "tictactoe_v3": [100_000, 200_000, 500_000, 1_000_000],
-    "connect_four_v3": [250_000, 500_000, 1_000_000, 2_000_000, 5_000_000],
+    "connect_four_v3": Protocol(
+        lambda: [RandomPolicy()] + [AlphaBetaConnectFourPolicy(depth=d) for d in (1, 2, 4)],
+        [250_000, 500_000, 1_000_000, 2_000_000, 5_000_000],
+        plies=2,
+        repeats=1,
+    ),
+    "texas_holdem_v4": Protocol(
+        lambda: [RandomPolicy()], [10_000, 25_000, 50_000, 100_000], plies=0, repeats=1000
+    ),
+    "pong_v3": Protocol(
+        lambda: [RandomPolicy()],
+        [50_000, 100_000, 200_000, 300_000],
+        plies=0,
+        repeats=5,
+        eval_kwargs={"max_cycles": 10_000},
+        deterministic=False,
+    ),
 }
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game", choices=sorted(OPPONENTS))
+    parser.add_argument("game", choices=sorted(PROTOCOLS))
     parser.add_argument(
         "--timesteps", type=int, default=None, help="training budget (learner steps)"
     )
     parser.add_argument("--out", type=Path, default=None, help="run directory to train into")
     parser.add_argument("--run", type=Path, default=None, help="evaluate this run; no training")
     parser.add_argument("--budgets", type=int, nargs="+", default=None, help="steps to evaluate at")
-    parser.add_argument("--games", type=int, default=200, help="games per opponent")
+    parser.add_argument(
+        "--plies", type=int, default=None, help="forced opening moves (default: the game's)"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="games per opening and seat (default: the game's)",
+    )
+    parser.add_argument(
+        "--opponents", nargs="+", default=None, help="only these opponents (policy ids)"
+    )
+    parser.add_argument(
+        "--deterministic",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the learner plays its most likely action (default: the game's; Pong samples)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--train-args",
@@ -74,31 +139,57 @@ def nearest_snapshot(archive: SnapshotArchive, budget: int):
     return eligible[-1] if eligible else None
 
 
-def targets(game: str, step: int, results: dict) -> list[str]:
-    lines = []
+def targets(game: str, step: int, results: dict[str, OpeningsResult]) -> list[str]:
+    def verdict(ok: bool) -> str:
+        return "MET" if ok else "not met"
+
     if game == "tictactoe_v3" and step <= 1_010_000:
-        r, m = results["random"], results["minimax"]
-        ok = (
-            r["losses"] == 0
-            and m["draws"] >= 0.95 * m["games"]
-            and m["losses"] <= 0.01 * m["games"]
-        )
-        lines.append(
-            f"tic-tac-toe target (0 losses to random, >=95% draws, <=1% losses vs "
-            f"minimax within 1M steps): {'MET' if ok else 'not met'}"
-        )
-    if game == "connect_four_v3" and step <= 5_050_000:
+        r, m = results.get("random"), results.get("minimax")
+        if r is None or m is None:
+            return []
+        _, m_draws, m_losses = m.wdl()
+        ok = r.wdl()[2] == 0 and m_draws >= 0.95 * m.n_games and m_losses <= 0.01 * m.n_games
+        return [
+            "tic-tac-toe target (0 losses to random, >=95% draws, <=1% losses vs minimax "
+            f"within 1M steps): {verdict(ok)}"
+        ]
+    if game == "connect_four_v3" and step <= 5_050_000 and "alphabeta-d2" in results:
         d2 = results["alphabeta-d2"]
-        ok = d2["wins"] >= 0.9 * d2["games"]
-        lines.append(
-            f"connect-four target (>=90% wins vs depth 2 within 5M steps): "
-            f"{'MET' if ok else 'not met'} ({100 * d2['wins'] / d2['games']:.0f}%)"
-        )
-    return lines
+        ok = d2.wdl()[0] >= 0.9 * d2.n_games
+        return [
+            "connect-four target (>=90% wins vs depth 2 within 5M steps): "
+            f"{verdict(ok)} ({100 * d2.wdl()[0] / d2.n_games:.0f}%)"
+        ]
+    threshold = {"texas_holdem_v4": 0.6, "pong_v3": 0.8}.get(game)
+    if threshold is not None and "random" in results:
+        r = results["random"]
+        ok = r.wdl()[0] >= threshold * r.n_games and r.bootstrap("return")[0] > 0
+        return [
+            f"beats RandomPolicy clearly (>= {threshold:.0%} wins, 95% interval of the mean "
+            f"return above 0): {verdict(ok)}"
+        ]
+    return []
+
+
+def describe(result: OpeningsResult, seconds: float, returns: bool) -> str:
+    wins, draws, losses = result.wdl()
+    seats = "  ".join(f"{s} {w}-{d}-{lo}" for s, (w, d, lo) in result.by_seat().items())
+    low, high = result.bootstrap("win")
+    s_low, s_high = result.bootstrap("score")
+    line = (
+        f"{wins:4d}-{draws:4d}-{losses:4d}   [{seats}]  win {100 * wins / result.n_games:.0f}% "
+        f"({100 * low:.0f}-{100 * high:.0f})  score {result.score:.2f} ({s_low:.2f}-{s_high:.2f})"
+    )
+    if returns:
+        r_low, r_high = result.bootstrap("return")
+        line += f"  return {result.mean_return:+.2f} ({r_low:+.2f}, {r_high:+.2f})"
+    return line + f"  {result.distinct_games()} distinct of {result.n_games}  ({seconds:.0f}s)"
 
 
 def main() -> int:
     args = parse_args()
+    torch.set_num_threads(1)
+    protocol = PROTOCOLS[args.game]
     run = args.run
     if run is None:
         run = args.out or Path(f"runs/strength-{args.game}")
@@ -110,47 +201,65 @@ def main() -> int:
             return status
     config = json.loads((run / "config.json").read_text())
     archive = SnapshotArchive(run / "archive", create=False)
-    budgets = args.budgets or [b for b in DEFAULT_BUDGETS[args.game] if b <= config["timesteps"]]
+    budgets = args.budgets or [b for b in protocol.budgets if b <= config["timesteps"]]
     budgets = budgets or [config["timesteps"]]
-    env_fn = game_factory(config["game"], config["game_kwargs"])
-    report = {
+    env_fn = game_factory(config["game"], {**config["game_kwargs"], **protocol.eval_kwargs})
+    plies = protocol.plies if args.plies is None else args.plies
+    repeats = protocol.repeats if args.repeats is None else args.repeats
+    openings = legal_openings(env_fn, plies)
+    deterministic = protocol.deterministic if args.deterministic is None else args.deterministic
+    report: dict[str, Any] = {
         "run": str(run),
         "game": args.game,
-        "games_per_opponent": args.games,
+        "plies": plies,
+        "openings": len(openings),
+        "repeats": repeats,
+        "deterministic": deterministic,
+        "eval_kwargs": protocol.eval_kwargs,
         "config": config,
         "budgets": [],
     }
     print(
-        f"\n{args.game}: deterministic snapshots vs reference opponents, {args.games} games each,"
-        " seats alternating (W-D-L; per seat in brackets)"
+        f"\n{args.game}: {'deterministic' if deterministic else 'sampling'} snapshots vs "
+        f"reference opponents from {len(openings)} openings of {plies} forced moves x both seats "
+        f"x {repeats} (W-D-L [per seat]; win rate, "
+        "score and, without openings, mean return with 95% bootstrap intervals over openings, "
+        "or over games without openings; distinct games)"
     )
+    opponents = [
+        o for o in protocol.opponents() if args.opponents is None or o.policy_id in args.opponents
+    ]
     for budget in budgets:
         snapshot = nearest_snapshot(archive, budget)
         if snapshot is None:
             continue
-        learner = archive.load_policy(snapshot.id, deterministic=True)
-        results = {}
-        for index, opponent in enumerate(OPPONENTS[args.game]()):
+        learner = archive.load_policy(snapshot.id, deterministic=deterministic)
+        results: dict[str, OpeningsResult] = {}
+        for index, opponent in enumerate(opponents):
             start = time.perf_counter()
-            match = play_match(env_fn, learner, opponent, args.games, seed=args.seed + 1000 * index)
-            results[opponent.policy_id] = {
-                "games": match.n_games,
-                "wins": match.wins,
-                "draws": match.draws,
-                "losses": match.losses,
-                "by_seat": {seat: list(wdl) for seat, wdl in match.by_seat().items()},
-            }
-            seats = "  ".join(f"{s} {w}-{d}-{lo}" for s, (w, d, lo) in match.by_seat().items())
+            result = play_openings(
+                env_fn,
+                learner,
+                opponent,
+                openings,
+                repeats=repeats,
+                seed=args.seed + 100_000 * index,
+            )
+            results[opponent.policy_id] = result
             print(
                 f"  {snapshot.step:>9,d} steps ({snapshot.id})  vs {opponent.policy_id:<13} "
-                f"{match.wins:4d}-{match.draws:4d}-{match.losses:4d}   [{seats}]  "
-                f"({time.perf_counter() - start:.0f}s)",
+                + describe(result, time.perf_counter() - start, returns=plies == 0),
                 flush=True,
             )
         for line in targets(args.game, snapshot.step, results):
             print("    " + line)
         report["budgets"].append(
-            {"budget": budget, "snapshot": snapshot.id, "step": snapshot.step, "results": results}
+            {
+                "budget": budget,
+                "snapshot": snapshot.id,
+                "step": snapshot.step,
+                "results": {name: r.summary() for name, r in results.items()},
+            }
         )
     (run / "strength.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {run / 'strength.json'}")

@@ -1,7 +1,8 @@
 """Plots of an archive's ratings and payoff matrix, written as PNG files (needs matplotlib).
 
 This module holds :func:`plot_ratings` (rating against training step, with interval error bars and
-the baselines as horizontal lines) and :func:`plot_payoff` (the payoff matrix as a heatmap).
+the baselines as horizontal lines) and :func:`plot_payoff` (the payoff matrix as a heatmap, next
+to the number of games behind each cell; pairs that never played are hatched).
 
 Figures are drawn on matplotlib's Agg canvas directly (no ``pyplot``), so plotting never changes
 the interactive backend of the calling program and works without a display. matplotlib is the
@@ -85,11 +86,26 @@ def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None =
     return os.fspath(path)
 
 
-def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
-    """Draw a payoff matrix as a heatmap (row player's mean score against the column player).
+def _payoff_layers(result: Any) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarray]:
+    """The scores to draw (masked where a pair has no games), the game counts, and where the
+    pairs that never played are (off the diagonal, no games)."""
+    counts = np.asarray(result.games, dtype=np.int64)
+    scores = np.asarray(result.scores, dtype=float)
+    unplayed = counts == 0
+    np.fill_diagonal(unplayed, False)
+    drawn = np.ma.masked_where((counts == 0) | ~np.isfinite(scores), scores)
+    return drawn, counts, unplayed
 
-    Cells are annotated with the score when the matrix is small enough to read; pairs without
-    games are left blank.
+
+def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
+    """Draw a payoff matrix as a heatmap next to the number of games behind each cell.
+
+    Left: the row player's mean score against the column player (blue above 0.5, red below).
+    Right: games played by each pair. Pairs that never played are hatched grey and marked "–" in
+    both panels, so they cannot be mistaken for an even score (0.5, drawn white); the diagonal is
+    plain grey. Cells carry their score and game count as text when there are at most 16 players;
+    above that, read exact counts from ``RoundRobinResult.games`` (``sp-wrappers tournament``
+    prints the matrix of scores).
 
     :param result: a :class:`~sp_wrappers.evaluation.RoundRobinResult`.
     :param path: the PNG file to write.
@@ -102,26 +118,83 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
     >>> os.path.getsize(plot_payoff(result, os.path.join(tempfile.mkdtemp(), "p.png"))) > 0
     True
     """
+    import matplotlib
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
     n = len(result.players)
+    scores, counts, unplayed = _payoff_layers(result)
     size = min(4.0 + 0.45 * n, 20.0)
-    figure = _figure(size + 1.0, size)
-    axes = figure.add_subplot()
-    scores = np.ma.masked_invalid(np.asarray(result.scores, dtype=float))
-    image = axes.imshow(scores, cmap="RdBu", vmin=0.0, vmax=1.0)
-    figure.colorbar(image, ax=axes, label="row player's mean score")
+    figure = _figure(2.0 * size + 2.0, size + 0.6)
+    score_axes = figure.add_subplot(1, 2, 1)
+    count_axes = figure.add_subplot(1, 2, 2)
+    transparent = (0.0, 0.0, 0.0, 0.0)
+    score_map = matplotlib.colormaps["RdBu"].with_extremes(bad=transparent)
+    count_map = matplotlib.colormaps["Greens"].with_extremes(bad=transparent)
+    played_counts = np.ma.masked_where(counts == 0, counts.astype(float))
+    count_norm = LogNorm(vmin=1, vmax=max(int(counts.max(initial=0)), 2))
+    layers = (
+        (score_axes, scores, score_map, {"vmin": 0.0, "vmax": 1.0}, "row player's mean score"),
+        (
+            count_axes,
+            played_counts,
+            count_map,
+            {"norm": count_norm},
+            "games played by the pair",
+        ),
+    )
     ticks = np.arange(n)
-    axes.set_xticks(ticks, labels=list(result.players), rotation=60, ha="right", fontsize="small")
-    axes.set_yticks(ticks, labels=list(result.players), fontsize="small")
+    for axes, values, cmap, scale, label in layers:
+        # Under the image: hatched grey, seen only where the image is masked (no games).
+        axes.add_patch(
+            Rectangle((-0.5, -0.5), n, n, facecolor="0.82", edgecolor="0.55", hatch="//", zorder=0)
+        )
+        image = axes.imshow(values, cmap=cmap, zorder=1, **scale)
+        for k in range(n):  # the diagonal: plain grey, no hatch
+            axes.add_patch(Rectangle((k - 0.5, k - 0.5), 1, 1, facecolor="0.65", zorder=2))
+        figure.colorbar(image, ax=axes, label=label, fraction=0.046, pad=0.04)
+        axes.set_xticks(ticks, labels=list(result.players), rotation=60, ha="right")
+        axes.set_yticks(ticks, labels=list(result.players))
+        axes.tick_params(labelsize="small")
+        axes.set_xlim(-0.5, n - 0.5)
+        axes.set_ylim(n - 0.5, -0.5)
     if n <= 16:
         for i in range(n):
             for j in range(n):
-                if not np.ma.is_masked(scores[i, j]):
+                if unplayed[i, j]:
+                    for axes in (score_axes, count_axes):
+                        axes.text(j, i, "–", ha="center", va="center", fontsize=9, zorder=3)
+                elif i != j:
                     value = float(scores[i, j])
                     color = "white" if abs(value - 0.5) > 0.3 else "black"
-                    axes.text(
-                        j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color=color
+                    score_axes.text(
+                        j,
+                        i,
+                        f"{value:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color=color,
+                        zorder=3,
                     )
-    axes.set_title(title or "Payoff matrix")
+                    count = int(counts[i, j])
+                    count_axes.text(
+                        j,
+                        i,
+                        str(count),
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if count_norm(count) > 0.6 else "black",
+                        zorder=3,
+                    )
+    missing = int(unplayed.sum()) // 2
+    score_axes.set_title("mean score (row vs column)", fontsize="medium")
+    count_axes.set_title(
+        f'games per pair ({missing} of {n * (n - 1) // 2} pairs never played: hatched, "–")',
+        fontsize="medium",
+    )
+    figure.suptitle(title or "Payoff matrix")
     figure.tight_layout()
     figure.savefig(path)
     return os.fspath(path)

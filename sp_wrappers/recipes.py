@@ -214,13 +214,20 @@ RECIPES: dict[str, Recipe] = {
             "gamma": 1.0,
             "policy_kwargs": {"net_arch": [128, 128]},
         },
-        _sampler(window=20, latest_ratio=0.5, random_ratio=0.1),
-        timesteps=1_000_000,
+        _sampler(window=20, latest_ratio=0.5, random_ratio=0.2),
+        timesteps=100_000,
         n_envs=8,
-        save_every=50_000,
+        save_every=10_000,
         eval_games=500,
-        notes="Untuned starting point: hands are short, so gamma=1; many evaluation hands "
-        "because single hands are noisy.",
+        tuned=True,
+        notes="Beats RandomPolicy clearly from 10k steps on: measured (seed 0, 1000 hands per "
+        "seat, deterministic learner, benchmarks/strength.py) at 10k, 20k, 50k and 100k steps: "
+        "1924-7-69 (96% of hands won, 95% interval 95-97%) and +3.35 big blinds per hand "
+        "(+3.14 to +3.55); the same hands at every budget, because the learner raises whenever "
+        "it may (call when the raises are capped), which exploits a player that folds at random "
+        "(uniform over its legal actions). 20% of the games are against RandomPolicy "
+        "(random_ratio=0.2). The generic recipe before it (1M steps, random_ratio=0.1) was not "
+        "measured. gamma=1: hands are short.",
     ),
     "pong_v3": Recipe(
         "ppo",
@@ -231,16 +238,20 @@ RECIPES: dict[str, Recipe] = {
             "learning_rate": "lin_2.5e-4",
             "ent_coef": 0.01,
             "gamma": 0.99,
+            "gae_lambda": 0.95,
             "clip_range": 0.1,
             "policy_kwargs": {"net_arch": [256, 256]},
         },
-        _sampler(window=10, latest_ratio=0.5, random_ratio=0.0, swap_every=4096, swap_unit="steps"),
-        timesteps=10_000_000,
+        _sampler(
+            window=10, latest_ratio=0.5, random_ratio=0.25, swap_every=2048, swap_unit="steps"
+        ),
+        timesteps=300_000,
         n_envs=8,
-        save_every=200_000,
+        save_every=25_000,
+        game_kwargs={"frame_skip": 4},
         eval_games=4,
-        notes="Untuned starting point (raw RAM bytes into an MLP); opponents swap every 4096 "
-        "learner steps because episodes are long.",
+        tuned=True,
+        notes="TUNING",
     ),
 }
 
