@@ -211,10 +211,11 @@ class SeatDriver:
                 return None
             agent = state.agent_selection
             if state.terminations[agent] or state.truncations[agent]:
-                learner = agent if agent == self.learner else self.learner
-                if agent == learner or state.terminations[learner] or state.truncations[learner]:
+                learner = self.learner
+                ended = state.terminations.get(learner) or state.truncations.get(learner)
+                if agent == learner or ended:
                     # over for the learner: others' dead steps would add nothing to its episode
-                    self.terminated = bool(state.terminations[learner])
+                    self.terminated = bool(state.terminations.get(learner))
                     self.truncated = not self.terminated
                     return None
                 game.step(None)

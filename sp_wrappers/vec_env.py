@@ -223,12 +223,16 @@ class SelfPlayVecEnv(VecEnv):
     :param opponent: as in ``SelfPlayEnv`` (a policy, a callable returning one per episode, or an
         ``OpponentSampler``), given to every copy, or a list with one such entry per copy.
     :param opponent_draw: ``"per_env"`` (default): each copy draws its own opponents, with its own
-        generator and swap schedule, so one rollout meets several opponents at once.
+        generator and swap schedule, so one rollout meets several opponents at once (more
+        opponent diversity per rollout, one forward pass per distinct opponent in play).
         ``"shared"``: every copy faces one line-up between swaps, as under ML-Agents' ghost
         trainer, so one forward pass answers all copies. Its schedule counts all copies together:
         a new line-up after ``n_envs * swap_every`` episodes (or after ``swap_every`` learner steps
         of each copy), so each line-up gets as much play as under per-env draws; copies take it
-        up at their next episode start. Needs one ``opponent`` for all copies.
+        up at their next episode start. Needs one ``opponent`` for all copies. Use ``"shared"``
+        when opponent inference is a large part of the step (a light learner, many copies, a
+        snapshot window drawn from every episode) or to reproduce ML-Agents; keep ``"per_env"``
+        when a rollout should mix many opponents (a wide window, PFSP, ``fixed_opponents``).
     :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
     :param env_kwargs: keyword arguments for ``env_fn``.
