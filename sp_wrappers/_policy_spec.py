@@ -24,6 +24,7 @@ constructor arguments as JSON values. A spec read from an archive is untrusted i
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import json
@@ -366,7 +367,8 @@ def _base(slot: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def _accepted(cls: type, skipped: Iterable[str]) -> set[str] | None:
+@functools.lru_cache(maxsize=256)
+def _accepted(cls: type, skipped: tuple[str, ...]) -> frozenset[str] | None:
     """The keyword arguments ``cls(...)`` takes (``None``: any, it takes ``**kwargs``)."""
     names: set[str] = set()
     for klass in cls.__mro__:
@@ -389,9 +391,10 @@ def _accepted(cls: type, skipped: Iterable[str]) -> set[str] | None:
             return None
     else:
         return None
-    return names - {"self"} - set(skipped)
+    return frozenset(names - {"self"} - set(skipped))
 
 
+@functools.lru_cache(maxsize=256)
 def _default(cls: type, name: str) -> Any:
     """The default of constructor parameter ``name`` in the first class of the MRO naming it."""
     for klass in cls.__mro__:
@@ -405,7 +408,9 @@ def _default(cls: type, name: str) -> Any:
     return None
 
 
-def _check_keys(value: dict[str, Any], accepted: set[str] | None, where: str, owner: str) -> None:
+def _check_keys(
+    value: dict[str, Any], accepted: frozenset[str] | None, where: str, owner: str
+) -> None:
     if accepted is None:
         return
     unknown = sorted(set(value) - accepted)
@@ -508,6 +513,13 @@ def policy_spec(policy: Any) -> dict[str, Any]:
     params = dict(policy._get_constructor_parameters())
     if hasattr(policy, "share_features_extractor"):
         params["share_features_extractor"] = bool(policy.share_features_extractor)
+    lstm = getattr(policy, "lstm_actor", None)  # sb3-contrib's recurrent policies leave these out
+    if lstm is not None and hasattr(lstm, "hidden_size"):
+        params.setdefault("lstm_hidden_size", int(lstm.hidden_size))
+        params.setdefault("n_lstm_layers", int(lstm.num_layers))
+        for name in ("shared_lstm", "enable_critic_lstm", "lstm_kwargs"):
+            if hasattr(policy, name):
+                params.setdefault(name, getattr(policy, name))
     kwargs = {
         k: _encode(v, k)
         for k, v in params.items()
@@ -625,7 +637,7 @@ def build_policy(
             f"The policy spec ({spec['policy_class']}) could not be built from its arguments "
             f"({type(error).__name__}: {error}). {_FIX}"
         ) from error
-    n_values = _n_values(policy)
+    n_values = _n_values(policy) if known is None else known
     if known is None:
         if len(_GUARDED) >= 256:
             _GUARDED.pop(next(iter(_GUARDED)))

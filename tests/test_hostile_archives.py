@@ -576,3 +576,52 @@ def test_every_refusal_is_an_archive_error():
     for error in (ArchiveFormatError, UnsafeArchiveError, CorruptSnapshotError, PolicySpecError):
         assert issubclass(error, ArchiveError)
     assert issubclass(PolicySpecError, ValueError)  # as before: callers catching ValueError
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "policy", "env_id", "policy_kwargs"),
+    [
+        ("stable_baselines3:PPO", "MlpPolicy", "CartPole-v1", {"net_arch": [8]}),
+        ("stable_baselines3:A2C", "MlpPolicy", "CartPole-v1", {"optimizer_kwargs": {"eps": 1e-5}}),
+        ("stable_baselines3:DQN", "MlpPolicy", "CartPole-v1", {"net_arch": [8]}),
+        ("stable_baselines3:SAC", "MlpPolicy", "Pendulum-v1", {"net_arch": [8], "n_critics": 3}),
+        ("stable_baselines3:TD3", "MlpPolicy", "Pendulum-v1", {"net_arch": {"pi": [8], "qf": [4]}}),
+        ("sb3_contrib:QRDQN", "MlpPolicy", "CartPole-v1", {"n_quantiles": 5}),
+        ("sb3_contrib:TQC", "MlpPolicy", "Pendulum-v1", {"net_arch": [8]}),
+        ("sb3_contrib:RecurrentPPO", "MlpLstmPolicy", "CartPole-v1", {"lstm_hidden_size": 8}),
+        (
+            "stable_baselines3:PPO",
+            "CnnPolicy",
+            "image",
+            {"features_extractor_kwargs": {"features_dim": 8}},
+        ),
+        ("stable_baselines3:PPO", "MultiInputPolicy", "dict", {"net_arch": [8]}),
+    ],
+)
+def test_legitimate_specs_of_every_sb3_policy_family_still_rebuild(
+    algorithm, policy, env_id, policy_kwargs
+):
+    # The checks must not refuse what SB3 and sb3-contrib write: build, load weights, compare.
+    import importlib
+
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+    from sp_wrappers._policy_spec import build_policy, policy_spec
+
+    module, name = algorithm.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    spaces = {
+        "image": gym.spaces.Box(0, 255, (36, 36, 3), np.uint8),
+        "dict": gym.spaces.Dict({"a": gym.spaces.Box(0, 1, (3,)), "b": gym.spaces.Discrete(3)}),
+    }
+    env = gym.make("CartPole-v1" if env_id in spaces else env_id)
+    if env_id in spaces:  # only the spaces matter: the model is never stepped
+        env = gym.wrappers.TransformObservation(env, lambda obs: obs, spaces[env_id])
+    model = cls(policy, env, policy_kwargs=policy_kwargs, seed=0)
+    rebuilt = build_policy(json.loads(json.dumps(policy_spec(model.policy))))
+    rebuilt.load_state_dict(model.policy.state_dict(), strict=True)
+    rebuilt_state = rebuilt.state_dict()
+    for key, value in model.policy.state_dict().items():
+        assert torch.equal(value, rebuilt_state[key]), key
