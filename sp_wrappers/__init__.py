@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "SelfPlayEnv": "env",
     "SelfPlayVecEnv": "vec_env",
     "make_selfplay_vec_env": "vec_env",
+    "IllegalActionError": "_seats",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -56,6 +57,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ._seats import IllegalActionError
     from .archive import MatchRecord, SnapshotArchive, SnapshotInfo
     from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .callbacks import SelfPlayCallback

@@ -35,14 +35,24 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from ._opponents import OpponentSlots, as_opponent_source
-from ._seats import OutcomeFn, SeatDriver, as_aec_env, pairwise_outcome, seat_spaces
+from ._seats import (
+    OutcomeFn,
+    SeatDriver,
+    as_aec_env,
+    check_illegal_action_mode,
+    check_learner_action,
+    episode_outcome,
+    seat_spaces,
+)
 from .env import (
     _MAX_EMPTY_GAMES,
+    GameSeeds,
     SeatChooser,
     _zeros,
     learner_action,
     pop_learner_seat,
     resolve_learner_seats,
+    with_seat_spaces,
     wrapper_generator,
 )
 from .policies import (
@@ -80,6 +90,7 @@ class _Status:
     reward: float = 0.0
     returns: dict[str, float] | None = None
     length: int = 0
+    illegal_action: Any = None
 
 
 @dataclass
@@ -120,6 +131,7 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
             reward,
             dict(driver.returns),
             driver.learner_steps,
+            driver.illegal_action_played,
         )
     mask = driver.learner_mask()
     if mask is None:
@@ -383,6 +395,7 @@ class _EnvCopy:
         self._forced_seat: str | None = None
         self._reset_options: dict | None = None
         self._game_seed: int | None = None
+        self._game_seeds = GameSeeds()
         self._empty_games = 0
 
     @property
@@ -411,16 +424,20 @@ class _EnvCopy:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
         returns = status.returns or {}
-        fn = self.outcome_fn
-        return {
+        summary = {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
-            "outcome": float((fn or pairwise_outcome)(dict(returns), self.learner)),
+            "outcome": episode_outcome(
+                returns, self.learner, self.outcome_fn, status.illegal_action
+            ),
             "seat": self.learner,
             "return": returns.get(self.learner, 0.0),
             "returns": dict(returns),
             "length": status.length,
         }
+        if status.illegal_action is not None:
+            summary["illegal_action"] = status.illegal_action
+        return summary
 
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
     def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
@@ -431,7 +448,7 @@ class _EnvCopy:
         forced = pop_learner_seat(options, self.learner_seats)
         self._forced_seat = forced
         self._reset_options = options or None
-        self._game_seed = seed
+        self._game_seed = self._game_seeds.next(seed)
         self._empty_games = 0
         return self.start_game()
 
@@ -445,9 +462,11 @@ class _EnvCopy:
         lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
         if self._default_opponents is not None:
             lineup = [self._default_opponents[a] for a in opponent_seats]
-        self.seat_policies = dict(zip(opponent_seats, lineup, strict=True))
+        self.seat_policies = with_seat_spaces(
+            dict(zip(opponent_seats, lineup, strict=True)), owner._action_spaces
+        )
         self.slots.check_lineup(self.seat_policies, owner._opponent_spaces)
-        for policy in lineup:
+        for policy in self.seat_policies.values():
             owner._place(policy)
         return (_RESET, self.index, seat, self._game_seed, self._reset_options)
 
@@ -459,7 +478,7 @@ class _EnvCopy:
                 f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.learner!r} could act; "
                 "check the game's turn order or pick another learner seat."
             )
-        self._game_seed = None
+        self._game_seed = self._game_seeds.next(None)
         return self.start_game()
 
     def begin_step(self, action: Any) -> tuple:
@@ -809,6 +828,8 @@ class SelfPlayVecEnv(VecEnv):
         its own generator and swap schedule — or a list with one such entry per copy.
     :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
+    :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does
+        (see ``SelfPlayEnv``).
     :param env_kwargs: keyword arguments for ``env_fn``.
     :param num_workers: 0 steps every game in this process; ``k > 0`` spreads the copies over ``k``
         worker processes (worth it when one game step costs more than about 50 microseconds, as
@@ -848,8 +869,10 @@ class SelfPlayVecEnv(VecEnv):
         num_workers: int = 0,
         device: str | None = "cpu",
         start_method: str | None = None,
+        illegal_action: str = "loss",
     ) -> None:
         _check_env_fn(env_fn)
+        self.illegal_action = check_illegal_action_mode(illegal_action)
         if not isinstance(n_envs, int | np.integer) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if not isinstance(num_workers, int | np.integer) or num_workers < 0:
@@ -943,6 +966,10 @@ class SelfPlayVecEnv(VecEnv):
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
         checked = [learner_action(a, self.action_space) for a in actions]
+        if self.illegal_action == "raise":  # ("loss" is applied by each game's SeatDriver)
+            start = getattr(self.action_space, "start", 0)
+            for copy, a in zip(self.copies, checked, strict=True):
+                check_learner_action(a, copy.status.mask, copy.learner, int(start))
         self._results: list[tuple | None] = [None] * self.num_envs
         self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
         rewards = np.zeros(self.num_envs, dtype=np.float32)
