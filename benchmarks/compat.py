@@ -418,8 +418,8 @@ def _learn(entry: GameEntry, learner: str, masks: bool, steps: int, dict_obs: bo
             model = algo(
                 "MultiInputPolicy" if dict_obs else "MlpPolicy",
                 venv,
-                n_steps=128,
-                batch_size=128,
+                n_steps=max(8, min(128, steps // 4)),  # 4 copies: 512 steps a rollout at most
+                batch_size=max(8, min(128, steps)),
                 n_epochs=2,
                 seed=0,
                 device="cpu",
@@ -576,6 +576,44 @@ def _cell(value: str | None) -> str:
     return value
 
 
+BRING_YOUR_OWN_GAME = """
+## Bringing your own game
+
+What `SelfPlayEnv` and `SelfPlayVecEnv` do for any PettingZoo game, whatever its family:
+
+- **Masks** are read from the observation dict (`{"observation", "action_mask"}`, as in
+  PettingZoo's classic games) or from `info["action_mask"]` (as in OpenSpiel games through
+  Shimmy); either way `env.action_masks()` serves MaskablePPO and opponents play legal moves.
+- **Illegal learner actions**: wherever masks are known, the wrapper checks the learner's action
+  before the game sees it. By default an illegal action ends the learner's episode as a loss: the
+  game's illegal-move reward (the value of PettingZoo's `TerminateIllegalWrapper` when the game
+  has one, else -1, what the classic games give), outcome 0, and
+  `info["selfplay"]["illegal_action"]` holding the action, the same ending in every family, in
+  both envs and in `play_match`. `illegal_action="raise"` raises `IllegalActionError` naming the
+  action and the legal ones instead. Plain PPO (no masks) therefore trains on any masked game
+  without crashing; it just loses the games in which it plays illegal moves. Illegal opponent
+  actions stay errors. Games without masks accept every action in their space.
+- **Seeding**: `reset(seed=s)` seeds the game with `s` and every later unseeded reset with a
+  seed drawn from `s`, so games that take a seed in `reset` (PettingZoo's card games, Shimmy's
+  OpenSpiel chance events) replay their deals and dice and pass Gymnasium's determinism checks.
+  A game that ignores `reset(seed=...)` shows "no" in the *seeded* column.
+- **Observations** come back in the form the learner's space promises (a `Discrete` observation
+  as a numpy integer rather than a 0-d array, a `Box` observation in the space's dtype), and
+  never as the very object returned by the previous call.
+- **OpenSpiel**: build games with `sp_wrappers.openspiel_env(name)` (`pip install
+  "sp-wrappers[openspiel]"`). It is Shimmy's `OpenSpielCompatibilityV0` except that games end
+  only when OpenSpiel says so: Shimmy 2.0 counts every chance event against the game's maximum
+  number of moves and truncates Kuhn poker after its first move (the wrapper warns when it is
+  given Shimmy's adapter on a game with chance events).
+- **Seats with different spaces** (MPE's adversaries and agents): `learner="random"` is refused
+  with a message; pass a fixed seat (`learner="adversary_0"`). Snapshots of that seat cannot play
+  the other seats, so give those seats their own opponent policies (teams: issue #11).
+- **Cooperative games** (butterfly, MPE's spread/reference/speaker-listener, Hanabi): every seat
+  shares the reward, so there is no opponent to beat; train the seats together (for example one
+  shared policy through SuperSuit's `pettingzoo_env_to_vec_env_v1`).
+"""
+
+
 def render(rows: list[Row], command: str) -> str:
     """The Markdown of docs/compatibility.md."""
     counted = [r for r in rows if r.status != "n/a"]
@@ -606,12 +644,8 @@ def render(rows: list[Row], command: str) -> str:
         "`sp_wrappers.adapters.openspiel_env` (Shimmy's `OpenSpielCompatibilityV0` without its "
         "early truncation of games with chance events).",
         "",
-        "Illegal learner actions: wherever masks are known, an illegal learner action ends the "
-        "learner's episode as a loss (the game's illegal-move reward, outcome 0, "
-        '`info["selfplay"]["illegal_action"]`), the same for every family; '
-        '`illegal_action="raise"` raises instead. Games without masks get every action.',
-        "",
     ]
+    lines += BRING_YOUR_OWN_GAME.splitlines()
     for family in FAMILIES:
         part = [r for r in rows if r.family == family]
         if not part:
@@ -651,6 +685,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jsonl", default=os.path.join(ROOT, "benchmarks", "compat_rows.jsonl"))
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "compatibility.md"))
     parser.add_argument("--learn-steps", type=int, default=2048)
+    parser.add_argument("--time-limit", type=int, default=1200, help="seconds per row")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -664,7 +699,7 @@ def main(argv: list[str] | None = None) -> None:
         for entry in game_entries(families):
             if (wanted and entry.name not in wanted) or (entry.family, entry.name) in done:
                 continue
-            row = check_game(entry, learn_steps=args.learn_steps)
+            row = check_game(entry, learn_steps=args.learn_steps, time_limit=args.time_limit)
             print(
                 f"{row.family:10s} {row.game:32s} {row.status:20s} {row.seconds:6.1f}s "
                 f"{'; '.join(row.notes)[:100]}",

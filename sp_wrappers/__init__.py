@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "SelfPlayVecEnv": "vec_env",
     "make_selfplay_vec_env": "vec_env",
     "IllegalActionError": "_seats",
+    "openspiel_env": "adapters",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -58,6 +59,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ._seats import IllegalActionError
+    from .adapters import openspiel_env
     from .archive import MatchRecord, SnapshotArchive, SnapshotInfo
     from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .callbacks import SelfPlayCallback

@@ -27,6 +27,7 @@ entry in ``game.rewards`` is added to its return; dead steps add nothing.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,7 @@ def as_aec_env(env: Any) -> Any:
             f"Expected a PettingZoo AECEnv or ParallelEnv, got {type(env).__name__}.{hint} "
             "Pass a game such as pettingzoo.classic.tictactoe_v3.env()."
         )
+    _warn_about_shimmy_truncation(game)
     agents = list(getattr(game, "possible_agents", []))
     if len(agents) < 2:
         raise ValueError(
@@ -142,6 +144,22 @@ def as_aec_env(env: Any) -> Any:
             "directly."
         )
     return game
+
+
+def _warn_about_shimmy_truncation(game: Any) -> None:
+    """Shimmy 2.0's OpenSpiel adapter truncates games with chance events early (it counts every
+    card dealt against the game's maximum number of moves): say so, and name the fixed adapter."""
+    if type(game).__name__ != "OpenSpielCompatibilityV0":
+        return
+    game_type = getattr(game, "game_type", None)
+    if game_type is None or "DETERMINISTIC" in str(getattr(game_type, "chance_mode", "")):
+        return
+    warnings.warn(
+        f"Shimmy's OpenSpielCompatibilityV0 truncates {game.game_name!r} early: it counts chance "
+        "events (cards dealt, dice rolled) against the game's maximum number of moves. Build the "
+        f"game with sp_wrappers.openspiel_env({game.game_name!r}) instead.",
+        stacklevel=4,
+    )
 
 
 def pairwise_outcome(returns: Mapping[str, float], learner: str) -> float:

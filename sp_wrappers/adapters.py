@@ -15,7 +15,7 @@ them there), chance events drawn from the generator that ``reset(seed=...)`` see
 >>> env = SelfPlayEnv(openspiel_env("kuhn_poker"), learner="player_0")
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, env.action_masks().tolist()
-((6,), [True, True])
+((7,), [True, True])
 """
 
 from __future__ import annotations
