@@ -22,7 +22,7 @@ compat = importlib.util.module_from_spec(_SPEC)
 sys.modules["compat_matrix"] = compat  # dataclasses look their module up
 _SPEC.loader.exec_module(compat)
 
-SMALL = {"random_steps": 200, "learn_steps": 64, "time_limit": 0}  # no limit: a busy machine is slow
+SMALL = {"random_steps": 200, "learn_steps": 64, "time_limit": 0}  # 0: no wall-clock limit
 
 
 def entry(name, family, module, function="env", cooperative=False, **kwargs):
