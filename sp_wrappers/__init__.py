@@ -42,6 +42,8 @@ _EXPORTS: dict[str, str] = {
     "make_selfplay_vec_env": "vec_env",
     "ENV_IDS": "registration",
     "register_envs": "registration",
+    "IllegalActionError": "_seats",
+    "openspiel_env": "adapters",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -76,6 +78,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ._seats import IllegalActionError
+    from .adapters import openspiel_env
     from .archive import MatchRecord, SnapshotArchive, SnapshotInfo
     from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .callbacks import SelfPlayCallback

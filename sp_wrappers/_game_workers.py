@@ -48,6 +48,7 @@ class _Status:
     reward: float = 0.0
     returns: dict[str, float] | None = None
     length: int = 0
+    illegal_action: Any = None
 
 
 @dataclass
@@ -88,6 +89,7 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
             reward,
             dict(driver.returns),
             driver.learner_steps,
+            driver.illegal_action_played,
         )
     obs, mask = driver.learner_view()
     if mask is None:

@@ -8,7 +8,18 @@ This module holds:
   (dead steps included) and returns the opponent seat that must act next, or ``None`` when it is the
   learner's turn or the learner's episode is over. Callers answer opponent turns with ``play()``:
   the single env one at a time, the vector env in batches across game copies.
-- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns.
+- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns, and
+  :func:`episode_outcome`, which scores an episode lost to an illegal learner action as 0.
+- :class:`IllegalActionError` and :data:`ILLEGAL_ACTION_MODES`, the one rule for illegal learner
+  actions: wherever the learner seat's legal actions are known (a mask in the observation dict or
+  in ``info["action_mask"]``), an illegal learner action never reaches the game. By default
+  (``"loss"``) the learner's episode ends as a loss: it receives the game's illegal-move reward
+  (the value of PettingZoo's ``TerminateIllegalWrapper`` when the game has one, else -1, what
+  PettingZoo's classic games give), its outcome is 0 and ``info["selfplay"]["illegal_action"]``
+  holds the action. ``"raise"`` raises :class:`IllegalActionError` naming the action and the legal
+  ones. Illegal opponent actions are always errors (``check_opponent_action``).
+- :func:`conform_observation`, which returns an observation in the form its space promises
+  (``Discrete``: a numpy integer, not a 0-d array; ``Box``: an array of the space's dtype).
 
 Rewards follow PettingZoo's own ``aec_to_parallel`` convention: after every live step, each agent's
 entry in ``game.rewards`` is added to its return; dead steps add nothing.
@@ -16,6 +27,7 @@ entry in ``game.rewards`` is added to its return; dead steps add nothing.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,9 +35,86 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["as_aec_env", "SeatDriver", "OpponentTurn", "pairwise_outcome", "seat_spaces"]
+__all__ = [
+    "as_aec_env",
+    "SeatDriver",
+    "OpponentTurn",
+    "pairwise_outcome",
+    "episode_outcome",
+    "seat_spaces",
+    "conform_observation",
+    "IllegalActionError",
+    "ILLEGAL_ACTION_MODES",
+    "check_illegal_action_mode",
+    "check_learner_action",
+]
 
 OutcomeFn = Callable[[Mapping[str, float], str], float]
+
+#: What happens when the learner picks an action its mask forbids.
+ILLEGAL_ACTION_MODES = ("loss", "raise")
+#: The illegal-move reward of games that do not declare one (PettingZoo's classic games use -1).
+DEFAULT_ILLEGAL_REWARD = -1.0
+
+
+class IllegalActionError(ValueError):
+    """The learner chose an action its seat's action mask forbids (with ``illegal_action="raise"``).
+
+    >>> try:
+    ...     check_learner_action(3, np.array([True, False, True, False]), "player_1")
+    ... except IllegalActionError as error:
+    ...     print(str(error).split(". ")[0])
+    The learner in seat 'player_1' chose illegal action 3; legal actions were [0, 2]
+    """
+
+
+def check_illegal_action_mode(mode: str) -> str:
+    """Return ``mode`` if it is one of :data:`ILLEGAL_ACTION_MODES`, else raise a ``ValueError``."""
+    if mode not in ILLEGAL_ACTION_MODES:
+        raise ValueError(
+            f"illegal_action={mode!r} is not a known rule; use 'loss' (end the learner's episode "
+            "as a loss, as PettingZoo's classic games do) or 'raise'."
+        )
+    return mode
+
+
+def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+    if mask is None or not isinstance(action, int | np.integer):
+        return False
+    index = int(action) - start
+    return 0 <= index < len(mask) and not mask[index]
+
+
+def check_learner_action(action: Any, mask: np.ndarray | None, seat: str, start: int = 0) -> None:
+    """Raise :class:`IllegalActionError` if ``mask`` (bool, or ``None`` when unknown) forbids
+    the integer ``action`` of a ``Discrete`` space starting at ``start``."""
+    if _is_illegal(action, mask, start):
+        legal = (np.flatnonzero(mask) + start).tolist()
+        raise IllegalActionError(
+            f"The learner in seat {seat!r} chose illegal action {int(action)}; legal actions were "
+            f"{legal}. Train with masks (MaskablePPO reads env.action_masks()) or build the env "
+            "with illegal_action='loss' to end such episodes as losses."
+        )
+
+
+def game_illegal_reward(game: Any) -> float:
+    """The reward the game gives for an illegal move: the value of PettingZoo's
+    ``TerminateIllegalWrapper`` around it (classic games have one), else -1.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> game_illegal_reward(tictactoe_v3.env())
+    -1.0
+    """
+    env = game
+    for _ in range(64):  # wrapper chains are short; stop on a cycle
+        value = getattr(env, "_illegal_value", None)
+        if isinstance(value, int | float | np.number):
+            return float(value)
+        inner = getattr(env, "env", None)
+        if inner is None or inner is env:
+            break
+        env = inner
+    return DEFAULT_ILLEGAL_REWARD
 
 
 def as_aec_env(env: Any) -> Any:
@@ -46,6 +135,7 @@ def as_aec_env(env: Any) -> Any:
             f"Expected a PettingZoo AECEnv or ParallelEnv, got {type(env).__name__}.{hint} "
             "Pass a game such as pettingzoo.classic.tictactoe_v3.env()."
         )
+    _warn_about_shimmy_truncation(game)
     agents = list(getattr(game, "possible_agents", []))
     if len(agents) < 2:
         raise ValueError(
@@ -54,6 +144,22 @@ def as_aec_env(env: Any) -> Any:
             "directly."
         )
     return game
+
+
+def _warn_about_shimmy_truncation(game: Any) -> None:
+    """Shimmy 2.0's OpenSpiel adapter truncates games with chance events early (it counts every
+    card dealt against the game's maximum number of moves): say so, and name the fixed adapter."""
+    if type(game).__name__ != "OpenSpielCompatibilityV0":
+        return
+    game_type = getattr(game, "game_type", None)
+    if game_type is None or "DETERMINISTIC" in str(getattr(game_type, "chance_mode", "")):
+        return
+    warnings.warn(
+        f"Shimmy's OpenSpielCompatibilityV0 truncates {game.game_name!r} early: it counts chance "
+        "events (cards dealt, dice rolled) against the game's maximum number of moves. Build the "
+        f"game with sp_wrappers.openspiel_env({game.game_name!r}) instead.",
+        stacklevel=4,
+    )
 
 
 def pairwise_outcome(returns: Mapping[str, float], learner: str) -> float:
@@ -110,6 +216,49 @@ def _forwarding_wrappers() -> tuple[type, ...]:
     return _FORWARDING
 
 
+def episode_outcome(
+    returns: Mapping[str, float],
+    learner: str,
+    outcome_fn: OutcomeFn | None = None,
+    illegal_action: Any = None,
+) -> float:
+    """The learner's outcome: 0 when its episode ended on an illegal action, else
+    ``outcome_fn(returns, learner)`` (default :func:`pairwise_outcome`)."""
+    if illegal_action is not None:
+        return 0.0
+    return float((outcome_fn or pairwise_outcome)(dict(returns), learner))
+
+
+def conform_observation(obs: Any, space: spaces.Space) -> Any:
+    """``obs`` in the form ``space`` promises: games may hand back a 0-d array for a ``Discrete``
+    observation (PettingZoo's rock-paper-scissors does) or another dtype than the space's.
+
+    >>> conform_observation(np.array(3), spaces.Discrete(4))
+    np.int64(3)
+    >>> conform_observation(np.zeros(2), spaces.Box(0, 1, (2,), np.float32)).dtype
+    dtype('float32')
+    """
+    if isinstance(space, spaces.Discrete):
+        if type(obs) is np.int64:
+            return obs
+        value = np.asarray(obs)
+        if value.size == 1 and np.issubdtype(value.dtype, np.integer):
+            return np.int64(value.reshape(()))
+        return obs
+    if isinstance(space, spaces.Box | spaces.MultiBinary | spaces.MultiDiscrete):
+        if isinstance(obs, np.ndarray) and obs.dtype == space.dtype:
+            return obs
+        if isinstance(obs, np.ndarray | list | tuple | np.number | int | float):
+            return np.asarray(obs, dtype=space.dtype)
+        return obs
+    if isinstance(space, spaces.Dict) and isinstance(obs, Mapping):
+        return {
+            key: conform_observation(value, space.spaces[key]) if key in space.spaces else value
+            for key, value in obs.items()
+        }
+    return obs
+
+
 def _is_masked_dict_space(space: spaces.Space) -> bool:
     return isinstance(space, spaces.Dict) and "action_mask" in space.spaces
 
@@ -142,6 +291,9 @@ class SeatDriver:
     :param game: a PettingZoo ``AECEnv`` (see :func:`as_aec_env`).
     :param keep_dict_obs: give policies PettingZoo's whole ``{"observation", "action_mask"}`` dict
         instead of its ``"observation"`` part.
+    :param illegal_action: what a learner action that the learner's known mask forbids does:
+        ``"loss"`` ends the learner's episode as a loss without playing it (see
+        :attr:`illegal_action_played`), ``"raise"`` raises :class:`IllegalActionError`.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> driver = SeatDriver(tictactoe_v3.env())
@@ -154,12 +306,19 @@ class SeatDriver:
     True
     >>> int(driver.learner_mask().sum())
     8
+    >>> driver.play(4)                       # taken: the learner's episode ends as a loss
+    >>> driver.terminated, driver.illegal_action_played, driver.pop_reward()
+    (True, 4, -1.0)
     """
 
-    def __init__(self, game: Any, keep_dict_obs: bool = False) -> None:
+    def __init__(
+        self, game: Any, keep_dict_obs: bool = False, illegal_action: str = "loss"
+    ) -> None:
         self.game = game
         self._state = _turn_state_holder(game)  # where turn state is read (see that function)
         self.keep_dict_obs = keep_dict_obs
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_reward = game_illegal_reward(game)
         self.possible_agents: list[str] = list(game.possible_agents)
         self._masked_dict = {
             a: _is_masked_dict_space(game.observation_space(a)) for a in self.possible_agents
@@ -168,6 +327,11 @@ class SeatDriver:
             a: game.action_space(a).n if isinstance(game.action_space(a), spaces.Discrete) else None
             for a in self.possible_agents
         }
+        self._action_start = {
+            a: int(game.action_space(a).start) if self._n_actions[a] is not None else 0
+            for a in self.possible_agents
+        }
+        self._obs_spaces = {a: seat_spaces(game, a, keep_dict_obs)[0] for a in self.possible_agents}
         self.learner: str = self.possible_agents[0]
         self.returns: dict[str, float] = {}
         self.pending_reward = 0.0
@@ -175,6 +339,9 @@ class SeatDriver:
         self.terminated = False
         self.truncated = False
         self._acting: str | None = None  # the agent next_turn() saw acting (play() reuses it)
+        #: The learner's illegal action that ended its episode (``illegal_action="loss"``), or None.
+        self.illegal_action_played: Any = None
+        self._learner_raw: Any = None  # the learner's raw observation this turn (for its mask)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def reset(self, learner: str, seed: int | None = None, options: dict | None = None) -> None:
@@ -188,6 +355,8 @@ class SeatDriver:
         self.learner_steps = 0
         self.terminated = False
         self.truncated = False
+        self.illegal_action_played = None
+        self._learner_raw = None
 
     @property
     def learner_done(self) -> bool:
@@ -218,6 +387,7 @@ class SeatDriver:
                     self.terminated = bool(state.terminations.get(learner))
                     self.truncated = not self.terminated
                     return None
+                self._learner_raw = None
                 game.step(None)
                 continue
             self._acting = agent
@@ -227,10 +397,23 @@ class SeatDriver:
             return OpponentTurn(agent, self._policy_obs(agent, obs), self._mask(agent, obs))
 
     def play(self, action: Any) -> None:
-        """Play ``action`` for the agent whose turn it is (a live step) and collect rewards."""
+        """Play ``action`` for the agent whose turn it is (a live step) and collect rewards.
+
+        A learner action that the learner's known mask forbids is not played: see
+        ``illegal_action``.
+        """
         game = self.game
         acting = self._acting if self._acting is not None else self._state.agent_selection
         self._acting = None
+        if acting == self.learner and self._n_actions[acting] is not None:
+            mask = self.learner_mask()
+            start = self._action_start[acting]
+            if _is_illegal(action, mask, start):
+                if self.illegal_action == "raise":
+                    check_learner_action(action, mask, acting, start)
+                self._end_on_illegal(action)
+                return
+        self._learner_raw = None
         game.step(action)
         for agent, reward in self._state.rewards.items():
             if agent in self.returns:
@@ -242,6 +425,15 @@ class SeatDriver:
         if acting == self.learner:
             self.learner_steps += 1
 
+    def _end_on_illegal(self, action: Any) -> None:
+        """End the learner's episode as a loss for an illegal action (the game never sees it)."""
+        reward = self.illegal_reward
+        self.returns[self.learner] = self.returns.get(self.learner, 0.0) + reward
+        self.pending_reward += reward
+        self.learner_steps += 1
+        self.terminated = True
+        self.illegal_action_played = int(action)
+
     def pop_reward(self) -> float:
         """The learner's reward since its previous action, and reset the tally."""
         reward, self.pending_reward = self.pending_reward, 0.0
@@ -249,22 +441,38 @@ class SeatDriver:
 
     # -- what the learner sees -------------------------------------------------------------------
     def learner_observation(self) -> Any:
-        """The learner's observation, processed as policies see it."""
-        return self._policy_obs(self.learner, self.game.observe(self.learner))
+        """The learner's observation, processed as policies see it and in the form its space
+        promises (see :func:`conform_observation`)."""
+        raw = self._observe_learner()
+        return conform_observation(
+            self._policy_obs(self.learner, raw), self._obs_spaces[self.learner]
+        )
 
     def learner_view(self) -> tuple[Any, np.ndarray | None]:
-        """The learner's observation and action mask, from one ``observe`` call."""
-        obs = self.game.observe(self.learner)
-        return self._policy_obs(self.learner, obs), self._mask(self.learner, obs)
+        """The learner's observation (as :meth:`learner_observation` gives it) and action mask,
+        from one ``observe`` call."""
+        raw = self._observe_learner()
+        obs = conform_observation(
+            self._policy_obs(self.learner, raw), self._obs_spaces[self.learner]
+        )
+        return obs, self._mask(self.learner, raw)
 
     def learner_mask(self) -> np.ndarray | None:
         """The learner's current action mask (bool), or ``None`` if the game has no masks."""
+        if self._masked_dict[self.learner]:
+            return np.asarray(self._observe_learner()["action_mask"], dtype=bool)
         return self._mask(self.learner, None)
 
     def outcome(self, outcome_fn: OutcomeFn | None = None) -> float:
-        """The learner's outcome from the returns so far (call at episode end)."""
-        fn = outcome_fn or pairwise_outcome
-        return float(fn(dict(self.returns), self.learner))
+        """The learner's outcome from the returns so far (call at episode end); 0 when the
+        episode ended on an illegal learner action."""
+        return episode_outcome(self.returns, self.learner, outcome_fn, self.illegal_action_played)
+
+    def _observe_learner(self) -> Any:
+        """``game.observe(learner)``, once per learner turn (observation and mask share it)."""
+        if self._learner_raw is None:
+            self._learner_raw = self.game.observe(self.learner)
+        return self._learner_raw
 
     # -- helpers ---------------------------------------------------------------------------------
     def _policy_obs(self, agent: str, obs: Any) -> Any:

@@ -5,6 +5,7 @@ This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,14 @@ import numpy as np
 from gymnasium import spaces
 
 from ._opponents import OpponentSlots, as_opponent_source
-from ._seats import OutcomeFn, SeatDriver, as_aec_env, seat_spaces
+from ._seats import (
+    OutcomeFn,
+    SeatDriver,
+    as_aec_env,
+    check_illegal_action_mode,
+    conform_observation,
+    seat_spaces,
+)
 from .policies import RandomPolicy, check_opponent_action, stack_observations
 
 __all__ = [
@@ -24,11 +32,13 @@ __all__ = [
     "wrapper_generator",
     "pop_learner_seat",
     "SeatChooser",
+    "GameSeeds",
 ]
 
 LEARNER_SEAT_MODES = ("random", "alternate")
 _MAX_EMPTY_GAMES = 100
 _WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
+_GAME_SEED_STREAM = 0x5EED  # spawn key of the stream of the game's per-episode seeds
 
 
 def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
@@ -63,6 +73,39 @@ def wrapper_generator(seed: int) -> np.random.Generator:
     return np.random.Generator(
         np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
     )
+
+
+class GameSeeds:
+    """The seed each game reset gets, so that ``reset(seed=s)`` fixes every later episode too.
+
+    A seeded reset gives the game ``s`` itself. Later unseeded resets give it a seed drawn from a
+    stream derived from ``s`` (independent of the wrapper's own draws), not ``None``: adapters
+    such as Shimmy's OpenSpiel wrapper draw fresh entropy for their chance events (deals, dice) on
+    every ``reset(seed=None)``, so without this a seeded env would replay only its first deal.
+    Before any seeded reset the game gets ``None`` (its own randomness).
+
+    >>> seeds = GameSeeds()
+    >>> seeds.next(None) is None, seeds.next(7)
+    (True, 7)
+    >>> a = [seeds.next(None) for _ in range(3)]
+    >>> _ = seeds.next(7)
+    >>> a == [seeds.next(None) for _ in range(3)]
+    True
+    """
+
+    def __init__(self) -> None:
+        self._stream: np.random.Generator | None = None
+
+    def next(self, seed: int | None) -> int | None:
+        """The game seed of the next reset (``seed`` is the one passed to the env's reset)."""
+        if seed is not None:
+            self._stream = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_GAME_SEED_STREAM,)))
+            )
+            return seed
+        if self._stream is None:
+            return None
+        return int(self._stream.integers(2**31 - 1))
 
 
 def pop_learner_seat(options: dict[str, Any], learner_seats: list[str]) -> str | None:
@@ -126,7 +169,19 @@ class SelfPlayEnv(gym.Env):
     learner's turn again; the learner's reward for a step is everything it received since its
     previous action; when the learner's episode ends (also on an opponent's move or when its agent
     leaves the game early) ``info["selfplay"]`` holds ``opponent`` (id), ``opponents`` (seat → id),
-    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``return``, ``returns`` and ``length``.
+    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``return``, ``returns`` and ``length``, plus
+    ``illegal_action`` (the action) when the episode ended on an illegal learner action.
+
+    Illegal learner actions: wherever the seat's legal actions are known (``"action_mask"`` in the
+    observation dict or in the game's ``info``), the wrapper checks the learner's action before the
+    game sees it. By default an illegal action ends the learner's episode as a loss, as in
+    PettingZoo's classic games: the game's illegal-move reward (that of PettingZoo's
+    ``TerminateIllegalWrapper`` when the game has one, else -1), outcome 0, ``terminated``.
+    Opponents' illegal actions are always errors.
+
+    Seeding: ``reset(seed=s)`` seeds the game with ``s`` and later unseeded resets with seeds
+    drawn from ``s`` (see :class:`GameSeeds`), so games that take a seed in ``reset`` replay their
+    chance events (deals, dice) and pass Gymnasium's determinism checks.
 
     :param env: a PettingZoo ``AECEnv`` or ``ParallelEnv`` (also wrapped by SuperSuit).
     :param learner: the learner's agent name, ``"random"`` (a seat drawn each episode) or
@@ -138,6 +193,9 @@ class SelfPlayEnv(gym.Env):
         instead of its ``"observation"`` part.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1]; defaults to comparing the
         learner's final return with each other seat's.
+    :param illegal_action: ``"loss"`` (default) ends the learner's episode as a loss on an action
+        its mask forbids; ``"raise"`` raises :class:`~sp_wrappers.IllegalActionError` naming the
+        action and the legal ones.
 
     ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode;
     other options go to the game's own ``reset``.
@@ -163,8 +221,10 @@ class SelfPlayEnv(gym.Env):
         opponent: Any = None,
         keep_dict_obs: bool = False,
         outcome_fn: OutcomeFn | None = None,
+        illegal_action: str = "loss",
     ) -> None:
         game = as_aec_env(env)
+        self.illegal_action = check_illegal_action_mode(illegal_action)
         self.game = game
         self.keep_dict_obs = keep_dict_obs
         self.outcome_fn = outcome_fn
@@ -173,7 +233,7 @@ class SelfPlayEnv(gym.Env):
         self.observation_space, self.action_space = seat_spaces(
             game, self.learner_seats[0], keep_dict_obs
         )
-        self.driver = SeatDriver(game, keep_dict_obs=keep_dict_obs)
+        self.driver = SeatDriver(game, keep_dict_obs, illegal_action)
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
         if opponent is None:
@@ -188,6 +248,8 @@ class SelfPlayEnv(gym.Env):
         self.seat_chooser = SeatChooser(self.learner_seats, learner)
         self._seat_policies: dict[str, Any] = {}
         self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
+        self._game_seeds = GameSeeds()
+        self._last_obs: Any = None
 
     # -- Gymnasium API -----------------------------------------------------------------------------
     def reset(
@@ -199,7 +261,7 @@ class SelfPlayEnv(gym.Env):
             self.seat_chooser.restart()
         options = dict(options or {})
         forced_seat = pop_learner_seat(options, self.learner_seats)
-        game_seed = seed
+        game_seed = self._game_seeds.next(seed)
         for _ in range(_MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
@@ -211,8 +273,9 @@ class SelfPlayEnv(gym.Env):
             self._seat_policies = self.slots.bind_lineup(self._seat_policies, self._opponent_spaces)
             self._play_opponents()
             if not self.driver.learner_done:
-                return self.driver.learner_observation(), self._learner_info()
-            game_seed = None  # the game ended before the learner's first turn: play another
+                return self._fresh(self.driver.learner_observation()), self._learner_info()
+            # the game ended before the learner's first turn: play another
+            game_seed = self._game_seeds.next(None)
         raise RuntimeError(
             f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could "
             "act; check the game's turn order or pick another learner seat."
@@ -232,7 +295,7 @@ class SelfPlayEnv(gym.Env):
             obs = self._final_observation()
         else:
             obs = driver.learner_observation()
-        return obs, reward, driver.terminated, driver.truncated, info
+        return self._fresh(obs), reward, driver.terminated, driver.truncated, info
 
     def render(self) -> Any:
         """Render the game (the PettingZoo env's own ``render``)."""
@@ -273,7 +336,7 @@ class SelfPlayEnv(gym.Env):
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         driver = self.driver
         opponents = {seat: p.policy_id for seat, p in self._seat_policies.items()}
-        return {
+        summary = {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
             "outcome": driver.outcome(self.outcome_fn),
@@ -282,6 +345,9 @@ class SelfPlayEnv(gym.Env):
             "returns": dict(driver.returns),
             "length": driver.learner_steps,
         }
+        if driver.illegal_action_played is not None:
+            summary["illegal_action"] = driver.illegal_action_played
+        return summary
 
     def _play_opponents(self) -> None:
         driver = self.driver
@@ -300,6 +366,14 @@ class SelfPlayEnv(gym.Env):
     def _learner_info(self) -> dict[str, Any]:
         return {"seat": self.driver.learner}
 
+    def _fresh(self, obs: Any) -> Any:
+        """``obs``, copied if the game handed back the very object it gave last time (Shimmy's
+        OpenSpiel wrapper does at the end of a game): callers keep what they are given."""
+        if obs is self._last_obs and isinstance(obs, np.ndarray | dict):
+            obs = copy.deepcopy(obs)
+        self._last_obs = obs
+        return obs
+
     def _final_observation(self) -> Any:
         try:
             return self.driver.learner_observation()
@@ -310,4 +384,6 @@ class SelfPlayEnv(gym.Env):
 def _zeros(space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         return {key: _zeros(sub) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Discrete):
+        return conform_observation(space.start, space)
     return np.zeros(space.shape, dtype=space.dtype)

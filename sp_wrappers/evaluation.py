@@ -151,8 +151,13 @@ def play_match(
     seat: str | None = None,
     archive: Any = None,
     source: str = EVALUATION_SOURCE,
+    illegal_action: str = "loss",
 ) -> MatchResult:
     """Play ``n_games`` of a two-seat game between two policies (or SB3 models).
+
+    ``policy_a`` plays by the learner's rule for illegal actions (``SelfPlayEnv``'s
+    ``illegal_action``): by default an action its seat's mask forbids loses the game, as in
+    training; ``policy_b``, like every opponent, must play legal actions or raise an error.
 
     :param env_fn: builds the PettingZoo game.
     :param policy_a: a policy, an SB3 model (played deterministically) or, with ``archive``, a
@@ -165,6 +170,7 @@ def play_match(
     :param archive: a :class:`~sp_wrappers.SnapshotArchive` or the path of one: snapshot ids are
         loaded from it and every game is written to its match history with ``source``.
     :param source: the match-history source of the recorded games.
+    :param illegal_action: ``"loss"`` (``a`` loses a game on an illegal action) or ``"raise"``.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> from sp_wrappers import RandomPolicy
@@ -182,7 +188,12 @@ def play_match(
     _, action_space = seat_spaces(game, seat or game.possible_agents[0], keep_dict_obs=False)
     a = _with_action_space(a, action_space)
     b = _with_action_space(b, action_space)
-    env = SelfPlayEnv(game, learner="random" if swap_seats else (seat or "random"), opponent=b)
+    env = SelfPlayEnv(
+        game,
+        learner="random" if swap_seats else (seat or "random"),
+        opponent=b,
+        illegal_action=illegal_action,
+    )
     seats = env.learner_seats if swap_seats else [seat or env.learner_seats[0]]
     result = MatchResult(a.policy_id, b.policy_id)
     try:

@@ -36,9 +36,16 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 from ._fast_path import _batch_key, _FastSB3, _normalises_twice, _RowGenerators
 from ._game_workers import _PLAY, _RESET, _Games, _Status, _WorkerGames
 from ._opponents import OPPONENT_DRAWS, OpponentSlots, as_opponent_source
-from ._seats import OutcomeFn, pairwise_outcome, seat_spaces
+from ._seats import (
+    OutcomeFn,
+    check_illegal_action_mode,
+    check_learner_action,
+    episode_outcome,
+    seat_spaces,
+)
 from .env import (
     _MAX_EMPTY_GAMES,
+    GameSeeds,
     SeatChooser,
     _zeros,
     learner_action,
@@ -96,6 +103,7 @@ class _EnvCopy:
         self._forced_seat: str | None = None
         self._reset_options: dict | None = None
         self._game_seed: int | None = None
+        self._game_seeds = GameSeeds()
         self._empty_games = 0
 
     @property
@@ -131,16 +139,20 @@ class _EnvCopy:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
         returns = status.returns or {}
-        fn = self.outcome_fn
-        return {
+        summary = {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
-            "outcome": float((fn or pairwise_outcome)(dict(returns), self.learner)),
+            "outcome": episode_outcome(
+                returns, self.learner, self.outcome_fn, status.illegal_action
+            ),
             "seat": self.learner,
             "return": returns.get(self.learner, 0.0),
             "returns": dict(returns),
             "length": status.length,
         }
+        if status.illegal_action is not None:
+            summary["illegal_action"] = status.illegal_action
+        return summary
 
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
     def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
@@ -151,7 +163,7 @@ class _EnvCopy:
         forced = pop_learner_seat(options, self.learner_seats)
         self._forced_seat = forced
         self._reset_options = options or None
-        self._game_seed = seed
+        self._game_seed = self._game_seeds.next(seed)
         self._empty_games = 0
         return self.start_game()
 
@@ -179,7 +191,7 @@ class _EnvCopy:
                 f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.learner!r} could act; "
                 "check the game's turn order or pick another learner seat."
             )
-        self._game_seed = None
+        self._game_seed = self._game_seeds.next(None)
         return self.start_game()
 
     def begin_step(self, action: Any) -> tuple:
@@ -235,6 +247,8 @@ class SelfPlayVecEnv(VecEnv):
         when a rollout should mix many opponents (a wide window, PFSP, ``fixed_opponents``).
     :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict.
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
+    :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does
+        (see ``SelfPlayEnv``).
     :param env_kwargs: keyword arguments for ``env_fn``.
     :param num_workers: 0 steps every game in this process; ``k > 0`` spreads the copies over ``k``
         worker processes (worth it when one game step costs more than about 50 microseconds, as
@@ -275,6 +289,7 @@ class SelfPlayVecEnv(VecEnv):
         device: str | None = "cpu",
         start_method: str | None = None,
         opponent_draw: str = "per_env",
+        illegal_action: str = "loss",
     ) -> None:
         _check_env_fn(env_fn)
         if opponent_draw not in OPPONENT_DRAWS:
@@ -292,6 +307,7 @@ class SelfPlayVecEnv(VecEnv):
                 "opponent (a policy, a callable or an OpponentSampler), not a list per copy."
             )
         self.opponent_draw = opponent_draw
+        self.illegal_action = check_illegal_action_mode(illegal_action)
         if not isinstance(n_envs, int | np.integer) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if not isinstance(num_workers, int | np.integer) or num_workers < 0:
@@ -389,6 +405,10 @@ class SelfPlayVecEnv(VecEnv):
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
         checked = self._learner_actions(actions)
+        if self.illegal_action == "raise":  # ("loss" is applied by each game's SeatDriver)
+            start = getattr(self.action_space, "start", 0)
+            for copy, a in zip(self.copies, checked, strict=True):
+                check_learner_action(a, copy.status.mask, copy.learner, int(start))
         self._results: list[tuple | None] = [None] * self.num_envs
         self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
         rewards = np.zeros(self.num_envs, dtype=np.float32)

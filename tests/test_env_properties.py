@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.env import GameSeeds, SelfPlayEnv
 from sp_wrappers.policies import RandomPolicy
 
 GAMES = {
@@ -93,8 +93,9 @@ def replay_reference(make: Any, seed: int, log: list[list[int]], seat: str) -> d
     raw = make()
     observations: list[np.ndarray] = []
     returns: dict[str, float] = {}
+    seeds = GameSeeds()  # the documented seed of each game a seeded env starts
     for index, moves in enumerate(log):
-        raw.reset(seed=seed if index == 0 else None)
+        raw.reset(seed=seeds.next(seed if index == 0 else None))
         last_game = index == len(log) - 1
         returns = {agent: 0.0 for agent in raw.possible_agents}
         pending = iter(moves)

@@ -1,0 +1,69 @@
+"""Games from other frameworks as PettingZoo envs that ``SelfPlayEnv`` can drive as they are.
+
+This module holds :func:`openspiel_env`, OpenSpiel games through Shimmy's PettingZoo adapter
+(``shimmy.OpenSpielCompatibilityV0``, the Farama-maintained bridge; ``pip install
+"sp-wrappers[openspiel]"``) with one fix: Shimmy 2.0 counts the start state and every chance
+event (each card dealt, each die rolled) against the game's maximum number of player moves, so it
+truncates games with chance events early; Kuhn poker is truncated after its first move. OpenSpiel
+games always end within that maximum, so the fixed adapter never truncates them: they end when
+OpenSpiel says the game is over.
+
+Everything else is Shimmy's own: action masks in ``info["action_mask"]`` (``SelfPlayEnv`` reads
+them there), chance events drawn from the generator that ``reset(seed=...)`` seeds.
+
+>>> from sp_wrappers import SelfPlayEnv
+>>> env = SelfPlayEnv(openspiel_env("kuhn_poker"), learner="player_0")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, env.action_masks().tolist()
+((7,), [True, True])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["openspiel_env"]
+
+_CLASSES: dict[str, type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # ``OpenSpielGame`` is built on first use (Shimmy is optional); pickle finds it here.
+    if name == "OpenSpielGame":
+        return _fixed_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _fixed_class() -> type:
+    if "OpenSpielGame" in _CLASSES:
+        return _CLASSES["OpenSpielGame"]
+    try:
+        from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
+    except ImportError as error:  # pragma: no cover - depends on the optional extra
+        raise ImportError(
+            f"openspiel_env needs Shimmy's OpenSpiel adapter ({error}). "
+            'Install it with pip install "sp-wrappers[openspiel]".'
+        ) from None
+
+    class OpenSpielGame(OpenSpielCompatibilityV0):
+        """Shimmy's OpenSpiel adapter that ends games only when OpenSpiel does."""
+
+        def _update_termination_truncation(self) -> None:
+            super()._update_termination_truncation()
+            self.truncations = {agent: False for agent in self.agents}
+
+    OpenSpielGame.__module__ = __name__
+    OpenSpielGame.__qualname__ = "OpenSpielGame"
+    _CLASSES["OpenSpielGame"] = OpenSpielGame
+    return OpenSpielGame
+
+
+def openspiel_env(game_name: str, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """The OpenSpiel game ``game_name`` (``pyspiel.load_game`` name, e.g. ``"leduc_poker"``) as
+    a PettingZoo ``AECEnv``, through Shimmy with the truncation fix described above.
+
+    :param game_name: the OpenSpiel short name.
+    :param config: game parameters (``pyspiel.load_game(game_name, config)``).
+    :param kwargs: other ``OpenSpielCompatibilityV0`` arguments (``render_mode``).
+    """
+    return _fixed_class()(game_name=game_name, config=config, **kwargs)
