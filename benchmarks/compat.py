@@ -69,6 +69,10 @@ COOPERATIVE_FIX = (
     "cooperative: every seat shares the reward, so there is no opponent to beat; train the seats "
     "together (e.g. one shared policy with SuperSuit's pettingzoo_env_to_vec_env_v1) instead"
 )
+SINGLE_AGENT_FIX = (
+    "single agent: refused with a message (self-play needs two seats); train on the game with "
+    "SB3 directly"
+)
 TEAMS = {"quadrapong_v4", "volleyball_pong_v3", "foozpong_v3"}
 TEAMS_NOTE = "2-vs-2: the learner's teammate is played by the opponent policy (teams: issue #11)"
 
@@ -460,8 +464,9 @@ def check_game(
         row.status = "fails"
         row.notes.append(f"stopped after {time_limit} s")
     except Exception as error:  # noqa: BLE001 - the game could not even be built
-        row.status = "fails"
-        row.notes.append(_short(error))
+        single = "at least two seats" in str(error)
+        row.status = "n/a" if single else "fails"
+        row.notes.append(SINGLE_AGENT_FIX if single else _short(error))
     finally:
         if time_limit:
             signal.alarm(0)
@@ -631,10 +636,10 @@ def render(rows: list[Row], command: str) -> str:
         "",
         f"**{len(passing)} of {len(counted)} competitive games work as they are** "
         f"({sum(r.status == 'works (fixed seat)' for r in passing)} of them with a fixed learner "
-        f"seat because their seats' spaces differ); {len(rows) - len(counted)} cooperative games "
-        "have no opponent to beat and are listed with what to do instead.",
+        f"seat because their seats' spaces differ); {len(rows) - len(counted)} cooperative "
+        "or single-agent games have no opponent to beat and are listed with what to do instead.",
         "",
-        "| family | games | work | with a fixed seat | fail | cooperative (n/a) |",
+        "| family | games | work | with a fixed seat | fail | n/a (cooperative, single agent) |",
         "|---|---|---|---|---|---|",
     ]
     for family in FAMILIES:

@@ -92,4 +92,4 @@ def test_table_states_the_pass_count():
             compat.Row("c", "butterfly", status="n/a")]  # fmt: skip
     text = compat.render(rows, "python benchmarks/compat.py")
     assert "**1 of 2 competitive games work as they are**" in text
-    assert "1 cooperative games" in text
+    assert "1 cooperative or single-agent games" in text
