@@ -2,7 +2,7 @@
 
 This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
 :func:`make_game`, :func:`game_factory`, :func:`reference_opponents`,
-:class:`ScaledObservations` and :class:`UnknownGameError`.
+:class:`UnknownGameError`.
 
 A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
 ``texas_holdem_v4``, ``pong_v3`` on RAM observations) or by an import path ``module:function``
@@ -11,11 +11,11 @@ attribute is a module with an ``env`` function (``pettingzoo.classic:rps_v2``), 
 is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to the constructor.
 
 ``pong_v3`` observes the Atari's 128 RAM bytes scaled to ``[0, 1]`` (``float32``, byte / 255,
-see :class:`ScaledObservations`): raw 0-255 bytes would feed a network inputs two orders of
-magnitude larger than its initialisation expects. Pass ``scale_observations=False`` (a game
-keyword argument) for the raw ``uint8`` bytes. ``frame_skip=k`` holds each action for ``k``
-frames and sums the rewards (the usual Atari setting is 4; the Pong recipe uses it), so a
-decision spans more of the game.
+see :class:`~sp_wrappers.game_wrappers.ScaledObservations`): raw 0-255 bytes would feed a
+network inputs two orders of magnitude larger than its initialisation expects. Pass
+``scale_observations=False`` (a game keyword argument) for the raw ``uint8`` bytes.
+``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari setting
+is 4; the Pong recipe uses it), so a decision spans more of the game.
 
 >>> sorted(GAMES)
 ['connect_four_v3', 'pong_v3', 'texas_holdem_v4', 'tictactoe_v3']
@@ -41,10 +41,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
-from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
-
 __all__ = [
     "GameSpec",
     "GAMES",
@@ -53,7 +49,6 @@ __all__ = [
     "make_game",
     "game_factory",
     "reference_opponents",
-    "ScaledObservations",
 ]
 
 
@@ -65,78 +60,14 @@ def _classic(module: str, **kwargs: Any) -> Any:
     return importlib.import_module(f"pettingzoo.classic.{module}").env(**kwargs)
 
 
-class ScaledObservations(BaseWrapper):
-    """An AEC wrapper dividing ``Box`` observations by their upper bound: ``float32`` in [0, 1].
-
-    Meant for byte observations (Atari RAM or pixels, bounds 0 and 255): every observation
-    becomes ``obs / high`` as ``float32`` and the observation spaces ``Box(0, 1)``. Neural
-    networks train badly on raw bytes, whose scale is far from their weights' initialisation.
-
-    :param env: a PettingZoo ``AECEnv`` whose observation spaces are ``Box`` with ``low == 0``
-        and a finite, positive ``high``.
-
-    >>> game = make_game("pong_v3", max_cycles=10)          # already wrapped
-    >>> game.reset(seed=0)
-    >>> obs = game.observe("first_0")
-    >>> obs.dtype.name, bool(0.0 <= obs.min() and obs.max() <= 1.0)
-    ('float32', True)
-    """
-
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
-        self._scale: dict[Any, np.ndarray] = {}
-        self._spaces: dict[Any, spaces.Box] = {}
-        for agent in env.possible_agents:
-            space = env.observation_space(agent)
-            if (
-                not isinstance(space, spaces.Box)
-                or np.any(space.low != 0)
-                or not np.all(np.isfinite(space.high))
-                or np.any(space.high <= 0)
-            ):
-                raise TypeError(
-                    f"ScaledObservations needs Box observations with low 0 and a finite positive "
-                    f"high, got {space} for {agent!r}; scale this game's observations yourself."
-                )
-            self._scale[agent] = np.asarray(space.high, dtype=np.float32)
-            self._spaces[agent] = spaces.Box(0.0, 1.0, space.shape, np.float32)
-
-    def observation_space(self, agent: Any) -> spaces.Box:
-        return self._spaces[agent]
-
-    def observe(self, agent: Any) -> np.ndarray | None:
-        obs = self.env.observe(agent)
-        return None if obs is None else np.asarray(obs, dtype=np.float32) / self._scale[agent]
-
-    def __str__(self) -> str:
-        return f"ScaledObservations<{self.env}>"
-
-
-class _RepeatedActions(BaseParallelWrapper):
-    """A Parallel env stepping ``repeat`` frames per action (every agent repeats its action),
-    summing the rewards; stops early when the game ends."""
-
-    def __init__(self, env: Any, repeat: int) -> None:
-        super().__init__(env)
-        self.repeat = repeat
-
-    def step(self, actions: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        totals: dict[Any, float] = {}
-        for _ in range(self.repeat):
-            obs, rewards, terminations, truncations, infos = self.env.step(actions)
-            for agent, reward in rewards.items():
-                totals[agent] = totals.get(agent, 0.0) + float(reward)
-            if any(terminations.values()) or any(truncations.values()) or not self.env.agents:
-                break
-        return obs, totals, terminations, truncations, infos
-
-
 def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
     """PettingZoo's two-player Pong on the 128-byte Atari RAM, ROMs from ``ale_py``'s folder;
     observations scaled to [0, 1] ``float32`` unless ``scale_observations=False``; each action
     held for ``frame_skip`` frames (rewards summed) when it is above 1."""
     from pettingzoo.atari import pong_v3
     from pettingzoo.utils.conversions import parallel_to_aec
+
+    from .game_wrappers import RepeatedActions, ScaledObservations
 
     if int(frame_skip) != frame_skip or frame_skip < 1:
         raise ValueError(
@@ -152,7 +83,7 @@ def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: An
             pass
     if frame_skip > 1:
         parallel = pong_v3.raw_env(**kwargs).env  # the ParallelAtariEnv under the AEC adapter
-        env = parallel_to_aec(_RepeatedActions(parallel, int(frame_skip)))
+        env = parallel_to_aec(RepeatedActions(parallel, int(frame_skip)))
     else:
         env = pong_v3.env(**kwargs)
     return ScaledObservations(env) if scale_observations else env

@@ -7,7 +7,8 @@ import pytest
 from gymnasium import spaces
 
 from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.games import ScaledObservations, make_game
+from sp_wrappers.game_wrappers import ScaledObservations
+from sp_wrappers.games import make_game
 
 pytest.importorskip("ale_py")
 
