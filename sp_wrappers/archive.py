@@ -313,15 +313,7 @@ class SnapshotArchive:
                 ) from error
         check_not_linked(self.path / SNAPSHOT_DIR, directory=True)
         try:
-            conn = sqlite3.connect(index, timeout=60.0, isolation_level=None)
-            # Schema objects (triggers, views, defaults) may not call functions with side effects.
-            conn.execute("PRAGMA trusted_schema=OFF")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
-            check_schema(conn, index)
-            self._check_format(conn)
-            check_matches(conn, index)
+            conn = self._open_index(index)
         except sqlite3.DatabaseError as error:
             raise ArchiveFormatError(
                 f"{index} is not a readable archive index ({error}). If the directory holds "
@@ -332,6 +324,38 @@ class SnapshotArchive:
         self._listing = None
         self._scores.clear()
         return conn
+
+    def _open_index(self, index: Path) -> sqlite3.Connection:
+        """Connect, switch to WAL, create the schema if missing and check what is there.
+
+        Processes that open a new archive at the same moment (env workers each opening it) race
+        for the journal-mode switch and the schema, and SQLite can answer "database is locked"
+        at once there instead of waiting; those attempts are retried for up to a minute.
+        """
+        deadline = time.monotonic() + 60.0
+        delay = 0.01
+        while True:
+            conn = sqlite3.connect(index, timeout=60.0, isolation_level=None)
+            try:
+                # Schema objects (triggers, views, defaults) may not call functions with side
+                # effects.
+                conn.execute("PRAGMA trusted_schema=OFF")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
+                check_schema(conn, index)
+                self._check_format(conn)
+                check_matches(conn, index)
+                return conn
+            except sqlite3.OperationalError as error:
+                conn.close()
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except BaseException:
+                conn.close()
+                raise
 
     @staticmethod
     def _has_schema(conn: sqlite3.Connection) -> bool:
