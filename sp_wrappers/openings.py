@@ -31,8 +31,8 @@ import numpy as np
 
 from ._seats import as_aec_env, seat_spaces
 from .env import SelfPlayEnv
-from .evaluation import as_policy
-from .policies import Observations, RandomPolicy, stack_observations
+from .evaluation import _with_action_space, as_policy
+from .policies import Observations, stack_observations
 
 __all__ = [
     "legal_openings",
@@ -313,12 +313,6 @@ class OpeningsResult:
                 for seat in self.by_seat()
             },
         }
-
-
-def _with_action_space(policy: Any, action_space: Any) -> Any:
-    if isinstance(policy, RandomPolicy) and policy.action_space is None:
-        return RandomPolicy(action_space, policy_id=policy.policy_id)
-    return policy
 
 
 def play_openings(
