@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._seats import as_aec_env, seat_spaces
-from .archive import as_archive
+from .archive import SnapshotInfo, as_archive
 from .env import SelfPlayEnv
 from .policies import Policy, RandomPolicy, SB3Policy, is_policy, stack_observations
 
@@ -56,9 +56,11 @@ _NON_PLAYERS = ("learner", "latest")
 
 def as_policy(player: Any, policy_id: str | None = None, archive: Any = None) -> Policy:
     """A policy from a policy, an SB3 model (frozen, deterministic) or, with ``archive``, a
-    snapshot id (its frozen policy, sampling its actions)."""
+    snapshot id or ``SnapshotInfo`` (its frozen policy, sampling its actions)."""
     if is_policy(player):
         return player
+    if isinstance(player, SnapshotInfo):
+        player = player.id
     if isinstance(player, str):
         if archive is None:
             raise TypeError(
@@ -537,13 +539,16 @@ def round_robin(
         raise ValueError(f"games_per_pair must be >= 1, got {games_per_pair}.")
     if participants is None:
         participants = [info.id for info in archive.snapshots()]
-    players: list[Any] = list(participants) + list(baselines)
+    players: list[Any] = [p.id if isinstance(p, SnapshotInfo) else p for p in participants] + list(
+        baselines
+    )
     for player in players:
         if isinstance(player, str):
             archive.get(player)  # KeyError naming the known ids
         elif not is_policy(player):
             raise TypeError(
-                f"Participants are snapshot ids or policies, got {type(player).__name__}."
+                f"Participants are snapshot ids, SnapshotInfo rows or policies, got "
+                f"{type(player).__name__}."
             )
     ids = [p if isinstance(p, str) else p.policy_id for p in players]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -69,6 +69,16 @@ def test_play_match_with_archive_records_every_game_as_evaluation(archive):
     assert all({r.seat_a, r.seat_b} == {"player_1", "player_2"} for r in records)
 
 
+def test_snapshot_info_rows_work_wherever_snapshot_ids_do_in_evaluation(archive):
+    infos = archive.snapshots()[:2]
+    result = play_match(tictactoe_v3.env, infos[0], RandomPolicy(), 2, archive=archive)
+    assert result.player_a == infos[0].id
+    table = round_robin(
+        archive, infos, games_per_pair=2, env_fn=tictactoe_v3.env, backend="serial", progress=False
+    )
+    assert set(table.players) == {info.id for info in infos}
+
+
 def test_play_match_without_archive_writes_nothing(archive):
     before = archive.n_matches()
     play_match(tictactoe_v3.env, RandomPolicy(), PerfectTicTacToePolicy(), 2)
