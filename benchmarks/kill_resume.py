@@ -54,8 +54,8 @@ PHASES = (
     ("save", "sp_wrappers/archive.py", "snapshot save"),
     ("save_model", "sp_wrappers/train.py", "checkpoint save (model.zip)"),
     ("_sync_latest_weights", "sp_wrappers/callbacks.py", "weight sync"),
-    ("_evaluate", "sp_wrappers/train.py", "final evaluation"),
-    ("_rate", "sp_wrappers/train.py", "final rating fit"),
+    ("_evaluate", "sp_wrappers/summary.py", "final evaluation"),
+    ("_rate", "sp_wrappers/summary.py", "final rating fit"),
     ("collect_rollouts", "", "rollout"),
     ("train", "ppo", "gradient update"),
 )

@@ -54,7 +54,7 @@ from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePo
 from sp_wrappers.games import game_factory
 from sp_wrappers.openings import OpeningsResult, legal_openings, play_openings
 from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.train import main_train
+from sp_wrappers.train_command import main_train
 
 
 @dataclass(frozen=True)

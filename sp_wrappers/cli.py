@@ -10,7 +10,7 @@ Commands::
     sp-wrappers ratings RUN_DIR                 # table: rating, 95% interval, games, vs baselines
     sp-wrappers tournament RUN_DIR --games-per-pair 20 --backend process --baseline random
     sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
-    sp-wrappers train ...                       # when sp_wrappers.train provides it
+    sp-wrappers train ...                       # when sp_wrappers.train_command provides it
     sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
 
 ``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
@@ -354,11 +354,12 @@ def _add_rating_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_train_command(subparsers: Any) -> None:
-    """Register ``train`` when ``sp_wrappers.train`` defines ``add_train_parser(subparsers)``."""
+    """Register ``train`` when ``sp_wrappers.train_command`` defines
+    ``add_train_parser(subparsers)``."""
     try:
-        module = importlib.import_module(f"{__package__ or 'sp_wrappers'}.train")
+        module = importlib.import_module(f"{__package__ or 'sp_wrappers'}.train_command")
     except ModuleNotFoundError as error:
-        if error.name and error.name.endswith("sp_wrappers.train"):
+        if error.name and error.name.endswith("sp_wrappers.train_command"):
             return
         message = f"The train command is unavailable: {error}."
     except Exception as error:  # a broken train module must not take the other commands down
@@ -400,7 +401,8 @@ def _add_league_command(subparsers: Any) -> None:
 def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     """The ``sp-wrappers`` argument parser.
 
-    :param include_train: also register ``train`` from ``sp_wrappers.train`` (when it exists).
+    :param include_train: also register ``train`` from ``sp_wrappers.train_command`` (when it
+        exists).
     """
     from . import __version__
 

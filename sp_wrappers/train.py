@@ -1,7 +1,7 @@
 """``sp-wrappers train GAME``: one command from a PettingZoo game to a self-play-trained agent.
 
-This module holds the ``train`` command (:func:`add_train_parser`, :func:`main_train`), the
-Python entry point :func:`train` and its result :class:`TrainResult`, the checks that an
+This module holds the Python entry point :func:`train` and its result :class:`TrainResult`, the
+run configuration (:func:`new_run_config`), the checks that an
 algorithm fits a game (:func:`check_algo_fits`), the one place that builds the training vector
 env (:func:`make_training_env`) and the callbacks the command adds (:class:`ProgressBar`,
 :class:`ModelCheckpoint`).
@@ -19,20 +19,7 @@ A run directory holds::
     plots/          ratings.png, payoff.png (when matplotlib is installed)
     tb/             TensorBoard logs (when tensorboard is installed)
 
-Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictactoe_v3
---timesteps 200000`` adds 200k steps to that run with the same archive.
-
->>> import contextlib, io, tempfile
->>> out = tempfile.mkdtemp()
->>> with contextlib.redirect_stdout(io.StringIO()):
-...     status = main_train(["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
-...                          "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
-...                          "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
->>> written = {p.name for p in Path(out).iterdir()}  # and tb/ when tensorboard is installed
->>> status, sorted(written & {"archive", "config.json", "model.zip", "ratings.json"})
-(0, ['archive', 'config.json', 'model.zip', 'ratings.json'])
->>> main_train(["chess"])  # one line on stderr naming the registered games
-2
+The ``sp-wrappers train`` command that drives it lives in :mod:`sp_wrappers.train_command`.
 """
 
 from __future__ import annotations
@@ -43,8 +30,6 @@ import importlib
 import json
 import math
 import os
-import shlex
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,15 +47,12 @@ from .rundir import (
     CONFIG_NAME,
     MODEL_NAME,
     _plot,
-    _slug,
     _tensorboard_dir,
     _write_json,
 )
 from .summary import _duration, _evaluate, _rate, _ratings_json
 
 __all__ = [
-    "add_train_parser",
-    "main_train",
     "train",
     "TrainResult",
     "TrainError",
@@ -810,314 +792,3 @@ def _model_steps(algo: str, path: Path) -> int:
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
     return int(data.get("num_timesteps", 0))
-
-
-# ------------------------------------------------------------------------------------------------
-# The command
-# ------------------------------------------------------------------------------------------------
-
-
-def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    games = ", ".join(GAMES)
-    parser.add_argument(
-        "game",
-        nargs="?",
-        metavar="GAME",
-        help=f"a registered game ({games}) or an import path module:function to a PettingZoo "
-        "env constructor; optional with --resume or --config",
-    )
-    parser.add_argument(
-        "--algo",
-        choices=list(ALGOS),
-        default=None,
-        help="the learner (default: the game's recipe; maskable_ppo when the game has action "
-        "masks, else ppo)",
-    )
-    parser.add_argument(
-        "--timesteps",
-        type=int,
-        default=None,
-        metavar="N",
-        help="learner steps (default: the recipe's; with --resume: the steps "
-        "still missing, or N more)",
-    )
-    parser.add_argument(
-        "--n-envs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="game copies stepped together (default: the recipe's)",
-    )
-    sampler = parser.add_argument_group("opponent sampler (defaults: the game's recipe)")
-    sampler.add_argument(
-        "--window",
-        type=int,
-        default=None,
-        metavar="N",
-        help="draw from the newest N snapshots (0: all)",
-    )
-    sampler.add_argument(
-        "--latest-ratio",
-        type=float,
-        default=None,
-        metavar="P",
-        help="probability of playing the learner's latest weights",
-    )
-    sampler.add_argument(
-        "--swap-every",
-        type=int,
-        default=None,
-        metavar="N",
-        help="keep an opponent for N swap units",
-    )
-    sampler.add_argument("--swap-unit", choices=SWAP_UNITS, default=None)
-    sampler.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default=None,
-        help="uniform over the window, or prioritized fictitious self-play",
-    )
-    sampler.add_argument(
-        "--random-ratio",
-        type=float,
-        default=None,
-        metavar="P",
-        help="probability of a RandomPolicy opponent",
-    )
-    sampler.add_argument(
-        "--reference-ratio",
-        type=float,
-        default=None,
-        metavar="P",
-        help="probability of one of the game's reference bots (minimax; alpha-beta depths 1 "
-        "and 2, split evenly) as the opponent; the run is then no longer pure self-play",
-    )
-    parser.add_argument(
-        "--draw-reward",
-        type=float,
-        default=None,
-        metavar="R",
-        help="added to the learner's reward for a drawn game (negative: contempt for draws, "
-        "so it plays for wins); default: the recipe's, usually 0",
-    )
-    sampler.add_argument(
-        "--deterministic-opponents",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="snapshot opponents take their most likely action",
-    )
-    parser.add_argument(
-        "--learner",
-        default=None,
-        metavar="SEAT",
-        help="learner seat: random (default), alternate, or an agent name",
-    )
-    parser.add_argument(
-        "--save-every",
-        type=int,
-        default=None,
-        metavar="N",
-        help="snapshot (and model.zip checkpoint) interval in learner steps",
-    )
-    parser.add_argument(
-        "--max-snapshots",
-        type=int,
-        default=None,
-        metavar="N",
-        help="keep at most N snapshots in the archive: the first, the newest N/2 and an even "
-        "spread of the rest; older ones are pruned (their games stay in the match history). "
-        "Default (0): keep all",
-    )
-    parser.add_argument(
-        "--fit-every",
-        type=int,
-        default=None,
-        metavar="N",
-        help="refit the Bradley-Terry ratings over the whole match history every N learner "
-        "steps and store them in the archive as 'bt' (default: 0: off; ratings.json is fitted "
-        "at the end of the run either way)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="seed (default: 0)")
-    parser.add_argument(
-        "--hp",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an algorithm hyperparameter (JSON value), repeatable, e.g. "
-        "--hp ent_coef=0.0 --hp 'policy_kwargs={\"net_arch\": [64, 64]}'",
-    )
-    parser.add_argument(
-        "--game-kwarg",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a keyword argument of the game constructor (JSON value), repeatable",
-    )
-    parser.add_argument(
-        "--eval-games",
-        type=int,
-        default=None,
-        metavar="N",
-        help="end-of-run games against each baseline (default: the recipe's)",
-    )
-    parser.add_argument(
-        "--out",
-        "-o",
-        default=None,
-        metavar="RUN_DIR",
-        help="the run directory (default: runs/GAME)",
-    )
-    parser.add_argument(
-        "--resume",
-        nargs="?",
-        const=True,
-        default=None,
-        metavar="RUN_DIR",
-        help="continue the run in RUN_DIR (or --out) from its config.json, model.zip and archive",
-    )
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="FILE",
-        help="start a new run from a run's config.json (options override it)",
-    )
-    parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        metavar="N",
-        help="torch CPU threads (default: 1, fastest for small networks)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--no-plots", action="store_true", help="do not write plots/")
-    parser.set_defaults(func=run_train_command)
-    return parser
-
-
-def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``train`` command to an ``argparse`` subparsers object (``sp-wrappers``'s).
-
-    Its ``func`` takes the parsed arguments and returns the exit status; user errors raise
-    :class:`TrainError` (a ``CLIError``), which ``sp-wrappers`` prints on one line, status 2.
-    """
-    parser = subparsers.add_parser(
-        "train",
-        help="train a learner by self-play on a PettingZoo game",
-        description="Train a self-play learner with the game's tuned recipe, then rate it and "
-        "write the run directory: model.zip, archive/, config.json, ratings.json, plots/, tb/.",
-    )
-    return _configure_parser(parser)
-
-
-def build_train_parser() -> argparse.ArgumentParser:
-    """A standalone parser for ``train`` (what :func:`main_train` uses)."""
-    return _configure_parser(
-        argparse.ArgumentParser(
-            prog=f"{PROG} train",
-            description="Train a learner by self-play on a PettingZoo game.",
-        )
-    )
-
-
-def run_train_command(args: argparse.Namespace) -> int:
-    """The ``train`` command: resolve the config, train, print the summary; returns 0."""
-    resume = args.resume
-    if resume:
-        run = Path(
-            resume if isinstance(resume, str) else (args.out or f"runs/{_slug(args.game or '')}")
-        )
-        if args.game is None and args.out is None and not isinstance(resume, str):
-            raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
-        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
-        if args.game and args.game != config.get("game"):
-            raise TrainError(
-                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
-                "pick the right run directory."
-            )
-        for option, value in (
-            ("--algo", args.algo),
-            ("--hp", args.hp),
-            ("--game-kwarg", args.game_kwarg),
-            ("--config", args.config),
-            ("--seed", args.seed),
-            ("--learner", args.learner),
-        ):
-            if value is not None:
-                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
-        for key in (
-            "game",
-            "game_kwargs",
-            "algo",
-            "hyperparams",
-            "sampler",
-            "n_envs",
-            "save_every",
-            "seed",
-            "timesteps",
-            "eval_games",
-            "learner",
-        ):
-            if key not in config:
-                raise TrainError(
-                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by train."
-                )
-        config["sampler"] = {**SAMPLER_DEFAULTS, **config["sampler"]}
-        timesteps = args.timesteps
-        args.timesteps = None
-        _apply_overrides(config, args)
-        _check_config(config)
-    else:
-        config = new_run_config(args)
-        run = Path(args.out or f"runs/{_slug(config['game'])}")
-        if (run / CONFIG_NAME).exists():
-            raise TrainError(
-                f"{run} already holds a run; continue it with --resume {run}, or pass another "
-                "--out."
-            )
-        timesteps = None
-    argv = getattr(args, "_argv", None)
-    command = (
-        shlex.join([PROG, "train", *argv])
-        if argv is not None
-        else shlex.join([PROG, *sys.argv[1:]])
-    )
-    print(
-        f"{'Resuming' if resume else 'Training'} {config['algo']} on {config['game']} "
-        f"({config['recipe'] if not resume else 'config.json'}) into {run}",
-        flush=True,
-    )
-    result = train(
-        config,
-        run,
-        resume=bool(resume),
-        timesteps=timesteps,
-        progress=not args.no_progress,
-        plots=not args.no_plots,
-        device=args.device,
-        torch_threads=args.threads,
-        command=command,
-    )
-    print(result.summary(), flush=True)
-    return 0
-
-
-def main_train(argv: Sequence[str] | None = None) -> int:
-    """Run ``sp-wrappers train`` with ``argv``; return the exit status (2 on a user error)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_train_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
-        return int(exit_.code or 0)
-    args._argv = argv
-    try:
-        return int(args.func(args) or 0)
-    except CLIError as error:
-        print(f"{PROG} train: error: {' '.join(str(error).split())}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG} train: interrupted; continue with --resume", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main_train())

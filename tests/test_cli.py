@@ -231,8 +231,8 @@ def test_config_of_a_run_is_found_from_its_archive_folder(run):
     assert resolve_run_dir(run / "archive").archive_path == run / "archive"
 
 
-def test_train_command_comes_from_sp_wrappers_train_when_it_exists(monkeypatch, capsys):
-    fake = types.ModuleType("sp_wrappers.train")
+def test_train_command_comes_from_sp_wrappers_train_command_when_it_exists(monkeypatch, capsys):
+    fake = types.ModuleType("sp_wrappers.train_command")
 
     def add_train_parser(subparsers):
         parser = subparsers.add_parser("train")
@@ -240,7 +240,7 @@ def test_train_command_comes_from_sp_wrappers_train_when_it_exists(monkeypatch, 
         parser.set_defaults(func=lambda args: print(f"training {args.game}") or 0)
 
     fake.add_train_parser = add_train_parser
-    monkeypatch.setitem(sys.modules, "sp_wrappers.train", fake)
+    monkeypatch.setitem(sys.modules, "sp_wrappers.train_command", fake)
     status, out, _ = cli(capsys, "train", "tictactoe_v3")
     assert status == 0 and out.strip() == "training tictactoe_v3"
 
@@ -249,7 +249,9 @@ def test_a_broken_train_module_does_not_break_the_other_commands(monkeypatch, ca
     real_import = importlib.import_module
 
     def import_module(name, *args):
-        if name == "sp_wrappers.train":  # the train module needs something that is not installed
+        if (
+            name == "sp_wrappers.train_command"
+        ):  # the train module needs something that is not installed
             raise ModuleNotFoundError("No module named 'wandb'", name="wandb")
         return real_import(name, *args)
 

@@ -19,7 +19,7 @@ from sp_wrappers.archive import SnapshotArchive
 from sp_wrappers.cli import main as cli_main
 from sp_wrappers.games import GAMES
 from sp_wrappers.recipes import ALGOS, RECIPES, recipe_for
-from sp_wrappers.train import main_train
+from sp_wrappers.train_command import main_train
 
 TINY = ("--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128")
 TINY_GAME_KWARGS = {"pong_v3": ("--game-kwarg", "max_cycles=40")}
