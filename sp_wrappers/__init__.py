@@ -68,6 +68,9 @@ _EXPORTS: dict[str, str] = {
     "fit_bradley_terry": "ratings",
     "expected_score": "ratings",
     "play_match": "evaluation",
+    "legal_openings": "openings",
+    "play_openings": "openings",
+    "OpeningsResult": "openings",
     "MatchResult": "evaluation",
     "round_robin": "evaluation",
     "RoundRobinResult": "evaluation",
@@ -94,6 +97,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
+    from .openings import OpeningsResult, legal_openings, play_openings
     from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
     from .registration import ENV_IDS, register_envs
