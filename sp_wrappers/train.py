@@ -38,6 +38,8 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ._opponents import OPPONENT_DRAWS
+from ._seats import ILLEGAL_ACTION_MODES, IllegalActionError
 from .cli import CLIError
 from .games import GAMES, UnknownGameError, game_factory, reference_opponents
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
@@ -85,6 +87,8 @@ def make_training_env(
     opponent: Any,
     seed: int,
     draw_reward: float = 0.0,
+    opponent_draw: str = "per_env",
+    illegal_action: str = "loss",
 ) -> Any:
     """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
 
@@ -99,12 +103,21 @@ def make_training_env(
         still draws its own opponents.
     :param seed: copy ``i`` is seeded with ``seed + i``.
     :param draw_reward: added to the learner's reward for each drawn game (see ``DrawReward``).
+    :param opponent_draw: ``"per_env"`` (each copy draws its own opponents) or ``"shared"`` (one
+        line-up for every copy between swaps; see ``SelfPlayVecEnv``).
+    :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does.
     """
     from .shaping import DrawReward
     from .vec_env import make_selfplay_vec_env
 
     venv = make_selfplay_vec_env(
-        env_fn, n_envs=n_envs, seed=seed, learner=learner, opponent=opponent
+        env_fn,
+        n_envs=n_envs,
+        seed=seed,
+        learner=learner,
+        opponent=opponent,
+        opponent_draw=opponent_draw,
+        illegal_action=illegal_action,
     )
     return DrawReward(venv, draw_reward) if draw_reward else venv
 
@@ -355,6 +368,16 @@ def _check_config(config: Mapping[str, Any]) -> None:
             f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
             f"{config['draw_reward']}."
         )
+    if config.get("opponent_draw", "per_env") not in OPPONENT_DRAWS:
+        raise TrainError(
+            f"--opponent-draw must be one of {', '.join(OPPONENT_DRAWS)}, got "
+            f"{config['opponent_draw']!r}."
+        )
+    if config.get("illegal_action", "loss") not in ILLEGAL_ACTION_MODES:
+        raise TrainError(
+            f"--illegal-action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got "
+            f"{config['illegal_action']!r}."
+        )
     if s["window"] is not None and s["window"] < 1:
         raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
     for key in ("latest_ratio", "random_ratio", "reference_ratio"):
@@ -411,6 +434,8 @@ def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "draw_reward",
         "max_snapshots",
         "fit_every",
+        "opponent_draw",
+        "illegal_action",
     ):
         value = getattr(args, key, None)
         if value is not None:
@@ -471,6 +496,8 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "draw_reward": recipe.draw_reward,
         "max_snapshots": None,
         "fit_every": 0,
+        "opponent_draw": "per_env",
+        "illegal_action": "loss",
     }
     if same_game:
         for key in (
@@ -484,6 +511,8 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "draw_reward",
             "max_snapshots",
             "fit_every",
+            "opponent_draw",
+            "illegal_action",
         ):
             if key in base:
                 config[key] = base[key]
@@ -703,6 +732,8 @@ def train(
             opponent,
             venv_seed,
             draw_reward=float(config.get("draw_reward", 0.0)),
+            opponent_draw=config.get("opponent_draw", "per_env"),
+            illegal_action=config.get("illegal_action", "loss"),
         )
         if resume:
             cls = _algo_class(config["algo"])
@@ -740,13 +771,19 @@ def train(
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
         start = time.perf_counter()
-        model.learn(
-            steps,
-            callback=callbacks,
-            reset_num_timesteps=not resume,
-            tb_log_name="run",
-            progress_bar=False,
-        )
+        try:
+            model.learn(
+                steps,
+                callback=callbacks,
+                reset_num_timesteps=not resume,
+                tb_log_name="run",
+                progress_bar=False,
+            )
+        except IllegalActionError as error:  # --illegal-action raise
+            raise TrainError(
+                f"{error} Here: --illegal-action loss, or an algorithm with masks. The snapshots "
+                "and matches saved before are intact; --resume continues from the last checkpoint."
+            ) from None
         seconds = time.perf_counter() - start
         if selfplay.stop_reason:
             raise TrainError(selfplay.stop_reason)

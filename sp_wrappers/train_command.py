@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._opponents import OPPONENT_DRAWS
+from ._seats import ILLEGAL_ACTION_MODES
 from .cli import CLIError
 from .games import GAMES
 from .recipes import ALGOS, SAMPLER_DEFAULTS
@@ -135,6 +137,21 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="R",
         help="added to the learner's reward for a drawn game (negative: contempt for draws, "
         "so it plays for wins); default: the recipe's, usually 0",
+    )
+    sampler.add_argument(
+        "--opponent-draw",
+        choices=OPPONENT_DRAWS,
+        default=None,
+        help="per_env (default): each env copy draws its own opponents, so a rollout mixes "
+        "them; shared: one line-up for every copy between swaps (ML-Agents' ghost trainer, one "
+        "forward pass for all copies)",
+    )
+    parser.add_argument(
+        "--illegal-action",
+        choices=ILLEGAL_ACTION_MODES,
+        default=None,
+        help="what a learner action its mask forbids does: loss (default; the episode ends as a "
+        "loss) or raise (stop with an error naming the action)",
     )
     sampler.add_argument(
         "--deterministic-opponents",

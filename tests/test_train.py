@@ -316,3 +316,25 @@ def test_a_game_by_import_path_gets_maskable_ppo_when_it_has_masks_else_ppo(
     assert status == 0, err
     config = json.loads((tmp_path / "r" / "config.json").read_text())
     assert config["algo"] == algo and config["game"] == game
+
+
+def test_opponent_draw_and_illegal_action_are_recorded_kept_on_resume_and_applied(tmp_path, capsys):
+    out = tmp_path / "shared"
+    common = ("--eval-games", 0, "--no-plots")
+    argv = ("tictactoe_v3", "--timesteps", 128, *TINY, "--opponent-draw", "shared", "--out", out)
+    status, _, err = train(capsys, *argv, *common)
+    assert status == 0, err
+    config = json.loads((out / "config.json").read_text())
+    assert config["opponent_draw"] == "shared" and config["illegal_action"] == "loss"
+    status, _, err = train(capsys, "--resume", out, "--timesteps", 64, *common)
+    assert status == 0, err
+    assert json.loads((out / "config.json").read_text())["opponent_draw"] == "shared"
+
+    # plain PPO (no masks) soon plays an occupied square: "raise" stops with one line naming it
+    strict = tmp_path / "strict"
+    argv = ("tictactoe_v3", "--algo", "ppo", "--timesteps", 512, *TINY, "--out", strict)
+    status, _, err = train(capsys, *argv, "--illegal-action", "raise", *common)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert "chose illegal action" in err and "--illegal-action loss" in err
+    status, _, err = train(capsys, *argv[:-1], tmp_path / "lenient", *common)
+    assert status == 0, err
