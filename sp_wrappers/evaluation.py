@@ -608,9 +608,16 @@ def round_robin(
 
 def _attributed_games(archive: Any, source: str | None = None) -> list[tuple[str, str, float]]:
     """The archive's match history as ``(player_a, player_b, score_a)``, with the learner's games
-    credited to the snapshot it descends from (see ``attribute_learner_matches``)."""
+    credited to the snapshot it descends from (see ``attribute_learner_matches``); in a league's
+    archive (snapshots tagged ``parent:<player>``) each player's games are credited to the
+    snapshot it grew into (see ``sp_wrappers.league.league_games``)."""
     from .callbacks import attribute_learner_matches
 
+    every = archive.snapshots(include_pruned=True)
+    if any(tag.startswith("parent:") for info in every for tag in info.tags):
+        from .league.runner import league_games
+
+        return league_games(archive, source=source)
     steps = sorted((info.step, info.id) for info in archive.snapshots())
     return attribute_learner_matches(archive.matches(source=source), steps, "learner")
 

@@ -24,6 +24,12 @@ def test_league_command_writes_a_run_directory_and_resumes(tmp_path, capsys):
     assert set(ratings["evaluation"]) == {"main_agent_0"}
     assert (out / "plots" / "league_payoff.png").stat().st_size > 0
 
+    # `sp-wrappers ratings` on the league's directory rates the same snapshots as its ratings.json
+    capsys.readouterr()
+    assert main(["ratings", str(out), "--json"]) == 0
+    rated = {row["id"] for row in json.loads(capsys.readouterr().out)["players"]}
+    assert rated == {row["player"] for row in ratings["players"]}
+
     resume = ["league", "--resume", str(out), "--timesteps", "384", "--backend", "serial"]
     assert main([*resume, "--no-progress", "--no-plots"]) == 0
     state = json.loads((out / "league.json").read_text())

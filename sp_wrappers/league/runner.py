@@ -568,7 +568,7 @@ class League:
 
 
 def league_games(
-    archive: SnapshotArchive, include_evaluation: bool = True
+    archive: SnapshotArchive, include_evaluation: bool = True, source: str | None = None
 ) -> list[tuple[str, str, float]]:
     """The archive's games as snapshot-vs-snapshot games for a Bradley-Terry fit.
 
@@ -578,6 +578,7 @@ def league_games(
     against its own current weights, and games with no such snapshot, are left out.
 
     :param include_evaluation: also keep games between snapshots and bots (e.g. ``evaluation``).
+    :param source: only the games recorded with this source (``"league"``, ``"evaluation"``).
     """
     by_player: dict[str, list[tuple[int, int, str]]] = {}
     for info in archive.snapshots(include_pruned=True):
@@ -599,7 +600,7 @@ def league_games(
         return entries[index][2] if index < len(entries) else None
 
     games = []
-    for match in archive.matches():
+    for match in archive.matches(source=source):
         if match.source != "league" and not include_evaluation:
             continue
         a = credit(match.player_a, match.step)
