@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation import RoundRobinResult
 from .runner import league_games
 
 __all__ = ["league_payoff", "plot_league_payoff", "ROLE_COLOURS"]
@@ -60,17 +61,7 @@ def league_payoff(archive: Any) -> tuple[list[str], list[str], np.ndarray]:
         named,
         key=lambda p: (order.index(role_of[p]), infos[p].seq if p in infos else 0, p),
     )
-    index = {p: i for i, p in enumerate(players)}
-    total = np.zeros((len(players), len(players)))
-    count = np.zeros_like(total)
-    for a, b, score in games:
-        i, j = index[a], index[b]
-        total[i, j] += score
-        total[j, i] += 1.0 - score
-        count[i, j] += 1
-        count[j, i] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    scores = RoundRobinResult.from_games(players, games).scores
     return players, [role_of[p] for p in players], scores
 
 
