@@ -2,7 +2,8 @@
 
 This module holds (private to :mod:`sp_wrappers.vec_env`):
 
-- :class:`TeamActions`, the learner team's actions for one vector step, one per team agent;
+- :class:`TeamActions`, the learner team's actions for one vector step, one per team agent, and
+  :class:`OpponentActions`, the actions of several opponents at once (seat -> action);
 - :class:`TeamDriver`, a :class:`~sp_wrappers._seats.SeatDriver` whose learner is a team: each
   agent of the team is its own slot of the vector env (parameter sharing).
 
@@ -14,6 +15,11 @@ has its action dropped. Each slot's reward is what its agent received since the 
 A team agent that leaves the game early keeps its slot until the team's episode ends ("black
 death", as SuperSuit does): zero observations, reward 0, actions ignored. The team's episode ends
 when every team agent is done; it is truncated when they were truncated and none terminated.
+
+Simultaneous-move games (``metadata["is_parallelizable"]``: Parallel envs, MPE, Atari) let every
+opponent still to act in the current round observe before any of them acts, as PettingZoo's own
+``aec_to_parallel`` does: the driver then reports all of them in one turn (``seat`` a tuple, one
+observation and mask each), so the vector env answers a whole opposing team in one batch.
 """
 
 from __future__ import annotations
@@ -34,10 +40,24 @@ class TeamActions(tuple):
     __slots__ = ()
 
 
+class OpponentActions(dict):
+    """The actions of several opponents whose turns were reported together (seat -> action)."""
+
+    __slots__ = ()
+
+
 class TeamDriver(SeatDriver):
     """Runs one AEC game so that a learner team sees only its own turns (see the module
     docstring). ``reset(learner=(agent, ...))`` names the team's agents; ``play`` takes a
     :class:`TeamActions` for the team or one action for the opponent whose turn it is."""
+
+    def __init__(
+        self, game: Any, keep_dict_obs: bool = False, illegal_action: str = "loss"
+    ) -> None:
+        super().__init__(game, keep_dict_obs, illegal_action)
+        metadata = getattr(game, "metadata", None) or {}
+        #: whether opponents of one round may all observe before any of them acts
+        self.simultaneous = bool(metadata.get("is_parallelizable"))
 
     def reset(self, learner: Any, seed: int | None = None, options: dict | None = None) -> None:
         team = (learner,) if isinstance(learner, str) else tuple(learner)
@@ -77,17 +97,56 @@ class TeamDriver(SeatDriver):
                     return None  # it acted in this step (or the step has not begun)
                 self._play_team_agent(agent, self.pending.pop(agent))
                 continue
-            obs = game.observe(agent)
-            return OpponentTurn(agent, self._policy_obs(agent, obs), self._mask(agent, obs))
+            seats = self._round_opponents(agent) if self.simultaneous else [agent]
+            if len(seats) == 1:
+                obs = game.observe(agent)
+                return OpponentTurn(agent, self._policy_obs(agent, obs), self._mask(agent, obs))
+            raws = [game.observe(seat) for seat in seats]
+            return OpponentTurn(
+                tuple(seats),  # type: ignore[arg-type]
+                [self._policy_obs(seat, raw) for seat, raw in zip(seats, raws, strict=True)],
+                [self._mask(seat, raw) for seat, raw in zip(seats, raws, strict=True)],  # type: ignore[arg-type]
+            )
+
+    def _round_opponents(self, agent: str) -> list[str]:
+        """The live opponents still to act in this round, from ``agent`` on (team agents with a
+        pending action act in between; one without ends the round for the team)."""
+        agents = list(self._state.agents)
+        seats = []
+        for other in agents[agents.index(agent) :]:
+            if other in self._team_set:
+                if other in self.pending:
+                    continue
+                break
+            if self._alive(other):
+                seats.append(other)
+        return seats
 
     def play(self, action: Any) -> None:
-        """Start a vector step (``TeamActions``) or play an opponent's action."""
+        """Start a vector step (``TeamActions``), or play an opponent's action (or several, as
+        ``OpponentActions``, each at its turn)."""
         if isinstance(action, TeamActions):
             self.pending = dict(zip(self.team, action, strict=True))
             self.learner_steps += 1
             return
         self._acting = None
-        self._step(action)
+        if not isinstance(action, OpponentActions):
+            self._step(action)
+            return
+        remaining = dict(action)
+        state = self._state
+        while remaining and not self.learner_done:
+            agent = state.agent_selection
+            if state.terminations[agent] or state.truncations[agent]:
+                if not any(self._alive(a) for a in self.team):
+                    break
+                self.game.step(None)
+            elif agent in remaining:
+                self._step(remaining.pop(agent))
+            elif agent in self.pending:
+                self._play_team_agent(agent, self.pending.pop(agent))
+            else:
+                break  # not the expected turn order: the rest is dropped
 
     def _play_team_agent(self, agent: str, action: Any) -> None:
         self._acting = None

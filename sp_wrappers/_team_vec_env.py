@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 from ._fast_path import _FastSB3
 from ._game_workers import _PLAY, _RESET, _Status
 from ._seats import OutcomeFn, check_learner_action, seat_spaces
-from ._team_seats import TeamActions
+from ._team_seats import OpponentActions, TeamActions
 from .env import _zeros
 from .teams import (
     LEARNER_TEAM_MODES,
@@ -288,6 +288,38 @@ class TeamVecEnv(SelfPlayVecEnv):
     def action_masks(self) -> np.ndarray:
         """Every slot's legal learner actions, shape ``(num_envs, n_actions)``."""
         return np.concatenate([copy.action_masks() for copy in self.copies])
+
+    # -- opponents: several seats of one copy may be reported at once ---------------------------
+    def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
+        """As ``SelfPlayVecEnv._answer``, with a turn of several seats (a simultaneous-move
+        round) split into one row per seat and its actions sent back together."""
+        rows: list[tuple[_EnvCopy, _Status]] = []
+        together: dict[int, OpponentActions] = {}
+        for copy, status in turns:
+            if isinstance(status.seat, tuple):
+                together[copy.index] = OpponentActions()
+                for k, seat in enumerate(status.seat):
+                    rows.append((copy, _Status(seat, status.observation[k], status.mask[k])))
+            else:
+                rows.append((copy, status))
+        items = []
+        for item in super()._answer(rows):
+            if item[1] in together:
+                together[item[1]][item[4]] = item[2]
+            else:
+                items.append(item[:4])
+        for index, actions in together.items():
+            items.append((_PLAY, index, actions, self.copies[index].phase == _PLAY))
+        return items
+
+    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
+        """The game items that play ``actions``, each with its seat (see :meth:`_answer`)."""
+        if isinstance(actions, np.ndarray):
+            actions = actions.tolist()
+        return [
+            (_PLAY, copy.index, action, copy.phase == _PLAY, status.seat)
+            for (copy, status), action in zip(members, actions, strict=True)
+        ]
 
     def _games_of(self, indices: VecEnvIndices) -> tuple[list[int], list[int]]:
         """The game copy of each slot in ``indices``, and those copies once each."""
