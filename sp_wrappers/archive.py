@@ -2,6 +2,7 @@
 
 This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
 :func:`as_archive` (what every constructor taking an archive calls on its argument),
+:func:`config_key` (the canonical text of a game configuration in the match history),
 :data:`FORMAT_VERSION` and the archive's errors.
 
 Layout (documented in ``docs/formats.md``)::
@@ -58,7 +59,13 @@ from ._archive_checks import (
     read_snapshot_file,
     size_limits,
     unlink_all,
-    write_atomically,
+)
+from ._archive_matches import (
+    INSERT_MATCH,
+    config_key,
+    decode_config,
+    match_row,
+    upgrade_from_format_1,
 )
 from ._policy_spec import (
     MAX_PARAMETERS,
@@ -70,6 +77,7 @@ from ._policy_spec import (
     space_from_json,
     spaces_match,
 )
+from ._snapshot_files import snapshot_payload, write_snapshot_file
 
 for _error in (
     ArchiveError,
@@ -87,6 +95,7 @@ __all__ = [
     "SnapshotInfo",
     "MatchRecord",
     "as_archive",
+    "config_key",
     "FORMAT_VERSION",
     "ArchiveError",
     "ArchiveFormatError",
@@ -97,7 +106,7 @@ __all__ = [
     "UnsafeArchiveError",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: match rows gained team_a, team_b and config
 INDEX_NAME = "index.sqlite"
 _MAX_STEP = 2**62
 
@@ -125,7 +134,10 @@ CREATE TABLE IF NOT EXISTS matches (
     score_a REAL NOT NULL,
     seat_a TEXT,
     seat_b TEXT,
-    source TEXT NOT NULL
+    source TEXT NOT NULL,
+    team_a TEXT,
+    team_b TEXT,
+    config TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
 """
@@ -162,37 +174,9 @@ class MatchRecord:
     seat_a: str | None
     seat_b: str | None
     source: str
-
-
-def _remove_dead_temporaries(directory: Path) -> None:
-    """Delete ``.snapshot-*.PID.tmp`` files whose writing process is gone (killed mid-save);
-    nothing lists them, so without this they would stay on disk forever."""
-    for path in directory.glob(".snapshot-*.tmp"):
-        try:
-            os.kill(int(path.name.rsplit(".", 2)[1]), 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-        except (ValueError, OSError):  # not our name pattern, or the process lives
-            pass
-
-
-def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Tensors to store (shared storage kept once) and the aliases that point at them."""
-    import torch
-
-    tensors: dict[str, torch.Tensor] = {}
-    aliases: dict[str, str] = {}
-    seen: dict[tuple[int, tuple[int, ...], tuple[int, ...]], str] = {}
-    for name, value in state.items():
-        tensor = torch.as_tensor(np.asarray(value)) if not torch.is_tensor(value) else value
-        tensor = tensor.detach().cpu()
-        key = (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
-        if tensor.numel() and key in seen:
-            aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        tensors[name] = tensor.contiguous().clone()
-    return tensors, aliases
+    team_a: str | None = None
+    team_b: str | None = None
+    config: dict[str, Any] | None = None
 
 
 def _info(row: Sequence[Any], index: Path, directory: Path) -> SnapshotInfo:
@@ -343,6 +327,7 @@ class SnapshotArchive:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
+                upgrade_from_format_1(conn)
                 check_schema(conn, index)
                 self._check_format(conn)
                 check_matches(conn, index)
@@ -528,37 +513,19 @@ class SnapshotArchive:
         :param rating: its starting Elo (stored as ``ratings["elo"]``).
         :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
         """
-        from safetensors.torch import save as save_safetensors
-
         if not 0 <= int(step) <= _MAX_STEP:
             raise ValueError(f"step must be a non-negative learner step, got {step}.")
         if rating is not None and not np.isfinite(rating):
             raise ValueError(f"rating must be a finite number, got {rating}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
-        tensors, aliases = _dedupe_state(policy.state_dict())
         every, _ = self._rows()
         seq = every[-1].seq + 1 if every else 0
         snapshot_id = f"snapshot-{seq:04d}"
-        metadata = {
-            "format_version": str(FORMAT_VERSION),
-            "id": snapshot_id,
-            "aliases": json.dumps(aliases),
-        }
-        payload = save_safetensors(tensors, metadata=metadata)
-        digest = hashlib.sha256(payload).hexdigest()
         relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
         final = self.path / relative
-        temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
-        try:
-            write_atomically(final, temporary, payload)
-            _remove_dead_temporaries(final.parent)  # after the link check write_atomically made
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
-            raise ArchiveWriteError(
-                f"Could not write snapshot {final}: {error}. Free disk space or fix permissions; "
-                "the snapshots and matches saved before are intact."
-            ) from error
+        payload, digest = snapshot_payload(policy.state_dict(), snapshot_id)
+        write_snapshot_file(final, payload)
         ratings = {} if rating is None else {"elo": float(rating)}
         info = SnapshotInfo(
             id=snapshot_id,
@@ -769,11 +736,16 @@ class SnapshotArchive:
         seat_a: str | None = None,
         seat_b: str | None = None,
         source: str = "training",
+        team_a: str | None = None,
+        team_b: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
 
         Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
-        baseline's ``policy_id``.
+        baseline's ``policy_id``. ``team_a``/``team_b`` name the team each player played (team
+        games); ``config`` is the game configuration it was played under (a JSON-able mapping,
+        see :func:`config_key`).
         """
         self.record_matches(
             [
@@ -785,6 +757,9 @@ class SnapshotArchive:
                     seat_a=seat_a,
                     seat_b=seat_b,
                     source=source,
+                    team_a=team_a,
+                    team_b=team_b,
+                    config=config,
                 )
             ]
         )
@@ -795,30 +770,9 @@ class SnapshotArchive:
         statements: list[tuple[str, Sequence[Any]]] = []
         games: dict[str, int] = {}
         for match in matches:
-            score = float(match["score_a"])
-            if not 0.0 <= score <= 1.0:
-                raise ValueError(f"score_a must be between 0 and 1, got {score} in {match}.")
-            a, b = _player(match["player_a"]), _player(match["player_b"])
-            step = match.get("step")
-            if step is not None and int(step) < 0:
-                raise ValueError(f"step must be a non-negative learner step, got {step}.")
-            seat_a, seat_b = match.get("seat_a"), match.get("seat_b")
-            statements.append(
-                (
-                    "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, "
-                    "seat_b, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        now,
-                        None if step is None else int(step),
-                        a,
-                        b,
-                        score,
-                        None if seat_a is None else str(seat_a),
-                        None if seat_b is None else str(seat_b),
-                        str(match.get("source", "training")),
-                    ),
-                )
-            )
+            row = match_row(match, now, _player)
+            a, b = row[2], row[3]
+            statements.append((INSERT_MATCH, row))
             for player in (a, b):
                 games[player] = games.get(player, 0) + 1
         if not statements:
@@ -830,19 +784,26 @@ class SnapshotArchive:
         self._write(statements)
 
     def matches(
-        self, player: str | SnapshotInfo | None = None, source: str | None = None
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> list[MatchRecord]:
-        """The match history in the order it was recorded, optionally for one player/source."""
-        return list(self.iter_matches(player, source))
+        """The match history in the order it was recorded, optionally for one player, one
+        source or one game configuration (games played under exactly ``config``)."""
+        return list(self.iter_matches(player, source, config))
 
     def iter_matches(
-        self, player: str | SnapshotInfo | None = None, source: str | None = None
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> Iterator[MatchRecord]:
         """:meth:`matches` one record at a time, read as it goes: a pass over a long history
         (a rating fit) then never holds every record in memory at once."""
         sql = (
-            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
-            "FROM matches"
+            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source, "
+            "team_a, team_b, config FROM matches"
         )
         clauses, params = [], []
         if player is not None:
@@ -852,10 +813,15 @@ class SnapshotArchive:
         if source is not None:
             clauses.append("source = ?")
             params.append(source)
+        if config is not None:
+            clauses.append("config = ?")
+            params.append(config_key(config))
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         for row in self._connect().execute(sql + " ORDER BY id", params):
-            yield MatchRecord(*row)
+            yield MatchRecord(
+                *row[:-1], config=decode_config(row[-1], row[0], self.path / INDEX_NAME)
+            )
 
     def n_matches(self) -> int:
         """How many games the match history holds."""
