@@ -408,8 +408,7 @@ def test_ppo_learns_on_the_team_vec_env_with_the_callback_recording_teams(tmp_pa
     # one match per finished game: 64 vector steps of 2 games (6 slots), 5 rounds a game
     assert len(matches) == 2 * ((384 // 6) // 5)
     assert {(m.player_b, m.seat_a) for m in matches} == {("random", "adversary_0")}
-    if hasattr(matches[0], "team_a"):  # the archive stores teams (lead's change on main)
-        assert {(m.team_a, m.team_b) for m in matches} == {("adversary", "agent")}
+    assert {(m.team_a, m.team_b) for m in matches} == {("adversary", "agent")}
 
 
 def test_ppo_plays_both_sides_of_a_symmetric_team_game_against_its_own_snapshots(tmp_path):
