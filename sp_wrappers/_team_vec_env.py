@@ -82,11 +82,14 @@ class _TeamCopy(_EnvCopy):
             self._owner._place(getattr(self.slots.source, "latest", None))
 
     def set_opponent(self, opponent: Any) -> None:
-        """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on."""
+        """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
+        (with ``opponent_draw="shared"``, in every copy: they share one line-up)."""
         owner = self._owner
         check_opponent_teams(opponent, owner.layout, owner.learner_teams)
         self._init_opponents(owner, opponent)
         if owner.opponent_draw == "shared":
+            for copy in owner.copies:
+                copy.opponent_spec = opponent
             owner._share_slots()
 
     def episode_summary(self, status: _Status) -> dict[str, Any]:

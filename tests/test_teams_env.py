@@ -243,6 +243,37 @@ def test_opposing_agents_interleaved_with_the_learner_team_are_batched_too():
     assert counting.batch_sizes == [4, 4, 4]  # second_0 and fourth_0 of both games, per round
 
 
+def test_set_opponent_on_a_slot_reaches_that_slot_s_game_copy():
+    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env.reset()
+    newcomer = CountingPolicy(policy_id="newcomer")
+    env.env_method("set_opponent", {"agent": newcomer}, indices=[4])  # copy 1, adversary_1
+    summaries = play_episodes(env, 4, np.random.default_rng(0))
+    sources = env.get_attr("opponent_source")
+    assert sources[0] is sources[1] is sources[2] and not isinstance(sources[0], dict)
+    assert all(s["agent"].policy is newcomer for s in sources[3:])
+    assert {s["opponent"] for s in summaries} == {"random", "newcomer"}
+    assert newcomer.batch_sizes and set(newcomer.batch_sizes) == {1}
+
+
+def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
+    first, second = CountingPolicy(policy_id="first"), CountingPolicy(policy_id="second")
+    env = SelfPlayVecEnv(
+        make_tag_short,
+        n_envs=3,
+        learner="agent",
+        teams="prefix",
+        opponent_draw="shared",
+        opponent={"adversary": first},
+    )
+    env.reset()
+    assert first.batch_sizes == [9]  # three predators in three games, one call
+    env.env_method("set_opponent", {"adversary": second}, indices=[1])
+    summaries = play_episodes(env, 6, np.random.default_rng(0))
+    assert [s["opponent"] for s in summaries[-3:]] == ["second"] * 3
+    assert set(second.batch_sizes) == {9}
+
+
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
     env = SelfPlayVecEnv(make_adversary, n_envs=2, learner="agent", teams="prefix")
     env.seed(3)
