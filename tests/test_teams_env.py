@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import RaceGame
 from stable_baselines3 import PPO
 
 from sp_wrappers.archive import SnapshotArchive
@@ -272,6 +273,25 @@ def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
     summaries = play_episodes(env, 6, np.random.default_rng(0))
     assert [s["opponent"] for s in summaries[-3:]] == ["second"] * 3
     assert set(second.batch_sizes) == {9}
+
+
+def test_a_turn_based_team_game_in_the_vec_env_warns_and_still_plays_whole_episodes():
+    teams = {"a": ["player_0", "player_2"], "b": ["player_1", "player_3"]}
+    with pytest.warns(UserWarning, match="turn-based"):
+        env = SelfPlayVecEnv(lambda: RaceGame(4, 12), n_envs=2, learner="a", teams=teams)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    summaries: list[dict[str, Any]] = []
+    while len(summaries) < 6:
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in env.action_masks()]
+        _, _, _, infos = env.step(np.array(actions))
+        summaries += [info["selfplay"] for info in infos if "selfplay" in info]
+    for summary in summaries:
+        assert summary["team_returns"]["a"] == pytest.approx(
+            summary["returns"]["player_0"] + summary["returns"]["player_2"]
+        )
+        assert set(summary["opponents"]) == {"player_1", "player_3"}
 
 
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
