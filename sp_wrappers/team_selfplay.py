@@ -390,11 +390,10 @@ class TeamSelfPlay:
             try:
                 self.archives[team].check_compatible(model)
             except IncompatibleSnapshotError as error:
-                others = [t for t in self.layout.names if t != team and spaces_of[t] == expected]
                 raise IncompatibleSnapshotError(
-                    f"The archive of team {team!r} holds snapshots of other spaces (another "
-                    f"team's or another game's): {error} Give each team its own archive "
-                    f"directory{'' if others else ' (did you swap two teams archives?)'}."
+                    f"The archive given for team {team!r} holds snapshots of other spaces (another "
+                    f"team's, or another game's): {error} Key archives by the team whose "
+                    "snapshots they hold, and give each team its own archive directory."
                 ) from None
 
     def _team_spaces(self, team: str) -> tuple[Any, Any]:
@@ -510,8 +509,8 @@ class TeamSelfPlay:
         frozen_agents = len(self.layout.teams[frozen])
         steps = self.swap_every_steps(frozen, learner_agents)
         if self._swap_every is not None:  # given per game copy in the frozen team's steps
-            return max(1, round(steps / frozen_agents))
-        return env_swap_every(steps, frozen_agents, n_games)
+            n_games = 1
+        return env_swap_every(steps, frozen_agents, learner_agents, n_games)
 
     def swap_every_steps(self, frozen: str, learner_agents: int | None = None) -> int:
         """The swap interval of a frozen team in its own steps: ``swap_every`` when given (per
@@ -669,7 +668,9 @@ class TeamSelfPlay:
                 },
                 "archives": {t: str(a.path) for t, a in self.archives.items()},
                 "models": {t: f"models/{t}.zip" for t in self.team_names},
-                "swap_draws": {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()},
+                "swap_draws": self._draws(),
+                "draws_at_turn_start": self._draws_at_turn_start,
+                "turns": self.turns,
             },
         )
 

@@ -120,6 +120,24 @@ def test_two_team_changes_train_each_model_for_team_change_steps_of_its_own(tmp_
         assert rated and all(r["bt_low"] < r["bt"] < r["bt_high"] for r in rated)
 
 
+def test_the_learning_teams_elo_gains_are_the_frozen_teams_losses(tmp_path: Path) -> None:
+    models = {team: ppo(team, n_envs=4) for team in TEAMS}
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=384,
+        save_every=1000,
+        seed=0,
+    )
+    run.learn(384)  # the predators' turn (16 games), against the prey's first snapshot and model
+    prey = SnapshotArchive(tmp_path / "agent")
+    gained = run.team_elo["adversary"] - 1200.0
+    lost = (run.team_elo["agent"] - 1200.0) + sum(i.ratings["elo"] - 1200.0 for i in prey)
+    assert gained != 0.0 and gained == pytest.approx(-lost)
+
+
 def test_swaps_are_fair_with_three_predators_against_one_prey(tmp_path: Path) -> None:
     # 2 game copies; episodes of 8 game steps. A turn of 192 learner steps is 32 game steps per
     # copy when the 3 predators learn and 96 when the prey learns; 2 swaps per turn means the
@@ -210,6 +228,7 @@ def test_a_killed_run_resumes_with_its_learning_team_steps_archives_and_ratings(
     child.send_signal(signal.SIGKILL)
     _, stderr = child.communicate()
     assert state.get("team_changes", 0) >= 1, stderr.decode()[-2000:]
+    assert sum(state["steps"].values()) < total  # killed mid-run
     state = json.loads(state_file.read_text())  # the last state written before the kill
 
     models = {team: ppo(team) for team in TEAMS}
@@ -291,7 +310,7 @@ def test_one_model_cannot_play_teams_whose_spaces_differ(tmp_path: Path, tag_mod
 def test_an_archive_of_the_other_teams_spaces_is_refused(tmp_path: Path, tag_models: dict) -> None:
     SnapshotArchive(tmp_path / "adversary").save(tag_models["adversary"], step=0)
     swapped = {"adversary": tmp_path / "agent", "agent": tmp_path / "adversary"}
-    with pytest.raises(IncompatibleSnapshotError, match="team 'agent'.*its own archive"):
+    with pytest.raises(IncompatibleSnapshotError, match="team 'agent'.*its own archive directory"):
         TeamSelfPlay(tag_game, "prefix", tag_models, archives=swapped)
 
 
