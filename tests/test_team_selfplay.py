@@ -307,6 +307,20 @@ def test_one_model_cannot_play_teams_whose_spaces_differ(tmp_path: Path, tag_mod
         TeamSelfPlay(tag_game, "prefix", crossed, archives={t: tmp_path / t for t in TEAMS})
 
 
+def test_a_model_must_train_on_its_own_teams_env(tmp_path: Path) -> None:
+    from pettingzoo.classic import rps_v2
+
+    teams = {"red": ["player_0"], "blue": ["player_1"]}
+
+    def model_of(team: str) -> PPO:
+        env = make_team_vec_env(rps_v2.env, teams, team, n_envs=1)
+        return PPO("MlpPolicy", env, n_steps=32, batch_size=32, device="cpu")
+
+    crossed = {"red": model_of("blue"), "blue": model_of("red")}  # same spaces, wrong envs
+    with pytest.raises(ValueError, match=r"learner plays \['blue'\], not \['red'\].*'red'\)"):
+        TeamSelfPlay(rps_v2.env, teams, crossed, archives={t: tmp_path / t for t in teams})
+
+
 def test_an_archive_of_the_other_teams_spaces_is_refused(tmp_path: Path, tag_models: dict) -> None:
     SnapshotArchive(tmp_path / "adversary").save(tag_models["adversary"], step=0)
     swapped = {"adversary": tmp_path / "agent", "agent": tmp_path / "adversary"}
