@@ -371,7 +371,7 @@ def run_state(run: TeamSelfPlay) -> dict[str, Any]:
         "shared": run.shared,
         "learning_team": run.learning_team,
         "team_changes": run.team_changes,
-        "phase_start_step": run.phase_start_step,
+        "turn_start_step": run.turn_start_step,
         "team_change": run.team_change,
         "steps": {t: int(m.num_timesteps) for t, m in run.models.items()},
         "elo": dict(run.team_elo),
@@ -413,7 +413,7 @@ def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
             sampler.rng = np.random.default_rng([int(run.seed), run.total_steps])
     run.learning_team = str(state["learning_team"])
     run.team_changes = int(state["team_changes"])
-    run.phase_start_step = int(state["phase_start_step"])
+    run.turn_start_step = int(state["turn_start_step"])
     run.team_elo.update({t: float(e) for t, e in state["elo"].items()})
     for team, step in state.get("last_save_step", {}).items():
         if team in run.callbacks:

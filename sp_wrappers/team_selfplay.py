@@ -262,9 +262,14 @@ class TeamSelfPlay:
         for team in self.team_names:
             kwargs = {k: per_team[k][team] for k in per_team}
             kwargs.update(sampler_kwargs or {})
-            if self.shared:
+            if self.shared:  # plain self-play: swap_every counts the learner's slot steps
+                every = int(self._swap_every[team]) if self._swap_every else 1
                 self.samplers[team] = OpponentSampler(
-                    self.archives[team], swap_unit=swap_unit, seed=seeds[team], **kwargs
+                    self.archives[team],
+                    swap_unit=swap_unit,
+                    swap_every=every,
+                    seed=seeds[team],
+                    **kwargs,
                 )
             else:
                 self.samplers[team] = TeamSampler(
@@ -285,12 +290,11 @@ class TeamSelfPlay:
         self.team_elo: dict[str, float] = {team: float(initial_elo) for team in self.team_names}
         self.learning_team = self.team_names[0]
         self.team_changes = 0
-        self.phase_start_step = 0
+        self.turn_start_step = 0
         self.bt_result: Any = None
         self.turns: list[dict[str, Any]] = []
         self._draws_at_turn_start = draws(self)
         self._started = False
-        self._resume_state: dict[str, Any] | None = None
         state_path = self.state_path
         if state_path is not None and state_path.exists():
             if not resume:
@@ -459,22 +463,30 @@ class TeamSelfPlay:
         """``run_dir / "team_selfplay.json"`` (``None`` without a run directory)."""
         return None if self.run_dir is None else self.run_dir / STATE_NAME
 
-    def learn(self, total_timesteps: int, log_interval: int = 1) -> TeamSelfPlay:
+    def learn(
+        self,
+        total_timesteps: int,
+        callback: Any = None,
+        log_interval: int = 1,
+    ) -> TeamSelfPlay:
         """Train until the learner steps of every team together reach ``total_timesteps``
         (counted since the run began: a resumed run trains what is left).
 
         :param total_timesteps: learner steps summed over every team's model.
+        :param callback: more SB3 callbacks for the learning team's ``learn`` calls, beside its
+            self-play callback: one callback (or list) for every team, or ``{team: callback}``.
         :param log_interval: SB3's ``log_interval`` (in rollouts for on-policy learners).
         """
         if not isinstance(total_timesteps, int | np.integer) or total_timesteps < 1:
             raise ValueError(
                 f"total_timesteps must be a positive integer, got {total_timesteps!r}."
             )
+        extra = self._per_team(callback, "callback") if callback is not None else {}
         self._start()
         while self.total_steps < total_timesteps:
             team = self.learning_team
             model = self.models[team]
-            left_in_turn = self.phase_start_step + self.team_change - int(model.num_timesteps)
+            left_in_turn = self.turn_start_step + self.team_change - int(model.num_timesteps)
             if not self.shared and left_in_turn <= 0:
                 self._change_team()
                 continue
@@ -484,9 +496,13 @@ class TeamSelfPlay:
             self._begin_turn(team)
             callback = self.callbacks[team]
             before = int(model.num_timesteps)
+            callbacks: list[Any] = [callback]
+            more = extra.get(team)
+            if more is not None:
+                callbacks += list(more) if isinstance(more, list | tuple) else [more]
             model.learn(
                 steps,
-                callback=callback,
+                callback=callbacks,
                 reset_num_timesteps=False,
                 log_interval=log_interval,
                 tb_log_name=f"team_{team}",
@@ -502,7 +518,7 @@ class TeamSelfPlay:
             if self.shared:
                 self.fit_ratings()
                 self.write_state()
-        if not self.shared and self.phase_start_step + self.team_change <= int(
+        if not self.shared and self.turn_start_step + self.team_change <= int(
             self.models[self.learning_team].num_timesteps
         ):
             self._change_team()
@@ -550,8 +566,8 @@ class TeamSelfPlay:
 
     def swap_every_steps(self, frozen: str, learner_agents: int | None = None) -> int:
         """The swap interval of a frozen team in its own steps: ``swap_every`` when given (per
-        game copy), else ML-Agents' fair ``swap_steps`` (all game copies together) for the team
-        that learns now (or one of ``learner_agents`` agents)."""
+        game copy), else ML-Agents' fair ``swap_steps`` (all game copies together) against a
+        learning team of ``learner_agents`` agents (default: the team that learns now)."""
         if self._swap_every is not None:
             return int(self._swap_every[frozen])
         if learner_agents is None:
@@ -579,7 +595,7 @@ class TeamSelfPlay:
         self.turns.append(
             {
                 "team": team,
-                "start_step": self.phase_start_step,
+                "start_step": self.turn_start_step,
                 "end_step": int(self.models[team].num_timesteps),
                 "swaps": {
                     t: drawn[t] - self._draws_at_turn_start.get(t, 0) for t in drawn if t != team
@@ -589,7 +605,7 @@ class TeamSelfPlay:
         self._draws_at_turn_start = drawn
         index = self.team_names.index(team)
         self.learning_team = self.team_names[(index + 1) % len(self.team_names)]
-        self.phase_start_step = int(self.models[self.learning_team].num_timesteps)
+        self.turn_start_step = int(self.models[self.learning_team].num_timesteps)
         self.team_changes += 1
         self.write_state()
         if self.verbose:

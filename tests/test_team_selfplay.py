@@ -22,6 +22,7 @@ pytest.importorskip("mpe2")
 import torch  # noqa: E402
 from mpe2 import simple_tag_v3  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 
 from sp_wrappers import SnapshotArchive  # noqa: E402
@@ -73,6 +74,20 @@ class KeysSeen(KVWriter):
         self.keys.update(key_values)
 
 
+class Starts(BaseCallback):
+    """Remembers the model of every ``learn`` call it is passed to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.models: list[Any] = []
+
+    def _on_training_start(self) -> None:
+        self.models.append(self.model)
+
+    def _on_step(self) -> bool:
+        return True
+
+
 # ------------------------------------------------------------------------------------------------
 # Team changes, ratings, logs
 # ------------------------------------------------------------------------------------------------
@@ -92,8 +107,10 @@ def test_two_team_changes_train_each_model_for_team_change_steps_of_its_own(tmp_
         save_every=96,
         seed=0,
     )
-    run.learn(2 * 96)
+    starts = Starts()
+    run.learn(2 * 96, callback=starts)
 
+    assert starts.models == [models["adversary"], models["agent"]]  # the user's callback too
     # predators (3 slots x 32 steps) and prey (1 slot x 32 steps) each learned one turn of 96
     assert [turn["team"] for turn in run.turns] == ["adversary", "agent"]
     assert run.team_changes == 2 and run.learning_team == "adversary"
@@ -262,7 +279,7 @@ def test_learn_stopped_mid_turn_goes_on_in_a_new_process_where_it_stopped(tmp_pa
     assert first.learning_team == "agent"
     models = {t: ppo(t) for t in TEAMS}
     again = TeamSelfPlay(tag_game, "prefix", models, run_dir=run_dir, team_change=96, resume=True)
-    assert again.learning_team == "agent" and again.phase_start_step == 0
+    assert again.learning_team == "agent" and again.turn_start_step == 0
     assert models["agent"].num_timesteps == 32
     again.learn(2 * 96)
     assert [t["team"] for t in again.turns] == ["adversary", "agent"]
