@@ -103,19 +103,17 @@ def swap_steps(team_change: int, swaps: int, num_agents: int, num_opponent_agent
     return max(1, round(num_agents / num_opponent_agents * team_change / swaps))
 
 
-def env_swap_every(frozen_steps: int, frozen_agents: int, learner_agents: int, n_games: int) -> int:
-    """A swap interval in the frozen team's own steps (all its agents in all game copies, as
-    ML-Agents counts "ghost steps") as the env's ``swap_every``.
+def env_swap_every(frozen_steps: int, n_games: int) -> int:
+    """A swap interval in the frozen team's own steps over all game copies together (as
+    ML-Agents counts "ghost steps") as the env's ``swap_every``, which a team env counts per game
+    copy in that team's own agent steps (``opponent={team: source}``). (With
+    ``opponent_draw="shared"`` the copies count together and swap ``n_games`` times as rarely
+    each, the same in total.)
 
-    A team env's swap schedule counts, per game copy, every learner slot's step (``learner_agents``
-    per game step), while the frozen team takes ``frozen_agents`` steps per game step in each of
-    the ``n_games`` copies. (With ``opponent_draw="shared"`` the copies count together and swap
-    ``n_games`` times as rarely each, the same in total.)
-
-    >>> env_swap_every(32, frozen_agents=1, learner_agents=3, n_games=2)  # 16 game steps per copy
-    48
+    >>> env_swap_every(32, n_games=2)  # the prey (one agent) swaps every 16 game steps per copy
+    16
     """
-    return max(1, round(frozen_steps * learner_agents / (frozen_agents * n_games)))
+    return max(1, round(frozen_steps / n_games))
 
 
 class TeamSampler(OpponentSampler):

@@ -558,11 +558,10 @@ class TeamSelfPlay:
     def _env_swap_every(self, frozen: str, learner_agents: int, n_games: int) -> int:
         if self.swap_unit == "episodes":
             return int(self._swap_every[frozen]) if self._swap_every else 1
-        frozen_agents = len(self.layout.teams[frozen])
         steps = self.swap_every_steps(frozen, learner_agents)
         if self._swap_every is not None:  # given per game copy in the frozen team's steps
-            n_games = 1
-        return env_swap_every(steps, frozen_agents, learner_agents, n_games)
+            return steps
+        return env_swap_every(steps, n_games)
 
     def swap_every_steps(self, frozen: str, learner_agents: int | None = None) -> int:
         """The swap interval of a frozen team in its own steps: ``swap_every`` when given (per
