@@ -220,6 +220,31 @@ def test_sampler_knobs_are_set_per_team_and_pfsp_reads_the_learners_archive(
     assert len(ids) == 2 and predators.snapshot_probabilities().tolist() == expected.tolist()
 
 
+def test_swap_unit_episodes_keeps_a_frozen_teams_draw_for_that_many_episodes(
+    tmp_path: Path,
+) -> None:
+    models = {team: ppo(team) for team in TEAMS}  # one game copy each; episodes of 8 steps
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=96,  # 4 episodes of the predators' turn, 12 of the prey's
+        swap_every=2,
+        swap_unit="episodes",
+        save_every=10_000,
+    )
+    run.learn(4 * 96)
+    # a draw at the first episode start, then at every second one (the 5th episode starts as the
+    # 4th ends, in the turn's last step)
+    assert [turn["swaps"] for turn in run.turns] == [
+        {"agent": 3},
+        {"adversary": 7},
+        {"agent": 2},
+        {"adversary": 6},
+    ]
+
+
 def test_one_model_plays_every_team_of_a_symmetric_game(tmp_path: Path) -> None:
     from pettingzoo.classic import rps_v2
 
