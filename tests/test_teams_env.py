@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import RaceGame
 from stable_baselines3 import PPO
 
 from sp_wrappers.archive import SnapshotArchive
@@ -243,6 +244,56 @@ def test_opposing_agents_interleaved_with_the_learner_team_are_batched_too():
     assert counting.batch_sizes == [4, 4, 4]  # second_0 and fourth_0 of both games, per round
 
 
+def test_set_opponent_on_a_slot_reaches_that_slot_s_game_copy():
+    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env.reset()
+    newcomer = CountingPolicy(policy_id="newcomer")
+    env.env_method("set_opponent", {"agent": newcomer}, indices=[4])  # copy 1, adversary_1
+    summaries = play_episodes(env, 4, np.random.default_rng(0))
+    sources = env.get_attr("opponent_source")
+    assert sources[0] is sources[1] is sources[2] and not isinstance(sources[0], dict)
+    assert all(s["agent"].policy is newcomer for s in sources[3:])
+    assert {s["opponent"] for s in summaries} == {"random", "newcomer"}
+    assert newcomer.batch_sizes and set(newcomer.batch_sizes) == {1}
+
+
+def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
+    first, second = CountingPolicy(policy_id="first"), CountingPolicy(policy_id="second")
+    env = SelfPlayVecEnv(
+        make_tag_short,
+        n_envs=3,
+        learner="agent",
+        teams="prefix",
+        opponent_draw="shared",
+        opponent={"adversary": first},
+    )
+    env.reset()
+    assert first.batch_sizes == [9]  # three predators in three games, one call
+    env.env_method("set_opponent", {"adversary": second}, indices=[1])
+    summaries = play_episodes(env, 6, np.random.default_rng(0))
+    assert [s["opponent"] for s in summaries[-3:]] == ["second"] * 3
+    assert set(second.batch_sizes) == {9}
+
+
+def test_a_turn_based_team_game_in_the_vec_env_warns_and_still_plays_whole_episodes():
+    teams = {"a": ["player_0", "player_2"], "b": ["player_1", "player_3"]}
+    with pytest.warns(UserWarning, match="turn-based"):
+        env = SelfPlayVecEnv(lambda: RaceGame(4, 12), n_envs=2, learner="a", teams=teams)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    summaries: list[dict[str, Any]] = []
+    while len(summaries) < 6:
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in env.action_masks()]
+        _, _, _, infos = env.step(np.array(actions))
+        summaries += [info["selfplay"] for info in infos if "selfplay" in info]
+    for summary in summaries:
+        assert summary["team_returns"]["a"] == pytest.approx(
+            summary["returns"]["player_0"] + summary["returns"]["player_2"]
+        )
+        assert set(summary["opponents"]) == {"player_1", "player_3"}
+
+
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
     env = SelfPlayVecEnv(make_adversary, n_envs=2, learner="agent", teams="prefix")
     env.seed(3)
@@ -359,6 +410,15 @@ def test_single_env_teammates_play_the_learner_s_latest_weights():
     env.step(0)  # the learner stands still; its teammates move up
     assert env.game.observe("adversary_1")[1] > 0 and env.game.observe("adversary_2")[1] > 0
     assert env.game.observe("adversary_0")[1] == 0
+
+
+def test_the_single_env_answers_an_opposing_team_in_one_forward_pass_per_round():
+    counting = CountingPolicy()
+    env = SelfPlayEnv(make_tag(), learner="agent", teams="prefix", opponent={"adversary": counting})
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    assert counting.batch_sizes == [3] * 4  # the three predators, before each prey move
 
 
 def test_the_callback_gives_single_env_teammates_the_learner_s_weights(tmp_path):
