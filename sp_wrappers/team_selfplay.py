@@ -44,11 +44,12 @@ change, the learner's latest weights play as ``latest``); its logs use the team 
 Resume: with ``run_dir``, each model is saved there with SB3's ``save``
 (``models/<team>.zip``, optimiser state included) before each of its snapshots, at each team
 change and at the end of ``learn``, and ``team_selfplay.json`` (format 1, written atomically
-after each snapshot and team change) holds the learning team, the step where its turn began, each
-team's Elo, save interval and draw count, and the finished turns. ``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the
-same code that started the run) continues with the same learning team, step counts, archives and
-ratings; ``learn(total_timesteps)`` counts the learner steps of every team together since the run
-began, so a resumed run only trains what is left (like ML-Agents' ``max_steps``).
+after each snapshot and team change) holds the learning team, the step where its turn began,
+each team's Elo, save interval and draw count, and the finished turns.
+``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the same code that
+started the run) continues with the same learning team, step counts, archives and ratings;
+``learn(total_timesteps)`` counts the learner steps of every team together since the run began,
+so a resumed run only trains what is left (like ML-Agents' ``max_steps``).
 
 With ``simple_tag_v3`` (three predators, ``adversary_0..2``, against one prey, ``agent_0``)::
 
