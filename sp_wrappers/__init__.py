@@ -51,6 +51,10 @@ _EXPORTS: dict[str, str] = {
     "OpponentSampler": "sampler",
     "SelfPlayCallback": "callbacks",
     "DrawReward": "shaping",
+    # asymmetric self-play over teams
+    "TeamSelfPlay": "team_selfplay",
+    "make_team_vec_env": "team_selfplay",
+    "swap_steps": "team_selfplay",
     # k-opponent rollouts
     "KOpponentRollouts": "k_opponents",
     "KOpponentRecord": "k_opponents",
@@ -103,6 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .registration import ENV_IDS, register_envs
     from .sampler import OpponentSampler
     from .shaping import DrawReward
+    from .team_selfplay import TeamSelfPlay, make_team_vec_env, swap_steps
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
 
 

@@ -1,0 +1,369 @@
+"""The per-team pieces of :class:`~sp_wrappers.TeamSelfPlay`: its sampler, its callback, its state.
+
+This module holds:
+
+- :func:`swap_steps`, ML-Agents' arithmetic for fair opponent swaps between teams of different
+  sizes, and :func:`env_swap_every`, the same interval in the unit the env's swap schedule counts.
+- :class:`TeamSampler`, an :class:`~sp_wrappers.OpponentSampler` over one team's archive whose
+  policies carry the team's name (``"prey/snapshot-0003"``, ``"prey/latest"``), so that the
+  snapshots of two teams (both numbered from ``snapshot-0000``) never share a name in the other
+  team's Elo table and match history. Its ``latest`` is the frozen team's current model (sent by
+  ``TeamSelfPlay`` at each team change, never by the learning team's callback), and it counts its
+  draws (``draws``), so swaps can be checked.
+- :class:`TeamCallback`, a :class:`~sp_wrappers.SelfPlayCallback` for one team: snapshots into the
+  team's archive at its own ``save_every`` (the interval runs on across team changes), one match
+  record per opposing team and episode (with ``team_a``/``team_b``), Elo against the other teams'
+  snapshots, and ``selfplay/<team>/...`` keys in SB3's logger.
+- :func:`write_state` / :func:`read_state`, the versioned ``team_selfplay.json`` of a run
+  directory (written atomically).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .archive import CorruptSnapshotError, SnapshotArchive
+from .callbacks import SelfPlayCallback
+from .policies import Policy
+from .sampler import LATEST_ID, OpponentSampler
+
+if TYPE_CHECKING:
+    from .team_selfplay import TeamSelfPlay
+
+__all__ = [
+    "swap_steps",
+    "env_swap_every",
+    "TeamSampler",
+    "TeamCallback",
+    "STATE_NAME",
+    "STATE_FORMAT_VERSION",
+    "write_state",
+    "read_state",
+    "team_player",
+]
+
+STATE_NAME = "team_selfplay.json"
+STATE_FORMAT_VERSION = 1
+LEARNER_ID = "learner"
+
+
+def team_player(team: str, player: str) -> str:
+    """The name a team's snapshot (or ``latest``) goes by outside its own archive.
+
+    >>> team_player("prey", "snapshot-0003")
+    'prey/snapshot-0003'
+    """
+    return f"{team}/{player}"
+
+
+def swap_steps(team_change: int, swaps: int, num_agents: int, num_opponent_agents: int) -> int:
+    """ML-Agents' ``swap_steps`` for a team: swaps counted in the frozen team's own steps.
+
+    ``(num_agents / num_opponent_agents) * (team_change / swaps)``, rounded, at least 1. A frozen
+    team of ``num_agents`` agents takes ``num_agents / num_opponent_agents`` steps for each step
+    of the learning team (``num_opponent_agents`` agents), so over ``team_change`` learner steps
+    it sees ``swaps`` swaps, whatever the sizes of the two teams.
+
+    :param team_change: learner steps (summed over the learning team's agents) per team change.
+    :param swaps: opponent swaps the frozen team should see per team change.
+    :param num_agents: agents of the frozen team (the team whose ``swap_steps`` this is).
+    :param num_opponent_agents: agents of the learning team.
+
+    >>> swap_steps(200_000, 4, num_agents=1, num_opponent_agents=2)  # ML-Agents' 2-v-1 example
+    25000
+    >>> swap_steps(200_000, 4, num_agents=2, num_opponent_agents=1)
+    100000
+    """
+    for name, value in (
+        ("team_change", team_change),
+        ("swaps", swaps),
+        ("num_agents", num_agents),
+        ("num_opponent_agents", num_opponent_agents),
+    ):
+        if not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return max(1, round(num_agents / num_opponent_agents * team_change / swaps))
+
+
+def env_swap_every(frozen_steps: int, frozen_agents: int, n_games: int) -> int:
+    """A swap interval in the frozen team's own steps (all its agents, all game copies together,
+    as ML-Agents counts "ghost steps") as the env's ``swap_every``: game steps per game copy
+    (each game copy keeps its own schedule; with ``opponent_draw="shared"`` the copies count
+    together and swap ``n_games`` times less often each, the same in total).
+
+    >>> env_swap_every(96, frozen_agents=3, n_games=2)
+    16
+    """
+    return max(1, round(frozen_steps / (frozen_agents * n_games)))
+
+
+class TeamSampler(OpponentSampler):
+    """An :class:`~sp_wrappers.OpponentSampler` over one team's archive, for the other teams.
+
+    Differs from its base in three ways: policies drawn carry the team's name
+    (:func:`team_player`); ``latest`` is this team's own current model, sent by
+    :meth:`set_latest` (the learning team's callback cannot overwrite it); and PFSP reads the
+    learning team's win rates from the learning team's archive (``scores_archive``), where the
+    matches against this team's snapshots are recorded.
+
+    :param team: the team whose snapshots this sampler draws.
+    :param archive: that team's archive.
+    :param kwargs: :class:`~sp_wrappers.OpponentSampler`'s other arguments.
+    """
+
+    def __init__(self, team: str, archive: SnapshotArchive, **kwargs: Any) -> None:
+        super().__init__(archive, **kwargs)
+        self.team = team
+        self.draws = 0
+        self.scores_archive: SnapshotArchive | None = None
+        self._named: OrderedDict[tuple[int, bool, str], Policy] = OrderedDict()
+        self._latest_version = 0
+
+    def draw(self, rng: np.random.Generator | None = None) -> Policy:
+        """Draw as the base sampler does; the policy comes back under the team's name."""
+        self.draws += 1
+        return self._with_team_name(super().draw(rng))
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Ignored: the learning team's weights are not this team's latest (see
+        :meth:`set_latest`)."""
+
+    def set_latest(self, model: Any) -> None:
+        """Make this team's current model weights its ``latest`` (at each team change)."""
+        if self.archive.latest() is None:
+            return
+        self._latest_version += 1
+        state = {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
+        OpponentSampler.sync_latest_weights(self, self._latest_version, state)
+
+    def snapshot_probabilities(self, ids: Any = None) -> np.ndarray:
+        """As the base sampler's, with PFSP win rates from ``scores_archive``."""
+        ids = self.eligible_ids() if ids is None else list(ids)
+        if self.strategy != "pfsp" or not ids or self.scores_archive is None:
+            return super().snapshot_probabilities(ids)
+        from .sampler import pfsp_weights
+
+        scores = self.scores_archive.scores_against(self.learner_id)
+        named = [team_player(self.team, i) for i in ids]
+        win_rates = [scores[n][0] if n in scores else 0.5 for n in named]
+        return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)
+
+    def _with_team_name(self, policy: Policy) -> Policy:
+        """A shallow copy of ``policy`` named ``<team>/<id>``: it shares the network (so batching
+        and the archive's cache work as before); copies are kept, bounded, one per policy."""
+        if not hasattr(policy, "policy_id") or "/" in str(policy.policy_id):
+            return policy
+        network = getattr(policy, "policy", policy)
+        key = (id(network), bool(getattr(policy, "deterministic", False)), policy.policy_id)
+        named = self._named.get(key)
+        if named is None:
+            named = copy.copy(policy)
+            named.policy_id = team_player(self.team, policy.policy_id)
+            self._named[key] = named
+            while len(self._named) > max(2 * self.archive.cache_size, 8):
+                self._named.popitem(last=False)
+        else:
+            self._named.move_to_end(key)
+        return named
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_named"] = OrderedDict()
+        return state
+
+
+class TeamCallback(SelfPlayCallback):
+    """A :class:`~sp_wrappers.SelfPlayCallback` for one team of a :class:`TeamSelfPlay` run.
+
+    :param owner: the run (its team Elo, samplers and checkpoint writer).
+    :param team: the team this callback trains (``"shared"`` for one model over every team).
+    :param archive: the team's archive.
+    :param shared: one model for every team: the opponents are its own snapshots, so the
+        learner's latest weights go to the sampler as in plain self-play.
+    :param kwargs: :class:`~sp_wrappers.SelfPlayCallback`'s other arguments.
+    """
+
+    def __init__(
+        self,
+        owner: TeamSelfPlay,
+        team: str,
+        archive: SnapshotArchive,
+        shared: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            archive,
+            sync_latest_every=1 if shared else 0,
+            fit_every=0,
+            learner_id=LEARNER_ID,
+            tags=(f"team:{team}",),
+            **kwargs,
+        )
+        self.owner = owner
+        self.team = team
+        self.shared = shared
+        self.resume_save_step: int | None = None
+
+    # -- SB3 hooks -------------------------------------------------------------------------------
+    def _on_training_start(self) -> None:
+        saved_at = self.resume_save_step
+        super()._on_training_start()
+        # the save interval runs on across team changes (and across a resume)
+        if saved_at is not None:
+            self._last_save_step = saved_at
+        self.elo.ratings[self.learner_id] = self.owner.team_elo[self.team]
+        for team, archive in self.owner.opponent_archives(self.team).items():
+            for info in archive.snapshots():
+                rating = (info.ratings or {}).get("elo")
+                if rating is not None:
+                    self.elo.ratings[team_player(team, info.id)] = float(rating)
+            self.elo.ratings[team_player(team, LATEST_ID)] = self.owner.team_elo[team]
+
+    def _on_training_end(self) -> None:
+        super()._on_training_end()
+        self.resume_save_step = self._last_save_step
+        self.owner.team_elo[self.team] = self.elo.rating(self.learner_id)
+        if self.shared:
+            return
+        for team, archive in self.owner.opponent_archives(self.team).items():
+            latest = team_player(team, LATEST_ID)
+            if latest in self.elo.ratings:
+                self.owner.team_elo[team] = self.elo.ratings[latest]
+            updates = {}
+            for info in archive.snapshots():
+                name = team_player(team, info.id)
+                if name in self.elo.ratings:
+                    updates[info.id] = {**(info.ratings or {}), "elo": self.elo.ratings[name]}
+            if updates:
+                archive.set_ratings(updates)
+
+    # -- the self-play steps -----------------------------------------------------------------------
+    def _record(self, summary: dict[str, Any]) -> None:
+        """One match per opposing team (teammates are never opponents; a team is one player)."""
+        outcome = float(summary["outcome"])
+        self.outcomes.append(outcome)
+        team_a = summary.get("team", self.team)
+        by_team = summary.get("opponent_teams") or {None: summary["opponent"]}
+        for team_b, opponent in by_team.items():
+            self.recent_opponents.append(opponent)
+            if opponent != LATEST_ID:
+                self.elo.update(self.learner_id, opponent, outcome)
+            self._pending_matches.append(
+                dict(
+                    player_a=self.learner_id,
+                    player_b=opponent,
+                    score_a=outcome,
+                    step=self.archive_step,
+                    seat_a=summary.get("seat"),
+                    team_a=team_a,
+                    team_b=team_b,
+                )
+            )
+
+    def _save_snapshot(self) -> bool:
+        # the checkpoint first (as `sp-wrappers train`): a run killed between the two writes
+        # resumes with its archive steps equal to the learner's
+        self.owner.checkpoint(self.team)
+        saved = super()._save_snapshot()
+        if saved:
+            self.resume_save_step = self._last_save_step
+            self.owner.write_state()
+        return saved
+
+    def _sync_latest_weights(self) -> None:
+        if self.shared:
+            super()._sync_latest_weights()
+        # otherwise the opponents are other teams: their latest is their own model (set by
+        # TeamSelfPlay at each team change), never this learner's weights
+
+    def _check_envs_draw_from_this_archive(self) -> None:
+        if self.shared:
+            super()._check_envs_draw_from_this_archive()
+        # otherwise the envs draw from the other teams' archives, by design
+
+    def _log(self) -> None:
+        record = self.logger.record
+        prefix = f"selfplay/{self.team}"
+        record(f"{prefix}/elo", self.elo.rating(self.learner_id))
+        record(f"{prefix}/win_rate", self.win_rate)
+        record(f"{prefix}/draw_rate", self.draw_rate)
+        record(f"{prefix}/archive_size", len(self.archive))
+        record(f"{prefix}/snapshots", self.snapshots_saved)
+        known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]
+        if known:
+            record(f"{prefix}/opponent_elo_mean", float(np.mean(known)))
+        if not self.shared:
+            for team, archive in self.owner.opponent_archives(self.team).items():
+                latest = team_player(team, LATEST_ID)
+                record(f"selfplay/{team}/elo", self.elo.ratings.get(latest, 0.0))
+                record(f"selfplay/{team}/archive_size", len(archive))
+        record("selfplay/learning_team", self.owner.team_index(self.team))
+
+
+def write_state(path: Path, state: Mapping[str, Any]) -> None:
+    """Write ``team_selfplay.json`` atomically (a temporary file, then ``os.replace``)."""
+    data = {"format": "sp_wrappers.team_selfplay", "format_version": STATE_FORMAT_VERSION}
+    data.update(state)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """Read and check ``team_selfplay.json``; errors name the file and the fix."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(
+            f"Cannot read {path} ({error}). Delete it to start the run again from its archives, "
+            "or point run_dir at another directory."
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != "sp_wrappers.team_selfplay":
+        raise ValueError(f"{path} is not a TeamSelfPlay state file; choose another run_dir.")
+    version = data.get("format_version")
+    if version != STATE_FORMAT_VERSION:
+        raise ValueError(
+            f"{path} has format version {version!r}, this sp_wrappers reads version "
+            f"{STATE_FORMAT_VERSION}. Install the sp_wrappers version that wrote it, or start a "
+            "new run_dir."
+        )
+    return data
+
+
+def load_checkpoint(model: Any, path: Path) -> None:
+    """Load a model saved with SB3's ``save`` into ``model``: weights, optimiser state and step
+    count."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    data, params, _ = load_from_zip_file(path, device=model.device)
+    model.set_parameters(params, exact_match=True, device=model.device)
+    model.num_timesteps = int(data.get("num_timesteps", 0))
+    model._n_updates = int(data.get("_n_updates", 0))
+
+
+def save_checkpoint(model: Any, path: Path) -> None:
+    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+def snapshot_is_usable(archive: SnapshotArchive, snapshot_id: str) -> bool:
+    """Whether a snapshot's weights load (a corrupt one is warned about and skipped)."""
+    try:
+        archive.load_state_dict(snapshot_id)
+    except CorruptSnapshotError:
+        return False
+    return True

@@ -1,0 +1,724 @@
+"""``TeamSelfPlay``: asymmetric self-play, one learning team at a time, as ML-Agents' ghost trainer.
+
+This module holds :class:`TeamSelfPlay`, :func:`make_team_vec_env` and :func:`swap_steps`.
+
+Each team of a game (``teams=``: a mapping ``{team: [agent, ...]}`` or ``"prefix"``, see
+:class:`~sp_wrappers.teams.TeamLayout`) has its own SB3 model, built by the caller on
+:func:`make_team_vec_env` (a :class:`~sp_wrappers.SelfPlayVecEnv` whose learner is that team: one
+slot per agent of the team in every game copy, parameter sharing), and its own
+:class:`~sp_wrappers.SnapshotArchive`. :meth:`TeamSelfPlay.learn` trains one team at a time:
+
+- the learning team trains for ``team_change`` of its own learner steps (``model.learn(...,
+  reset_num_timesteps=False)``, so each model keeps its optimiser state and step count), then the
+  next team (in the order of ``teams``) learns;
+- every other team plays frozen: each of its games draws one of its snapshots, or (with
+  probability ``latest_ratio``) its current model, from its archive (``window``, ``strategy``,
+  ``swap_every``/``swap_unit`` per team, as :class:`~sp_wrappers.OpponentSampler`);
+- swaps are fair: with ``swap_unit="steps"`` a swap is counted in the frozen team's own steps,
+  and by default every team sees ``swaps_per_team_change`` swaps per team change, whatever the
+  team sizes (ML-Agents' ``swap_steps = (num_agents / num_opponent_agents) * (team_change /
+  swaps)``, see :func:`swap_steps`; :attr:`TeamSelfPlay.swap_every_steps` shows the result);
+- each team's :class:`~sp_wrappers.SelfPlayCallback` saves the team's snapshots every
+  ``save_every`` of its learner steps (the interval runs on across team changes); Elo is per team,
+  rated against the other teams' snapshots and current models (stored in each archive), and
+  SB3's logger gets ``selfplay/<team>/elo``, ``win_rate``, ``draw_rate``, ``archive_size``;
+- match records in each team's archive name the learner ``learner`` and the opponents
+  ``<team>/<snapshot id>`` (or ``<team>/latest``), with ``team_a``/``team_b``;
+- at every team change (and at the end of ``learn``) a Bradley-Terry fit over every team's
+  archive rates every snapshot of every team on one scale with intervals
+  (:meth:`TeamSelfPlay.ratings`; stored in each archive as ``bt``, ``bt_low``, ``bt_high``).
+
+Symmetric team games (every team with the same spaces, e.g. 2-v-2) can instead train one model
+for every team: pass that one model as ``models`` (not a mapping) and build it on
+``make_team_vec_env(env_fn, teams, "random", ...)``. Each episode then gives the learner a random
+team against the other team's snapshots from one archive (plain self-play with teams: no team
+change, the learner's latest weights play as ``latest``); its logs use the team name
+``"shared"``.
+
+Resume: with ``run_dir``, each model is saved there with SB3's ``save``
+(``models/<team>.zip``, optimiser state included) before each of its snapshots and at each team
+change, and ``team_selfplay.json`` (format 1, written atomically after each snapshot and team
+change) holds the learning team, the step where its turn began, each team's Elo and save
+interval. ``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the
+same code that started the run) continues with the same learning team, step counts, archives and
+ratings; ``learn(total_timesteps)`` counts the learner steps of every team together since the run
+began, so a resumed run only trains what is left (like ML-Agents' ``max_steps``).
+
+With ``simple_tag_v3`` (three predators, ``adversary_0..2``, against one prey, ``agent_0``)::
+
+    from mpe2 import simple_tag_v3
+    env_fn = lambda: simple_tag_v3.parallel_env(max_cycles=25)
+    models = {team: PPO("MlpPolicy", make_team_vec_env(env_fn, "prefix", team, n_envs=8))
+              for team in ("adversary", "agent")}
+    run = TeamSelfPlay(env_fn, "prefix", models, team_change=50_000, save_every=10_000,
+                       run_dir="runs/tag", resume=True)
+    run.learn(1_000_000)
+
+A two-team game with a team per seat, on a tiny budget:
+
+>>> import tempfile
+>>> from pettingzoo.classic import rps_v2
+>>> from stable_baselines3 import PPO
+>>> teams = {"red": ["player_0"], "blue": ["player_1"]}
+>>> models = {team: PPO("MlpPolicy", make_team_vec_env(rps_v2.env, teams, team, n_envs=1),
+...                     n_steps=32, batch_size=32, n_epochs=1, seed=0)
+...           for team in teams}
+>>> run = TeamSelfPlay(rps_v2.env, teams, models, archives={t: tempfile.mkdtemp() for t in teams},
+...                    team_change=64, save_every=64, seed=0).learn(128)
+>>> run.learning_team, run.team_changes, [turn["team"] for turn in run.turns]
+('red', 2, ['red', 'blue'])
+>>> sorted(run.ratings())
+['blue', 'red']
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from ._opponents import SWAP_UNITS
+from ._policy_spec import spaces_match
+from ._team_parts import (
+    LEARNER_ID,
+    STATE_NAME,
+    TeamCallback,
+    TeamSampler,
+    env_swap_every,
+    load_checkpoint,
+    read_state,
+    save_checkpoint,
+    swap_steps,
+    team_player,
+    write_state,
+)
+from .archive import IncompatibleSnapshotError, SnapshotArchive, as_archive
+from .callbacks import attribute_learner_matches
+from .ratings import fit_bradley_terry
+from .sampler import LATEST_ID, STRATEGIES, OpponentSampler
+
+__all__ = ["TeamSelfPlay", "make_team_vec_env", "swap_steps", "SHARED", "STATE_NAME"]
+
+SHARED = "shared"
+
+
+def make_team_vec_env(
+    env_fn: Callable[..., Any],
+    teams: Any,
+    team: str,
+    n_envs: int = 4,
+    seed: int | None = None,
+    monitor: bool = True,
+    **kwargs: Any,
+) -> VecEnv:
+    """The training env of one team's model: :func:`~sp_wrappers.make_selfplay_vec_env` with
+    ``teams=teams`` and ``learner=team``.
+
+    :param env_fn: a function returning a fresh PettingZoo env.
+    :param teams: ``"prefix"``, ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamSelfPlay`).
+    :param team: the learning team, or ``"random"`` for one model shared by every team.
+    :param n_envs: game copies (the env has ``n_envs * len(team's agents)`` slots).
+    :param seed: seeds the first reset (copy ``i`` gets ``seed + i``).
+    :param monitor: wrap in ``VecMonitor``.
+    :param kwargs: any other :class:`~sp_wrappers.SelfPlayVecEnv` argument. The opponents are
+        set by :class:`TeamSelfPlay`; until then they play at random.
+    """
+    from .vec_env import make_selfplay_vec_env
+
+    return make_selfplay_vec_env(
+        env_fn, n_envs=n_envs, seed=seed, monitor=monitor, teams=teams, learner=team, **kwargs
+    )
+
+
+def _unwrapped(env: Any) -> Any:
+    """The :class:`SelfPlayVecEnv` under SB3's VecEnv wrappers."""
+    while not hasattr(env, "copies") and hasattr(env, "venv"):
+        env = env.venv
+    return env
+
+
+class TeamSelfPlay:
+    """Asymmetric self-play over the teams of a PettingZoo game (see the module docstring).
+
+    :param env_fn: a function returning a fresh PettingZoo env (the game the models' envs play).
+    :param teams: ``"prefix"`` (agents grouped by name without the trailing ``_N``) or a mapping
+        ``{team: [agent, ...]}``; the team order is the order in which teams learn.
+    :param models: ``{team: SB3 model}``, each built on ``make_team_vec_env(env_fn, teams, team,
+        ...)``; or one model for every team of a symmetric game (built with ``team="random"``).
+    :param archives: ``{team: SnapshotArchive or directory}``, one archive per team (one for the
+        shared model: a single archive, or ``{"shared": ...}``). ``None`` puts them in
+        ``run_dir/archives/<team>``.
+    :param team_change: learner steps of the learning team before the next team learns.
+    :param save_every: learner steps between snapshots of a team (int, or ``{team: int}``);
+        default ``team_change // 2``.
+    :param window: the newest snapshots a frozen team draws from (``None``: all), or per team.
+    :param latest_ratio: probability that a frozen team plays its current model rather than a
+        snapshot (ML-Agents' ``play_against_latest_model_ratio``), or per team.
+    :param swap_every: keep a frozen team's draw for this many of its own steps
+        (``swap_unit="steps"``) or episodes; ``None`` (default) computes the fair interval from
+        ``swaps_per_team_change``. An int or ``{team: int}``.
+    :param swap_unit: ``"steps"`` or ``"episodes"``.
+    :param strategy: ``"uniform"`` or ``"pfsp"``, or per team.
+    :param swaps_per_team_change: the swaps each frozen team sees per team change (game copy by
+        game copy) when ``swap_every`` is ``None`` and ``swap_unit="steps"``.
+    :param run_dir: where the state file and the model checkpoints go (needed to resume).
+    :param resume: continue the run in ``run_dir`` when it holds a state file (start fresh
+        otherwise); ``False`` refuses a ``run_dir`` that already holds one.
+    :param seed: seeds the samplers' draws.
+    :param elo_k: K factor of the online Elo.
+    :param verbose: 1 prints a line at every team change.
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[..., Any],
+        teams: Any,
+        models: Mapping[str, Any] | Any,
+        archives: Mapping[str, SnapshotArchive | str | os.PathLike[str]]
+        | SnapshotArchive
+        | str
+        | os.PathLike[str]
+        | None = None,
+        team_change: int = 20_000,
+        save_every: int | Mapping[str, int] | None = None,
+        window: int | None | Mapping[str, int | None] = 10,
+        latest_ratio: float | Mapping[str, float] = 0.5,
+        swap_every: int | Mapping[str, int] | None = None,
+        swap_unit: str = "steps",
+        strategy: str | Mapping[str, str] = "uniform",
+        swaps_per_team_change: int = 4,
+        run_dir: str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        seed: int | None = None,
+        elo_k: float = 16.0,
+        verbose: int = 0,
+    ) -> None:
+        if not isinstance(team_change, int | np.integer) or team_change < 1:
+            raise ValueError(
+                f"team_change must be a positive number of learner steps, got {team_change!r}; "
+                "ML-Agents' guidance is a few times save_every, e.g. team_change=20_000."
+            )
+        if swap_unit not in SWAP_UNITS:
+            raise ValueError(f"swap_unit must be one of {SWAP_UNITS}, got {swap_unit!r}.")
+        if not isinstance(swaps_per_team_change, int | np.integer) or swaps_per_team_change < 1:
+            raise ValueError(
+                f"swaps_per_team_change must be a positive integer, got {swaps_per_team_change!r}."
+            )
+        self.env_fn = env_fn
+        self.team_change = int(team_change)
+        self.swap_unit = swap_unit
+        self.swaps_per_team_change = int(swaps_per_team_change)
+        self.verbose = verbose
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self.layout = self._layout(teams)
+        self.teams_spec = teams
+        names = list(self.layout.names)
+        self.shared = not isinstance(models, Mapping)
+        if not self.shared and len({id(m) for m in models.values()}) == 1 and len(models) > 1:
+            self.shared, models = True, next(iter(models.values()))
+        self.team_names = [SHARED] if self.shared else names
+        self.models: dict[str, Any] = (
+            {SHARED: models} if self.shared else self._check_models(models, names)
+        )
+        self.archives = self._open_archives(archives)
+        self._check_spaces()
+        knobs = dict(window=window, latest_ratio=latest_ratio, strategy=strategy)
+        per_team = {k: self._per_team(v, k) for k, v in knobs.items()}
+        for team, value in per_team["strategy"].items():
+            if value not in STRATEGIES:
+                raise ValueError(f"strategy for team {team!r} must be one of {STRATEGIES}.")
+        self.save_every = self._per_team(
+            save_every if save_every is not None else max(1, self.team_change // 2), "save_every"
+        )
+        self._swap_every = None if swap_every is None else self._per_team(swap_every, "swap_every")
+        rng = np.random.default_rng(seed)
+        seeds = {team: int(rng.integers(2**31)) for team in self.team_names}
+        self.samplers: dict[str, OpponentSampler] = {}
+        for team in self.team_names:
+            kwargs = {k: per_team[k][team] for k in per_team}
+            if self.shared:
+                self.samplers[team] = OpponentSampler(
+                    self.archives[team], swap_unit=swap_unit, seed=seeds[team], **kwargs
+                )
+            else:
+                self.samplers[team] = TeamSampler(
+                    team, self.archives[team], swap_unit=swap_unit, seed=seeds[team], **kwargs
+                )
+        self.callbacks = {
+            team: TeamCallback(
+                self,
+                team,
+                self.archives[team],
+                shared=self.shared,
+                save_every=self.save_every[team],
+                elo_k=elo_k,
+            )
+            for team in self.team_names
+        }
+        self.team_elo: dict[str, float] = {team: 1200.0 for team in self.team_names}
+        self.learning_team = self.team_names[0]
+        self.team_changes = 0
+        self.phase_start_step = 0
+        self.bt_result: Any = None
+        self.turns: list[dict[str, Any]] = []
+        self._draws_at_turn_start = self._draws()
+        self._started = False
+        self._resume_state: dict[str, Any] | None = None
+        state_path = self.state_path
+        if state_path is not None and state_path.exists():
+            if not resume:
+                raise ValueError(
+                    f"{state_path} holds a TeamSelfPlay run. Pass resume=True to continue it, or "
+                    "choose a new run_dir."
+                )
+            self._restore(read_state(state_path))
+        self._wire_envs()
+
+    # -- setup -------------------------------------------------------------------------------------
+    def _layout(self, teams: Any) -> Any:
+        from .teams import TeamLayout
+
+        game = self.env_fn()
+        try:
+            agents = list(game.possible_agents)
+        finally:
+            game.close()
+        layout = TeamLayout.from_spec(teams, agents)
+        if len(layout.names) < 2:
+            raise ValueError(
+                f"TeamSelfPlay needs at least two teams, but teams={teams!r} makes one team "
+                f"{layout.names} of the agents {agents}; pass a mapping with two teams or more."
+            )
+        return layout
+
+    def _check_models(self, models: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+        unknown = [t for t in models if t not in names]
+        if unknown:
+            raise ValueError(
+                f"models has teams {unknown} that the game does not have; its teams are {names}. "
+                "Key models by team name (teams='prefix' names them after the agents)."
+            )
+        missing = [t for t in names if t not in models]
+        if missing:
+            raise ValueError(
+                f"models has no model for team(s) {missing}; give every team one, built on "
+                f"make_team_vec_env(env_fn, teams, {missing[0]!r}), or one model for every team "
+                "of a symmetric game (models=model)."
+            )
+        return {t: models[t] for t in names}
+
+    def _per_team(self, value: Any, name: str) -> dict[str, Any]:
+        if isinstance(value, Mapping):
+            unknown = [t for t in value if t not in self.team_names]
+            if unknown:
+                raise ValueError(
+                    f"{name} names team(s) {unknown}, but the teams are {self.team_names}; "
+                    f"key {name} by team name, or pass one value for every team."
+                )
+            missing = [t for t in self.team_names if t not in value]
+            if missing:
+                raise ValueError(f"{name} has no value for team(s) {missing}; give every team one.")
+            return {t: value[t] for t in self.team_names}
+        return {t: value for t in self.team_names}
+
+    def _open_archives(self, archives: Any) -> dict[str, SnapshotArchive]:
+        if archives is None:
+            if self.run_dir is None:
+                raise ValueError(
+                    "TeamSelfPlay needs archives={team: directory} or a run_dir to put them in."
+                )
+            archives = {t: self.run_dir / "archives" / t for t in self.team_names}
+        if not isinstance(archives, Mapping):
+            if not self.shared:
+                raise ValueError(
+                    "archives must be a mapping {team: archive} with one archive per team; a "
+                    "single archive only goes with one model shared by every team."
+                )
+            archives = {SHARED: archives}
+        if self.shared and set(archives) != {SHARED}:
+            values = list(archives.values())
+            if len({str(getattr(a, "path", a)) for a in values}) != 1:
+                raise ValueError(
+                    "One model shared by every team learns from one archive; pass archives=path "
+                    "(or {'shared': path}) instead of one per team."
+                )
+            archives = {SHARED: values[0]}
+        opened = self._per_team(archives, "archives")
+        opened = {
+            t: as_archive(a, owner=f"TeamSelfPlay(archives[{t!r}])") for t, a in opened.items()
+        }
+        paths: dict[Path, str] = {}
+        for team, archive in opened.items():
+            where = archive.path.resolve()
+            if where in paths:
+                raise ValueError(
+                    f"Teams {paths[where]!r} and {team!r} were given the same archive {where}; "
+                    "each team needs its own archive directory."
+                )
+            paths[where] = team
+        return opened
+
+    def _check_spaces(self) -> None:
+        """Each model fits its team's spaces, each archive its team's; a shared model needs every
+        team to have the same spaces."""
+        spaces_of = {team: self._team_spaces(team) for team in self.layout.names}
+        if self.shared:
+            first = self.layout.names[0]
+            for team in self.layout.names[1:]:
+                if not all(map(spaces_match, spaces_of[team], spaces_of[first])):
+                    raise ValueError(
+                        f"One model cannot play teams whose spaces differ: team {first!r} has "
+                        f"{spaces_of[first]} and team {team!r} has {spaces_of[team]}. Pass "
+                        "models={team: model} with one model per team."
+                    )
+        for team in self.team_names:
+            model = self.models[team]
+            expected = spaces_of[self.layout.names[0] if self.shared else team]
+            got = (model.observation_space, model.action_space)
+            if not all(map(spaces_match, got, expected)):
+                raise ValueError(
+                    f"The model for team {team!r} was built for spaces {got}, but the team's "
+                    f"agents have {expected}. Build it on make_team_vec_env(env_fn, teams, "
+                    f"{team!r}) (models are keyed by the team they play)."
+                )
+            try:
+                self.archives[team].check_compatible(model)
+            except IncompatibleSnapshotError as error:
+                others = [t for t in self.layout.names if t != team and spaces_of[t] == expected]
+                raise IncompatibleSnapshotError(
+                    f"The archive of team {team!r} holds snapshots of other spaces (another "
+                    f"team's or another game's): {error} Give each team its own archive "
+                    f"directory{'' if others else ' (did you swap two teams archives?)'}."
+                ) from None
+
+    def _team_spaces(self, team: str) -> tuple[Any, Any]:
+        env = make_team_vec_env(self.env_fn, self.teams_spec, team, n_envs=1, monitor=False)
+        try:
+            return env.observation_space, env.action_space
+        finally:
+            env.close()
+
+    def _wire_envs(self) -> None:
+        """Give every model's env its opponents: the other teams' samplers (one sampler for the
+        shared model)."""
+        for team in self.team_names:
+            env = self.models[team].get_env()
+            if env is None:
+                raise ValueError(
+                    f"The model for team {team!r} has no env; build it on make_team_vec_env."
+                )
+            if self.shared:
+                opponent: Any = self.samplers[SHARED]
+            else:
+                opponent = {t: self.samplers[t] for t in self.team_names if t != team}
+            env.env_method("set_opponent", opponent)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    @property
+    def total_steps(self) -> int:
+        """The learner steps of every team together (each model's ``num_timesteps``)."""
+        return sum(int(model.num_timesteps) for model in self.models.values())
+
+    @property
+    def state_path(self) -> Path | None:
+        """``run_dir / "team_selfplay.json"`` (``None`` without a run directory)."""
+        return None if self.run_dir is None else self.run_dir / STATE_NAME
+
+    def learn(self, total_timesteps: int, log_interval: int = 1) -> TeamSelfPlay:
+        """Train until the learner steps of every team together reach ``total_timesteps``
+        (counted since the run began: a resumed run trains what is left).
+
+        :param total_timesteps: learner steps summed over every team's model.
+        :param log_interval: SB3's ``log_interval`` (in rollouts for on-policy learners).
+        """
+        if not isinstance(total_timesteps, int | np.integer) or total_timesteps < 1:
+            raise ValueError(
+                f"total_timesteps must be a positive integer, got {total_timesteps!r}."
+            )
+        self._start()
+        while self.total_steps < total_timesteps:
+            team = self.learning_team
+            model = self.models[team]
+            left_in_turn = self.phase_start_step + self.team_change - int(model.num_timesteps)
+            if not self.shared and left_in_turn <= 0:
+                self._change_team()
+                continue
+            steps = int(total_timesteps - self.total_steps)
+            if not self.shared:
+                steps = min(steps, left_in_turn)
+            self._begin_turn(team)
+            callback = self.callbacks[team]
+            model.learn(
+                steps,
+                callback=callback,
+                reset_num_timesteps=False,
+                log_interval=log_interval,
+                tb_log_name=f"team_{team}",
+            )
+            if callback.stop_reason:
+                raise RuntimeError(callback.stop_reason)
+            self.checkpoint(team)
+            if self.shared:
+                self.fit_ratings()
+                self.write_state()
+        if not self.shared and self.phase_start_step + self.team_change <= int(
+            self.models[self.learning_team].num_timesteps
+        ):
+            self._change_team()
+        self.fit_ratings()
+        self.write_state()
+        return self
+
+    def _start(self) -> None:
+        """First snapshot of every team with an empty archive (the other teams' first opponent)."""
+        if self._started:
+            return
+        self._started = True
+        for team in self.team_names:
+            archive = self.archives[team]
+            if archive.latest() is None:
+                model = self.models[team]
+                archive.save(model, step=int(model.num_timesteps), tags=(f"team:{team}",))
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.write_state()
+
+    def _begin_turn(self, team: str) -> None:
+        """Set the frozen teams' samplers for this team's turn: their latest weights, the fair
+        swap interval and the archive PFSP reads."""
+        if self.shared:
+            return
+        learner_agents = len(self.layout.teams[team])
+        n_games = self._n_games(team)
+        for frozen, sampler in self.samplers.items():
+            if frozen == team:
+                continue
+            assert isinstance(sampler, TeamSampler)
+            sampler.set_latest(self.models[frozen])
+            sampler.scores_archive = self.archives[team]
+            sampler.swap_every = self._env_swap_every(frozen, learner_agents, n_games)
+
+    def _env_swap_every(self, frozen: str, learner_agents: int, n_games: int) -> int:
+        if self.swap_unit == "episodes":
+            return int(self._swap_every[frozen]) if self._swap_every else 1
+        frozen_agents = len(self.layout.teams[frozen])
+        steps = self.swap_every_steps(frozen, learner_agents)
+        if self._swap_every is not None:  # given per game copy in the frozen team's steps
+            return max(1, round(steps / frozen_agents))
+        return env_swap_every(steps, frozen_agents, n_games)
+
+    def swap_every_steps(self, frozen: str, learner_agents: int | None = None) -> int:
+        """The swap interval of a frozen team in its own steps: ``swap_every`` when given (per
+        game copy), else ML-Agents' fair ``swap_steps`` (all game copies together) for the team
+        that learns now (or one of ``learner_agents`` agents)."""
+        if self._swap_every is not None:
+            return int(self._swap_every[frozen])
+        if learner_agents is None:
+            learner_agents = len(self.layout.teams[self.learning_team])
+        return swap_steps(
+            self.team_change,
+            self.swaps_per_team_change,
+            num_agents=len(self.layout.teams[frozen]),
+            num_opponent_agents=learner_agents,
+        )
+
+    def _n_games(self, team: str) -> int:
+        env = self.models[team].get_env()
+        inner = _unwrapped(env)
+        n_games = getattr(inner, "n_games", None)
+        if n_games is None:
+            n_games = env.num_envs // max(1, len(self.layout.teams.get(team, (None,))))
+        return max(1, int(n_games))
+
+    def _draws(self) -> dict[str, int]:
+        return {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()}
+
+    def _change_team(self) -> None:
+        team = self.learning_team
+        self.checkpoint(team)
+        self.fit_ratings()
+        draws = self._draws()
+        self.turns.append(
+            {
+                "team": team,
+                "start_step": self.phase_start_step,
+                "end_step": int(self.models[team].num_timesteps),
+                "swaps": {
+                    t: draws[t] - self._draws_at_turn_start.get(t, 0) for t in draws if t != team
+                },
+            }
+        )
+        self._draws_at_turn_start = draws
+        index = self.team_names.index(team)
+        self.learning_team = self.team_names[(index + 1) % len(self.team_names)]
+        self.phase_start_step = int(self.models[self.learning_team].num_timesteps)
+        self.team_changes += 1
+        self.write_state()
+        if self.verbose:
+            elo = ", ".join(f"{t} {e:.0f}" for t, e in self.team_elo.items())
+            print(f"team change {self.team_changes}: {self.learning_team} learns (elo: {elo})")
+
+    # -- ratings -----------------------------------------------------------------------------------
+    def opponent_archives(self, team: str) -> dict[str, SnapshotArchive]:
+        """The archives of the teams ``team`` plays against (its own, for the shared model)."""
+        if self.shared:
+            return {}
+        return {t: a for t, a in self.archives.items() if t != team}
+
+    def team_index(self, team: str) -> int:
+        """The position of ``team`` in the learning order (logged as ``selfplay/learning_team``)."""
+        return self.team_names.index(team)
+
+    def fit_ratings(self) -> Any:
+        """Fit Bradley-Terry ratings over every team's archive on one scale; store each snapshot's
+        ``bt``, ``bt_low``, ``bt_high`` in its archive. Returns the fit (``None`` without games).
+        Players are named ``<team>/<snapshot id>``."""
+        games = list(self._rated_games())
+        if not games:
+            return None
+        result = fit_bradley_terry(games)
+        self.bt_result = result
+        for team, archive in self.archives.items():
+            updates = {}
+            for info in archive.snapshots():
+                name = team_player(team, info.id)
+                if name in result.ratings:
+                    low, high = result.intervals[name]
+                    updates[info.id] = {
+                        **(info.ratings or {}),
+                        "bt": result.ratings[name],
+                        "bt_low": low,
+                        "bt_high": high,
+                    }
+            if updates:
+                archive.set_ratings(updates)
+        return result
+
+    def _rated_games(self) -> Any:
+        """Every recorded game as ``(team/snapshot, team/snapshot, score)``: the learner credited
+        to its team's newest snapshot at the game's step, a frozen team's ``latest`` to its
+        newest snapshot at the game's time."""
+        listings = {
+            team: [(info.step, info.wall_time, info.id) for info in archive.snapshots()]
+            for team, archive in self.archives.items()
+        }
+        for team, archive in self.archives.items():
+            steps = [(step, sid) for step, _, sid in listings[team]]
+            for match in archive.iter_matches():
+                opponent = str(match.player_b)
+                if self.shared:
+                    pairs = attribute_learner_matches([match], steps, LEARNER_ID)
+                    for a, b, score in pairs:
+                        yield team_player(team, a), team_player(team, b), score
+                    continue
+                if "/" not in opponent or match.player_a != LEARNER_ID:
+                    continue
+                other, _, sid = opponent.partition("/")
+                if other not in listings:
+                    continue
+                if sid == LATEST_ID:
+                    known = [s for _, wall, s in listings[other] if wall <= match.wall_time]
+                    if not known:
+                        continue
+                    sid = known[-1]
+                mine = _credited(match.step, steps)
+                if mine is not None:
+                    yield team_player(team, mine), team_player(other, sid), float(match.score_a)
+
+    def ratings(self) -> dict[str, dict[str, Any]]:
+        """Each team's ratings: ``elo`` (its current model's online Elo), and per snapshot its
+        Elo and its Bradley-Terry rating with interval (``bt``, ``bt_low``, ``bt_high``) from the
+        last fit. Also written to each archive's snapshot ratings."""
+        out: dict[str, dict[str, Any]] = {}
+        for team in self.team_names:
+            snapshots = {info.id: dict(info.ratings or {}) for info in self.archives[team]}
+            out[team] = {"elo": self.team_elo[team], "snapshots": snapshots}
+        return out
+
+    # -- state file and checkpoints ----------------------------------------------------------------
+    def checkpoint(self, team: str) -> None:
+        """Save ``team``'s model to ``run_dir/models/<team>.zip`` (no-op without ``run_dir``)."""
+        if self.run_dir is not None:
+            save_checkpoint(self.models[team], self.run_dir / "models" / f"{team}.zip")
+
+    def write_state(self) -> None:
+        """Write ``team_selfplay.json`` atomically (no-op without ``run_dir``)."""
+        path = self.state_path
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_state(
+            path,
+            {
+                "teams": {t: list(agents) for t, agents in self.layout.teams.items()},
+                "shared": self.shared,
+                "learning_team": self.learning_team,
+                "team_changes": self.team_changes,
+                "phase_start_step": self.phase_start_step,
+                "team_change": self.team_change,
+                "steps": {t: int(m.num_timesteps) for t, m in self.models.items()},
+                "elo": dict(self.team_elo),
+                "last_save_step": {
+                    t: int(c.resume_save_step or 0) for t, c in self.callbacks.items()
+                },
+                "archives": {t: str(a.path) for t, a in self.archives.items()},
+                "models": {t: f"models/{t}.zip" for t in self.team_names},
+                "swap_draws": {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()},
+            },
+        )
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        teams = {t: list(a) for t, a in self.layout.teams.items()}
+        if state.get("teams") != teams or bool(state.get("shared")) != self.shared:
+            raise ValueError(
+                f"{self.state_path} is a run with teams {state.get('teams')} "
+                f"(shared={state.get('shared')}), not {teams} (shared={self.shared}). Resume it "
+                "with the same teams and models, or choose a new run_dir."
+            )
+        assert self.run_dir is not None
+        for team in self.team_names:
+            path = self.run_dir / "models" / f"{team}.zip"
+            if path.exists():
+                load_checkpoint(self.models[team], path)
+        self.learning_team = str(state["learning_team"])
+        self.team_changes = int(state["team_changes"])
+        self.phase_start_step = int(state["phase_start_step"])
+        self.team_elo.update({t: float(e) for t, e in state["elo"].items()})
+        for team, step in state.get("last_save_step", {}).items():
+            if team in self.callbacks:
+                self.callbacks[team].resume_save_step = int(step)
+        for team, draws in state.get("swap_draws", {}).items():
+            if team in self.samplers and hasattr(self.samplers[team], "draws"):
+                self.samplers[team].draws = int(draws)
+        self._draws_at_turn_start = {
+            t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()
+        }
+        self.turns = list(state.get("turns", []))
+        if int(state.get("team_change", self.team_change)) != self.team_change:
+            warnings.warn(
+                f"Resuming with team_change={self.team_change} (the run used "
+                f"{state.get('team_change')}); the current turn ends by the new value.",
+                stacklevel=3,
+            )
+        self._started = False
+
+    def __repr__(self) -> str:
+        return (
+            f"TeamSelfPlay(teams={self.team_names}, learning_team={self.learning_team!r}, "
+            f"team_change={self.team_change}, steps={self.total_steps})"
+        )
+
+
+def _credited(step: int | None, steps: list[tuple[int, str]]) -> str | None:
+    """The newest snapshot saved at or before ``step`` (the one the learner descends from)."""
+    keys = [k for k, _ in steps]
+    if step is None:
+        return steps[-1][1] if steps else None
+    index = bisect.bisect_right(keys, step) - 1
+    return None if index < 0 else steps[index][1]
