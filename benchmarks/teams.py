@@ -174,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(f"{mean:8.2f} [{low:6.2f}, {high:6.2f}]")
         row["seconds"] = round(time.perf_counter() - start, 1)
         rows.append(row)
-        print(f"{predators_name:>9} {prey_name:>8} | {cells[0]:>22} | {cells[1]:>24} | {cells[2]:>24}")
+        print(
+            f"{predators_name:>9} {prey_name:>8} | {cells[0]:>22} | {cells[1]:>24} | {cells[2]:>24}"
+        )
     out = {
         "game": "simple_tag_v3",
         "run": str(run),

@@ -7,17 +7,19 @@ missing) and :data:`QUADRAPONG_TEAMS`.
 
 A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
 ``texas_holdem_v4``, ``pong_v3`` on RAM observations; the team games ``simple_tag_v3`` from
-``mpe2`` and ``quadrapong_v4`` on RAM observations, each with its :attr:`GameSpec.teams`) or by an import path ``module:function``
-to any PettingZoo environment constructor (``pettingzoo.classic.go_v5:env``). When the
-attribute is a module with an ``env`` function (``pettingzoo.classic:rps_v2``), that ``env``
-is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to the constructor.
+``mpe2`` and ``quadrapong_v4`` on RAM observations, each with its :attr:`GameSpec.teams`) or by
+an import path ``module:function`` to any PettingZoo environment constructor
+(``pettingzoo.classic.go_v5:env``). When the attribute is a module with an ``env`` function
+(``pettingzoo.classic:rps_v2``), that ``env`` is used. Keyword arguments (``game_kwargs`` in a
+run's ``config.json``) go to the constructor.
 
 ``pong_v3`` and ``quadrapong_v4`` observe the Atari's 128 RAM bytes scaled to ``[0, 1]``
-(``float32``, byte / 255, see :class:`~sp_wrappers.game_wrappers.ScaledObservations`): raw 0-255 bytes would feed a
-network inputs two orders of magnitude larger than its initialisation expects. Pass
-``scale_observations=False`` (a game keyword argument) for the raw ``uint8`` bytes.
-``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari setting
-is 4; the Pong recipe uses it), so a decision spans more of the game.
+(``float32``, byte / 255, see :class:`~sp_wrappers.game_wrappers.ScaledObservations`): raw 0-255
+bytes would feed a network inputs two orders of magnitude larger than its initialisation
+expects. Pass ``scale_observations=False`` (a game keyword argument) for the raw ``uint8``
+bytes. ``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari
+setting is 4; the Pong recipes use it), so a decision spans more of the game. ROMs come from the
+installed ``ale_py`` package's ``roms`` folder: nothing is downloaded.
 
 >>> sorted(GAMES)  # doctest: +NORMALIZE_WHITESPACE
 ['connect_four_v3', 'pong_v3', 'quadrapong_v4', 'simple_tag_v3', 'texas_holdem_v4',

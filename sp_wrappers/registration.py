@@ -73,7 +73,9 @@ def _env_id(game: str) -> str:
     return f"{NAMESPACE}/{title}-v0"
 
 
-ENV_IDS: dict[str, str] = {game: _env_id(game) for game, spec in GAMES.items() if spec.teams is None}
+ENV_IDS: dict[str, str] = {
+    game: _env_id(game) for game, spec in GAMES.items() if spec.teams is None
+}
 """The Gymnasium id of each registered game (``"connect_four_v3"`` ->
 ``"sp_wrappers/ConnectFour-v0"``)."""
 

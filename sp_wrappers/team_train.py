@@ -1,0 +1,870 @@
+"""``sp-wrappers train --teams``: one learner per team, trained by :class:`TeamSelfPlay`.
+
+This module holds the team side of the ``train`` command: :func:`train_teams` (the Python entry
+point, also reached from :func:`sp_wrappers.train.train` when a config has ``"teams"``), its
+result :class:`TeamTrainResult`, the run configuration (:func:`new_team_run_config`),
+:func:`model_groups` (which teams share a model) and :func:`run_team_train_command` (what
+``sp-wrappers train`` runs when the game has teams, from ``--teams`` or its recipe).
+
+A team run directory holds::
+
+    config.json          everything that reproduces the run ("teams", "team_change", "models",
+                         per-team "timesteps", ...); `sp-wrappers train --config` replays it
+    models/<name>.zip    one SB3 model per entry of config["models"] (a team, or "shared" when
+                         one model plays every team), rewritten at every team change
+    archives/<team>/     each team's SnapshotArchive: its snapshots and match history
+    team_selfplay.json   TeamSelfPlay's state: the learning team, step counts, Elo per team
+    ratings.json         per team: Elo, Bradley-Terry ratings of its snapshots against the
+                         other teams' snapshots, and the final learner against random teams
+    tb/                  TensorBoard logs, one folder per model (when tensorboard is installed)
+
+``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps (one step
+of every agent of the team: SB3's ``num_timesteps`` of the team's model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .games import GAMES, MissingGameError, UnknownGameError, game_factory
+from .recipes import ALGOS, SAMPLER_DEFAULTS, recipe_for
+from .recipes import linear_schedule as _learning_rate
+from .rundir import CONFIG_NAME, _slug, _tensorboard_dir, _write_json
+from .summary import _duration
+from .train import (
+    PROG,
+    STRATEGIES,
+    SWAP_UNITS,
+    TrainError,
+    _algo_class,
+    _parse_pairs,
+    _policy_name,
+    _read_json,
+    _torch_threads,
+    check_algo_fits,
+)
+
+__all__ = [
+    "train_teams",
+    "TeamTrainResult",
+    "new_team_run_config",
+    "model_groups",
+    "is_team_run",
+    "run_team_train_command",
+    "TEAM_CONFIG_KIND",
+]
+
+#: ``config["kind"]`` of a team run (single-learner runs have no ``kind``).
+TEAM_CONFIG_KIND = "teams"
+MODELS_DIR = "models"
+ARCHIVES_DIR = "archives"
+RATINGS_NAME = "ratings.json"
+TEAM_RATINGS_FORMAT_VERSION = 1
+
+#: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
+TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
+
+#: Options of ``train`` that single-learner runs use and team runs do not.
+_SINGLE_ONLY = {
+    "random_ratio": "--random-ratio",
+    "reference_ratio": "--reference-ratio",
+    "draw_reward": "--draw-reward",
+    "opponent_draw": "--opponent-draw",
+    "illegal_action": "--illegal-action",
+    "deterministic_opponents": "--deterministic-opponents",
+    "learner": "--learner",
+    "max_snapshots": "--max-snapshots",
+    "fit_every": "--fit-every",
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# Which teams share a model
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _TeamProbe:
+    """What one copy of the game tells about its teams before training."""
+
+    teams: dict[str, tuple[str, ...]]
+    observation_spaces: dict[str, Any]
+    action_spaces: dict[str, Any]
+    has_masks: dict[str, bool]
+
+
+def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mapping[str, Any]):
+    """The teams of the game under ``spec`` and each team's spaces, as its learner sees them."""
+    try:
+        game_env = env_fn()
+    except MissingGameError as error:
+        raise TrainError(str(error)) from None
+    except Exception as error:
+        raise TrainError(
+            f"Cannot build the game {game!r} with game_kwargs {dict(kwargs)}: "
+            f"{type(error).__name__}: {error}"
+        ) from None
+    from .env import SelfPlayEnv
+    from .teams import TeamLayout
+
+    try:
+        layout = TeamLayout.from_spec(spec, list(game_env.possible_agents))
+    except (ValueError, TypeError, KeyError) as error:
+        game_env.close()
+        raise TrainError(f"--teams: {error}") from None
+    game_env.close()
+    if len(layout.names) < 2:
+        raise TrainError(
+            f"--teams {json.dumps(spec)} puts every agent of {game} in one team "
+            f"({layout.names[0]!r}); name at least two teams."
+        )
+    observation_spaces, action_spaces, has_masks = {}, {}, {}
+    for team in layout.names:
+        env = SelfPlayEnv(env_fn(), learner=team, teams=spec)
+        try:
+            env.reset(seed=0)
+            observation_spaces[team] = env.observation_space
+            action_spaces[team] = env.action_space
+            has_masks[team] = env.driver.learner_mask() is not None
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+        finally:
+            env.close()
+    return _TeamProbe(dict(layout.teams), observation_spaces, action_spaces, has_masks)
+
+
+def model_groups(
+    observation_spaces: Mapping[str, Any],
+    action_spaces: Mapping[str, Any],
+    shared: bool | None = None,
+) -> dict[str, list[str]]:
+    """Which teams each model plays: ``{model name: [team, ...]}``.
+
+    One model per distinct pair of spaces: a model named ``"shared"`` for every team when all
+    the teams' spaces agree (a symmetric game such as 2-v-2 Quadrapong; :class:`TeamSelfPlay`
+    then gives the learner a random team each episode against its own snapshots), else one model
+    per team, named after it. ``TeamSelfPlay`` trains either one model for every team or one per
+    team, so in a game of three teams or more where only some teams' spaces agree, every team
+    gets its own model.
+
+    :param observation_spaces: each team's observation space (team order is kept).
+    :param action_spaces: each team's action space.
+    :param shared: ``True``: one model for every team, refused when the spaces differ;
+        ``False``: one model per team even when the spaces agree (the teams then take turns, as
+        ML-Agents' ghost trainer); ``None``: as above.
+    :raises TrainError: ``shared=True`` with teams whose spaces differ.
+
+    >>> from gymnasium import spaces
+    >>> obs = {"adversary": spaces.Box(0, 1, (16,)), "agent": spaces.Box(0, 1, (14,))}
+    >>> act = dict.fromkeys(obs, spaces.Discrete(5))
+    >>> model_groups(obs, act)
+    {'adversary': ['adversary'], 'agent': ['agent']}
+    >>> same = dict.fromkeys(["red", "blue"], spaces.Box(0, 1, (8,)))
+    >>> model_groups(same, dict.fromkeys(same, spaces.Discrete(3)))
+    {'shared': ['red', 'blue']}
+    >>> model_groups(same, dict.fromkeys(same, spaces.Discrete(3)), shared=False)
+    {'red': ['red'], 'blue': ['blue']}
+    """
+    teams = list(observation_spaces)
+    first = teams[0]
+    differing = [
+        team
+        for team in teams[1:]
+        if observation_spaces[team] != observation_spaces[first]
+        or action_spaces[team] != action_spaces[first]
+    ]
+    if shared and differing:
+        described = "; ".join(
+            f"{team}: observations {observation_spaces[team]}, actions {action_spaces[team]}"
+            for team in [first, *differing]
+        )
+        raise TrainError(
+            f"--shared trains one model for every team, but the teams' spaces differ "
+            f"({described}); drop --shared to train one model per team."
+        )
+    if shared is False or differing:
+        return {team: [team] for team in teams}
+    return {"shared": teams}
+
+
+# ------------------------------------------------------------------------------------------------
+# Configuration
+# ------------------------------------------------------------------------------------------------
+
+
+def _parse_teams(raw: str) -> str | dict[str, list[str]]:
+    """``--teams``: ``"prefix"`` or a JSON object ``{team: [agent, ...]}``."""
+    if raw == "prefix":
+        return raw
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(
+        isinstance(agents, list) and all(isinstance(a, str) for a in agents)
+        for agents in value.values()
+    ):
+        raise TrainError(
+            f"--teams takes 'prefix' or a JSON object of team -> list of agent names, got "
+            f'{raw!r}; e.g. --teams \'{{"red": ["first_0", "third_0"], "blue": '
+            f'["second_0", "fourth_0"]}}\'.'
+        )
+    return value
+
+
+def _base_config(args: argparse.Namespace) -> dict[str, Any]:
+    return _read_json(Path(args.config), "pass the config.json of a run") if args.config else {}
+
+
+def _resume_dir(args: argparse.Namespace) -> Path | None:
+    if not args.resume:
+        return None
+    if isinstance(args.resume, str):
+        return Path(args.resume)
+    if args.out is None and args.game is None:
+        raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
+    return Path(args.out or f"runs/{_slug(args.game or '')}")
+
+
+def is_team_run(args: argparse.Namespace) -> bool:
+    """Whether ``train``'s parsed arguments ask for a team run: ``--teams``, a team run's
+    directory (``--resume``) or ``config.json`` (``--config``), or a game whose recipe has
+    teams. Team-only options on any other run fail with a message naming ``--teams``."""
+    if args.teams is not None:
+        return True
+    run = _resume_dir(args)
+    if run is not None and (run / CONFIG_NAME).is_file():
+        return _read_json(run / CONFIG_NAME, "").get("kind") == TEAM_CONFIG_KIND
+    base = _base_config(args) if run is None else {}
+    game = args.game or base.get("game")
+    if base.get("kind") == TEAM_CONFIG_KIND and game == base.get("game"):
+        return True
+    if game in GAMES:
+        try:
+            if recipe_for(game, args.algo).teams is not None:
+                return True
+        except KeyError:
+            pass
+    for option, value in (("--team-change", args.team_change), ("--shared", args.shared)):
+        if value is not None and run is None:
+            raise TrainError(
+                f"{option} applies to team runs; {game or 'this game'} has no teams in its "
+                "recipe: pass --teams prefix or --teams '{\"team\": [agent, ...], ...}'."
+            )
+    return False
+
+
+def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The config of a new team run: the game's recipe, then ``--config``'s file, then the
+    options (see the module docstring for the keys)."""
+    base = _base_config(args)
+    game = args.game or base.get("game")
+    if not game:
+        raise TrainError(f"Name a game, e.g. `{PROG} train simple_tag_v3`.")
+    try:
+        game_factory(game)
+    except UnknownGameError as error:
+        raise TrainError(str(error)) from None
+    same_game = base.get("game") == game and base.get("kind") == TEAM_CONFIG_KIND
+    algo = args.algo or (base.get("algo") if same_game else None)
+    try:
+        recipe = recipe_for(game, algo)
+    except KeyError:
+        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.") from None
+    if recipe.algo not in ALGOS:  # pragma: no cover - a typo in recipes.py
+        raise TrainError(f"Unknown algorithm {recipe.algo!r}.")
+    spec = GAMES.get(game)
+    teams = recipe.teams if recipe.teams is not None else (spec.teams if spec else None)
+    config: dict[str, Any] = {
+        "format_version": 1,
+        "kind": TEAM_CONFIG_KIND,
+        "game": game,
+        "game_kwargs": dict(recipe.game_kwargs),
+        "algo": recipe.algo,
+        "recipe": "tuned" if recipe.tuned else ("game" if recipe.teams else "generic"),
+        "hyperparams": dict(recipe.hyperparams),
+        "teams": teams,
+        "team_change": recipe.team_change,
+        "shared": None,
+        # swap_every None: TeamSelfPlay's default, the same number of swaps for every team.
+        "sampler": {
+            "window": recipe.sampler.get("window", SAMPLER_DEFAULTS["window"]),
+            "latest_ratio": recipe.sampler.get("latest_ratio", SAMPLER_DEFAULTS["latest_ratio"]),
+            "swap_every": None,
+            "swap_unit": "steps",
+            "strategy": recipe.sampler.get("strategy", SAMPLER_DEFAULTS["strategy"]),
+        },
+        "n_envs": recipe.n_envs,
+        "save_every": recipe.save_every,
+        "seed": 0,
+        "timesteps": recipe.timesteps,
+        "eval_games": recipe.eval_games,
+    }
+    if same_game:
+        for key in (
+            "game_kwargs",
+            "teams",
+            "team_change",
+            "shared",
+            "n_envs",
+            "save_every",
+            "seed",
+            "timesteps",
+            "eval_games",
+        ):
+            if key in base:
+                config[key] = base[key]
+        config["sampler"].update(
+            {k: v for k, v in (base.get("sampler") or {}).items() if k in TEAM_SAMPLER_KEYS}
+        )
+        if base.get("algo") == config["algo"]:
+            config["hyperparams"] = dict(base.get("hyperparams") or config["hyperparams"])
+            config["recipe"] = base.get("recipe", "file")
+    if args.teams is not None:
+        config["teams"] = _parse_teams(args.teams)
+    if config["teams"] is None:  # pragma: no cover - is_team_run let it through
+        raise TrainError(f"{game} has no teams; pass --teams prefix or a JSON mapping.")
+    config["game_kwargs"].update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
+    hp = _parse_pairs(args.hp, "--hp")
+    if hp:
+        config["hyperparams"].update(hp)
+        config["recipe"] = config["recipe"] + "+overrides"
+    _apply_team_overrides(config, args)
+    if config["team_change"] is None:
+        config["team_change"] = max(1, int(config["timesteps"]) // 10)
+    _check_team_config(config)
+    return config
+
+
+def _apply_team_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
+    for key, option in _SINGLE_ONLY.items():
+        if getattr(args, key, None) is not None:
+            raise TrainError(
+                f"{option} applies to single-learner runs, not to team runs (TeamSelfPlay draws "
+                "each team's opponents from the other teams' archives); drop it."
+            )
+    for key in ("timesteps", "n_envs", "save_every", "seed", "eval_games", "team_change"):
+        value = getattr(args, key, None)
+        if value is not None:
+            config[key] = value
+    if getattr(args, "shared", None) is not None:
+        config["shared"] = args.shared
+    for key in TEAM_SAMPLER_KEYS:
+        value = getattr(args, key, None)
+        if value is not None:
+            config["sampler"][key] = value
+    if getattr(args, "window", None) == 0:
+        config["sampler"]["window"] = None
+
+
+def _check_team_config(config: Mapping[str, Any]) -> None:
+    """Range checks with one-line messages."""
+    s = config["sampler"]
+    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
+        if int(config[key]) < least:
+            option = "--" + key.replace("_", "-")
+            raise TrainError(f"{option} must be at least {least}, got {config[key]}.")
+    if int(config["team_change"]) < 1:
+        raise TrainError(
+            f"--team-change must be a positive number of learner steps, got "
+            f"{config['team_change']}."
+        )
+    if s["window"] is not None and s["window"] < 1:
+        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
+    if not 0.0 <= float(s["latest_ratio"]) <= 1.0:
+        raise TrainError(f"--latest-ratio must be between 0 and 1, got {s['latest_ratio']}.")
+    if s["swap_every"] is not None and s["swap_every"] < 1:
+        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
+    if s["swap_unit"] not in SWAP_UNITS:
+        raise TrainError(
+            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
+        )
+    if s["strategy"] not in STRATEGIES:
+        raise TrainError(
+            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
+        )
+    if config["algo"] not in ALGOS:
+        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
+    lr = config["hyperparams"].get("learning_rate")
+    if lr is not None:
+        try:
+            _learning_rate(lr)
+        except (TypeError, ValueError) as error:
+            raise TrainError(str(error)) from None
+
+
+# ------------------------------------------------------------------------------------------------
+# Training
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TeamTrainResult:
+    """What :func:`train_teams` produced.
+
+    :param run_dir: the run directory.
+    :param config: the run's config (as written to ``config.json``).
+    :param steps: learner steps taken by this call, per team.
+    :param total_steps: each team's learner steps over the whole run.
+    :param seconds: wall-clock time of this call's training.
+    :param ratings: per team: its Elo and its latest snapshot's Bradley-Terry rating (see
+        ``ratings.json``).
+    :param evaluation: per team: the final learner against random teams (games, wins, draws,
+        losses, mean team return).
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why.
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    steps: dict[str, int]
+    total_steps: dict[str, int]
+    seconds: float
+    ratings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evaluation: dict[str, dict[str, Any]] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """A few lines: steps and speed, each team's rating and record against random teams."""
+        c = self.config
+        done = sum(self.steps.values())
+        rate = done / self.seconds if self.seconds > 0 else math.nan
+        lines = [
+            f"Trained {c['algo']} teams {', '.join(self.total_steps)} on {c['game']} for "
+            f"{_steps(self.steps)} learner steps ({_steps(self.total_steps)} in total) in "
+            f"{_duration(self.seconds)} ({rate:,.0f} steps/s over all teams).",
+            f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
+        ]
+        width = max(len(team) for team in self.total_steps)
+        for team in self.total_steps:
+            r = self.ratings.get(team, {})
+            line = f"  {team:<{width}}  Elo {r.get('elo', math.nan):7.1f}"
+            bt = r.get("latest_snapshot")
+            if bt and bt.get("rating") is not None:
+                line += (
+                    f"  latest snapshot {bt['id']}: {bt['rating']:.0f} "
+                    f"[{bt['low']:.0f}, {bt['high']:.0f}] (Bradley-Terry against the other "
+                    "teams' snapshots)"
+                )
+            lines.append(line)
+        if self.evaluation:
+            lines.append("Final learners (sampling their actions) against random teams:")
+            for team, e in self.evaluation.items():
+                lines.append(
+                    f"  {team:<{width}}  {e['wins']:4d} W {e['draws']:4d} D {e['losses']:4d} L "
+                    f"in {e['games']} games, mean team return {e['mean_team_return']:+.2f} "
+                    f"(random teams against each other: {e['random_team_return']:+.2f})"
+                )
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def _steps(steps: Mapping[str, int]) -> str:
+    return " / ".join(f"{n:,d}" for n in steps.values())
+
+
+def _build_team_model(
+    config: Mapping[str, Any], venv: Any, observation_space: Any, tb: str | None, device: str
+) -> Any:
+    cls = _algo_class(config["algo"])
+    hp = dict(config["hyperparams"])
+    if "learning_rate" in hp:
+        hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+    try:
+        return cls(
+            _policy_name(observation_space),
+            venv,
+            seed=int(config["seed"]),
+            tensorboard_log=tb,
+            device=device,
+            verbose=0,
+            **hp,
+        )
+    except TypeError as error:
+        raise TrainError(
+            f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+        ) from None
+    except (ValueError, AssertionError) as error:
+        raise TrainError(f"{cls.__name__} rejected the settings: {error}") from None
+
+
+def train_teams(
+    config: dict[str, Any],
+    run_dir: str | os.PathLike[str],
+    resume: bool = False,
+    timesteps: int | None = None,
+    progress: bool = True,
+    device: str = "cpu",
+    torch_threads: int | None = 1,
+    command: str | None = None,
+    report: Callable[[str], None] | None = print,
+) -> TeamTrainResult:
+    """Train one learner per team with :class:`~sp_wrappers.team_selfplay.TeamSelfPlay` and
+    write the run directory (see the module docstring).
+
+    :param config: a team run config (``config.json``'s content; see
+        :func:`new_team_run_config`).
+    :param run_dir: where the run lives.
+    :param resume: continue the run in ``run_dir`` (its models, archives and
+        ``team_selfplay.json``: the same learning team, step counts and Elo).
+    :param timesteps: learner steps per team for this call (default: ``config["timesteps"]``
+        for a new run, the steps still missing to reach it when resuming).
+    :param progress: print one line per team change (team, steps, Elo, win rate, snapshots).
+    :param device: torch device of the learners.
+    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
+    :param command: the command line, recorded in ``config.json``'s history.
+    :param report: where progress lines go (``None``: nowhere).
+    """
+    from .team_selfplay import STATE_NAME, TeamSelfPlay, make_team_vec_env
+
+    run = Path(run_dir)
+    notes: list[str] = []
+    env_fn = game_factory(config["game"], config["game_kwargs"])
+    probe = _probe_teams(env_fn, config["teams"], config["game"], config["game_kwargs"])
+    groups = model_groups(probe.observation_spaces, probe.action_spaces, config.get("shared"))
+    if resume and config.get("models") not in (None, groups):
+        raise TrainError(
+            f"{run / CONFIG_NAME} trains the models {config['models']}, but the game now gives "
+            f"{groups}; resume with the game version that wrote the run, or start a new run."
+        )
+    for teams in groups.values():
+        team = teams[0]
+        check_algo_fits(
+            config["algo"],
+            probe.observation_spaces[team],
+            probe.action_spaces[team],
+            probe.has_masks[team],
+        )
+    config["models"] = groups
+    n_models = len(groups)
+    if resume and not (run / STATE_NAME).is_file():
+        raise TrainError(
+            f"{run / STATE_NAME} does not exist, so there is nothing to resume; start the run "
+            "again without --resume (into a new --out directory)."
+        )
+    if not resume and (run / STATE_NAME).exists():
+        raise TrainError(
+            f"{run} already holds a TeamSelfPlay run ({STATE_NAME}); continue it with --resume "
+            f"{run}, or pass another --out."
+        )
+    run.mkdir(parents=True, exist_ok=True)
+    tb = _tensorboard_dir(run, notes)
+    already = _saved_steps(run, groups) if resume else dict.fromkeys(groups, 0)
+    if timesteps is None:
+        timesteps = int(config["timesteps"]) - min(already.values()) if resume else None
+        if timesteps is not None and timesteps <= 0:
+            raise TrainError(
+                f"The run in {run} already has {_steps(already)} of its "
+                f"{config['timesteps']:,d} steps per team; pass --timesteps N to train N more."
+            )
+    steps = int(timesteps if timesteps is not None else config["timesteps"])
+    if steps < 1:
+        raise TrainError(f"--timesteps must be at least 1, got {steps}.")
+    venv_seed = int(config["seed"]) + sum(already.values())  # new games on resume
+    with _torch_threads(torch_threads):
+        models: dict[str, Any] = {}
+        for index, (name, teams) in enumerate(groups.items()):
+            learner = "random" if name == "shared" else name
+            venv = make_team_vec_env(
+                env_fn, config["teams"], learner, int(config["n_envs"]), seed=venv_seed
+            )
+            seeded = {**config, "seed": int(config["seed"]) + index}
+            models[name] = _build_team_model(
+                seeded, venv, probe.observation_spaces[teams[0]], tb, device
+            )
+        s = config["sampler"]
+        try:
+            selfplay = TeamSelfPlay(
+                env_fn,
+                config["teams"],
+                models["shared"] if "shared" in models else models,
+                team_change=int(config["team_change"]),
+                save_every=int(config["save_every"]),
+                window=s["window"],
+                latest_ratio=float(s["latest_ratio"]),
+                swap_every=s["swap_every"],
+                swap_unit=s["swap_unit"],
+                strategy=s["strategy"],
+                run_dir=run,
+                resume=resume,
+                seed=int(config["seed"]),
+            )
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+        start_steps = {name: int(model.num_timesteps) for name, model in models.items()}
+        config["timesteps"] = min(start_steps.values()) + steps
+        history = config.setdefault("history", [])
+        history.append(
+            {
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "resumed": bool(resume),
+                "from_steps": start_steps,
+                "steps": steps,
+                "command": command,
+            }
+        )
+        from . import __version__
+
+        config["sp_wrappers_version"] = __version__
+        _write_json(run / CONFIG_NAME, config)
+        target = selfplay.total_steps + steps * n_models
+        started = time.perf_counter()
+        say = report if (progress and report is not None) else None
+        while selfplay.total_steps < target:
+            chunk = int(config["team_change"]) if say is not None else target
+            selfplay.learn(min(target, selfplay.total_steps + chunk))
+            if say is not None:
+                say(_progress_line(selfplay))
+        seconds = time.perf_counter() - started
+        # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
+        evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
+        for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
+            venv.close()
+    ratings = _team_ratings(selfplay)
+    _write_json(run / RATINGS_NAME, _team_ratings_json(ratings, evaluation, config))
+    written = [CONFIG_NAME, f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
+    if tb is not None:
+        written.append("tb/")
+    history[-1]["seconds"] = round(seconds, 1)
+    _write_json(run / CONFIG_NAME, config)
+    return TeamTrainResult(
+        run,
+        config,
+        {name: int(models[name].num_timesteps) - start_steps[name] for name in models},
+        {name: int(models[name].num_timesteps) for name in models},
+        seconds,
+        ratings,
+        evaluation,
+        written,
+        notes,
+    )
+
+
+def _model_path(run: Path, name: str) -> Path:
+    return run / MODELS_DIR / f"{name}.zip"
+
+
+def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """Each model's ``num_timesteps`` as saved in ``models/<name>.zip`` (0 when missing)."""
+    import zipfile
+
+    out = {}
+    for name in groups:
+        path = _model_path(run, name)
+        try:
+            with zipfile.ZipFile(path) as archive:
+                out[name] = int(json.loads(archive.read("data")).get("num_timesteps", 0))
+        except FileNotFoundError:
+            out[name] = 0
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+            raise TrainError(f"Cannot read {path} ({error}); it is not a saved model.") from None
+    return out
+
+
+def _evaluate_teams(
+    selfplay: Any, env_fn: Callable[[], Any], config: Mapping[str, Any], probe: _TeamProbe
+) -> dict[str, dict[str, Any]]:
+    """Each team's final model (sampling its actions, as it trained) against random teams, and
+    random play in its place against the same random teams (the baseline of its team return)."""
+    n_games = int(config["eval_games"])
+    if n_games == 0:
+        return {}
+    results = {}
+    for index, team in enumerate(probe.teams):
+        model = selfplay.models.get(team, selfplay.models.get("shared"))
+        seed = int(config["seed"]) + 10_000 * (index + 1)
+        trained = _play_against_random(model, env_fn, config["teams"], team, n_games, seed)
+        baseline = _play_against_random(None, env_fn, config["teams"], team, n_games, seed)
+        results[team] = {
+            "games": trained["games"],
+            "wins": trained["wins"],
+            "draws": trained["draws"],
+            "losses": trained["losses"],
+            "mean_team_return": trained["mean_team_return"],
+            "random_team_return": baseline["mean_team_return"],
+            "learner": "sampled actions",
+            "opponents": "random",
+        }
+    return results
+
+
+def _play_against_random(
+    model: Any, env_fn: Callable[[], Any], teams: Any, team: str, n_games: int, seed: int
+) -> dict[str, Any]:
+    """``n_games`` episodes of ``team`` (``model``, or uniform random actions when ``None``)
+    against random teams: wins, draws, losses (team against team) and the mean team return."""
+    import numpy as np
+
+    from .team_selfplay import make_team_vec_env
+
+    n_envs = max(1, min(4, n_games))
+    venv = make_team_vec_env(env_fn, teams, team, n_envs, seed=seed, monitor=False)
+    team_size = venv.num_envs // n_envs
+    space = venv.action_space
+    space.seed(seed)
+    outcomes: list[float] = []
+    returns: list[float] = []
+    try:
+        obs = venv.reset()
+        while len(outcomes) < n_games:
+            if model is None:
+                actions = np.stack([space.sample() for _ in range(venv.num_envs)])
+            else:
+                actions, _ = model.predict(obs, deterministic=False)
+            obs, _, dones, infos = venv.step(actions)
+            for slot, (done, info) in enumerate(zip(dones, infos, strict=True)):
+                summary = info.get("selfplay") if done else None
+                if summary is None or slot % team_size != 0 or len(outcomes) >= n_games:
+                    continue  # one record per game copy: its team's first slot
+                outcomes.append(float(summary["outcome"]))
+                returns.append(float(summary.get("team_return", summary.get("return", 0.0))))
+    finally:
+        venv.close()
+    return {
+        "games": len(outcomes),
+        "wins": sum(o == 1.0 for o in outcomes),
+        "draws": sum(o == 0.5 for o in outcomes),
+        "losses": sum(o == 0.0 for o in outcomes),
+        "mean_team_return": float(np.mean(returns)) if returns else math.nan,
+    }
+
+
+def _team_ratings(selfplay: Any) -> dict[str, dict[str, Any]]:
+    """``TeamSelfPlay.ratings()`` with each team's newest snapshot's Bradley-Terry rating."""
+    ratings = selfplay.ratings()
+    for team, entry in ratings.items():
+        newest = selfplay.archives[team].latest()
+        row = entry["snapshots"].get(newest.id, {}) if newest is not None else {}
+        entry["latest_snapshot"] = (
+            {
+                "id": newest.id,
+                "step": newest.step,
+                "rating": row.get("bt"),
+                "low": row.get("bt_low"),
+                "high": row.get("bt_high"),
+            }
+            if newest is not None
+            else None
+        )
+    return ratings
+
+
+def _team_ratings_json(
+    ratings: Mapping[str, Any], evaluation: Mapping[str, Any], config: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "format_version": TEAM_RATINGS_FORMAT_VERSION,
+        "kind": TEAM_CONFIG_KIND,
+        "method": "elo: each team's online Elo against the other teams' snapshots; bt: "
+        "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals",
+        "models": config["models"],
+        "teams": {
+            team: {
+                "elo": entry["elo"],
+                "latest_snapshot": entry["latest_snapshot"],
+                "snapshots": entry["snapshots"],
+            }
+            for team, entry in ratings.items()
+        },
+        "evaluation": dict(evaluation),
+    }
+
+
+def _progress_line(selfplay: Any) -> str:
+    """One line after a team change: each team's steps, Elo, recent win rate and snapshots."""
+    parts = []
+    for team in selfplay.team_names:
+        callback = selfplay.callbacks[team]
+        parts.append(
+            f"{team} {int(selfplay.models[team].num_timesteps):,d} steps, Elo "
+            f"{selfplay.team_elo[team]:.0f}, win rate {callback.win_rate:.2f}, "
+            f"{len(selfplay.archives[team])} snapshots"
+        )
+    head = (
+        f"team change {selfplay.team_changes}, {selfplay.learning_team} learns next"
+        if len(selfplay.team_names) > 1
+        else f"{selfplay.total_steps:,d} steps"
+    )
+    return f"{head} | " + " | ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------
+# The command
+# ------------------------------------------------------------------------------------------------
+
+
+def run_team_train_command(args: argparse.Namespace) -> int:
+    """``sp-wrappers train`` for a team run: resolve the config, train, print the summary."""
+    import shlex
+    import sys
+
+    run = _resume_dir(args)
+    timesteps = None
+    if run is not None:
+        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
+        if args.game and args.game != config.get("game"):
+            raise TrainError(
+                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
+                "pick the right run directory."
+            )
+        for option, value in (
+            ("--algo", args.algo),
+            ("--hp", args.hp),
+            ("--game-kwarg", args.game_kwarg),
+            ("--config", args.config),
+            ("--seed", args.seed),
+            ("--teams", args.teams),
+            ("--shared", args.shared),
+            ("--team-change", args.team_change),
+            ("--n-envs", args.n_envs),
+        ):
+            if value is not None:
+                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
+        for key in ("game", "teams", "team_change", "models", "timesteps", "sampler", "algo"):
+            if key not in config:
+                raise TrainError(
+                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by a team run of "
+                    "train."
+                )
+        timesteps = args.timesteps
+        args.timesteps = None
+        _apply_team_overrides(config, args)
+        _check_team_config(config)
+    else:
+        config = new_team_run_config(args)
+        run = Path(args.out or f"runs/{_slug(config['game'])}")
+        if (run / CONFIG_NAME).exists():
+            raise TrainError(
+                f"{run} already holds a run; continue it with --resume {run}, or pass another "
+                "--out."
+            )
+    argv = getattr(args, "_argv", None)
+    words = [PROG, "train", *argv] if argv is not None else [PROG, *sys.argv[1:]]
+    command = shlex.join(words)
+    resume = bool(args.resume)
+    print(
+        f"{'Resuming' if resume else 'Training'} {config['algo']} teams on {config['game']} "
+        f"({'config.json' if resume else config['recipe']}) into {run}",
+        flush=True,
+    )
+    result = train_teams(
+        config,
+        run,
+        resume=resume,
+        timesteps=timesteps,
+        progress=not args.no_progress,
+        device=args.device,
+        torch_threads=args.threads,
+        command=command,
+    )
+    print(result.summary(), flush=True)
+    return 0
