@@ -1,10 +1,10 @@
-"""``sp-wrappers train --teams``: one learner per team, trained by :class:`TeamSelfPlay`.
+"""``sp-wrappers train --teams``: one learner per team, trained by ``TeamSelfPlay``.
 
-This module holds the team side of the ``train`` command: :func:`train_teams` (the Python entry
-point, also reached from :func:`sp_wrappers.train.train` when a config has ``"teams"``), its
-result :class:`TeamTrainResult`, the run configuration (:func:`new_team_run_config`),
-:func:`model_groups` (which teams share a model) and :func:`run_team_train_command` (what
-``sp-wrappers train`` runs when the game has teams, from ``--teams`` or its recipe).
+This module holds the team side of the ``train`` command's driver: :func:`train_teams` (the
+Python entry point, also reached from :func:`sp_wrappers.train.train` when a config's ``"kind"``
+is ``"teams"``), its result :class:`TeamTrainResult` and :func:`model_groups` (which teams share
+a model). The command line and the run configuration live in
+:mod:`sp_wrappers.team_train_command`.
 
 A team run directory holds::
 
@@ -24,7 +24,6 @@ of every agent of the team: SB3's ``num_timesteps`` of the team's model).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -34,20 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .games import GAMES, MissingGameError, UnknownGameError, game_factory
-from .recipes import ALGOS, SAMPLER_DEFAULTS, recipe_for
+from .games import MissingGameError, game_factory
 from .recipes import linear_schedule as _learning_rate
-from .rundir import CONFIG_NAME, _slug, _tensorboard_dir, _write_json
+from .rundir import CONFIG_NAME, _tensorboard_dir, _write_json
 from .summary import _duration
 from .train import (
-    PROG,
-    STRATEGIES,
-    SWAP_UNITS,
     TrainError,
     _algo_class,
-    _parse_pairs,
     _policy_name,
-    _read_json,
     _torch_threads,
     check_algo_fits,
 )
@@ -55,10 +48,7 @@ from .train import (
 __all__ = [
     "train_teams",
     "TeamTrainResult",
-    "new_team_run_config",
     "model_groups",
-    "is_team_run",
-    "run_team_train_command",
     "TEAM_CONFIG_KIND",
 ]
 
@@ -68,22 +58,6 @@ MODELS_DIR = "models"
 ARCHIVES_DIR = "archives"
 RATINGS_NAME = "ratings.json"
 TEAM_RATINGS_FORMAT_VERSION = 1
-
-#: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
-TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
-
-#: Options of ``train`` that single-learner runs use and team runs do not.
-_SINGLE_ONLY = {
-    "random_ratio": "--random-ratio",
-    "reference_ratio": "--reference-ratio",
-    "draw_reward": "--draw-reward",
-    "opponent_draw": "--opponent-draw",
-    "illegal_action": "--illegal-action",
-    "deterministic_opponents": "--deterministic-opponents",
-    "learner": "--learner",
-    "max_snapshots": "--max-snapshots",
-    "fit_every": "--fit-every",
-}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -196,212 +170,6 @@ def model_groups(
 
 
 # ------------------------------------------------------------------------------------------------
-# Configuration
-# ------------------------------------------------------------------------------------------------
-
-
-def _parse_teams(raw: str) -> str | dict[str, list[str]]:
-    """``--teams``: ``"prefix"`` or a JSON object ``{team: [agent, ...]}``."""
-    if raw == "prefix":
-        return raw
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict) or not all(
-        isinstance(agents, list) and all(isinstance(a, str) for a in agents)
-        for agents in value.values()
-    ):
-        raise TrainError(
-            f"--teams takes 'prefix' or a JSON object of team -> list of agent names, got "
-            f'{raw!r}; e.g. --teams \'{{"red": ["first_0", "third_0"], "blue": '
-            f'["second_0", "fourth_0"]}}\'.'
-        )
-    return value
-
-
-def _base_config(args: argparse.Namespace) -> dict[str, Any]:
-    return _read_json(Path(args.config), "pass the config.json of a run") if args.config else {}
-
-
-def _resume_dir(args: argparse.Namespace) -> Path | None:
-    if not args.resume:
-        return None
-    if isinstance(args.resume, str):
-        return Path(args.resume)
-    if args.out is None and args.game is None:
-        raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
-    return Path(args.out or f"runs/{_slug(args.game or '')}")
-
-
-def is_team_run(args: argparse.Namespace) -> bool:
-    """Whether ``train``'s parsed arguments ask for a team run: ``--teams``, a team run's
-    directory (``--resume``) or ``config.json`` (``--config``), or a game whose recipe has
-    teams. Team-only options on any other run fail with a message naming ``--teams``."""
-    if args.teams is not None:
-        return True
-    run = _resume_dir(args)
-    if run is not None and (run / CONFIG_NAME).is_file():
-        return _read_json(run / CONFIG_NAME, "").get("kind") == TEAM_CONFIG_KIND
-    base = _base_config(args) if run is None else {}
-    game = args.game or base.get("game")
-    if base.get("kind") == TEAM_CONFIG_KIND and game == base.get("game"):
-        return True
-    if game in GAMES:
-        try:
-            if recipe_for(game, args.algo).teams is not None:
-                return True
-        except KeyError:
-            pass
-    for option, value in (("--team-change", args.team_change), ("--shared", args.shared)):
-        if value is not None and run is None:
-            raise TrainError(
-                f"{option} applies to team runs; {game or 'this game'} has no teams in its "
-                "recipe: pass --teams prefix or --teams '{\"team\": [agent, ...], ...}'."
-            )
-    return False
-
-
-def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The config of a new team run: the game's recipe, then ``--config``'s file, then the
-    options (see the module docstring for the keys)."""
-    base = _base_config(args)
-    game = args.game or base.get("game")
-    if not game:
-        raise TrainError(f"Name a game, e.g. `{PROG} train simple_tag_v3`.")
-    try:
-        game_factory(game)
-    except UnknownGameError as error:
-        raise TrainError(str(error)) from None
-    same_game = base.get("game") == game and base.get("kind") == TEAM_CONFIG_KIND
-    algo = args.algo or (base.get("algo") if same_game else None)
-    try:
-        recipe = recipe_for(game, algo)
-    except KeyError:
-        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.") from None
-    if recipe.algo not in ALGOS:  # pragma: no cover - a typo in recipes.py
-        raise TrainError(f"Unknown algorithm {recipe.algo!r}.")
-    spec = GAMES.get(game)
-    teams = recipe.teams if recipe.teams is not None else (spec.teams if spec else None)
-    config: dict[str, Any] = {
-        "format_version": 1,
-        "kind": TEAM_CONFIG_KIND,
-        "game": game,
-        "game_kwargs": dict(recipe.game_kwargs),
-        "algo": recipe.algo,
-        "recipe": "tuned" if recipe.tuned else ("game" if recipe.teams else "generic"),
-        "hyperparams": dict(recipe.hyperparams),
-        "teams": teams,
-        "team_change": recipe.team_change,
-        "shared": None,
-        # swap_every None: TeamSelfPlay's default, the same number of swaps for every team.
-        "sampler": {
-            "window": recipe.sampler.get("window", SAMPLER_DEFAULTS["window"]),
-            "latest_ratio": recipe.sampler.get("latest_ratio", SAMPLER_DEFAULTS["latest_ratio"]),
-            "swap_every": None,
-            "swap_unit": "steps",
-            "strategy": recipe.sampler.get("strategy", SAMPLER_DEFAULTS["strategy"]),
-        },
-        "n_envs": recipe.n_envs,
-        "save_every": recipe.save_every,
-        "seed": 0,
-        "timesteps": recipe.timesteps,
-        "eval_games": recipe.eval_games,
-    }
-    if same_game:
-        for key in (
-            "game_kwargs",
-            "teams",
-            "team_change",
-            "shared",
-            "n_envs",
-            "save_every",
-            "seed",
-            "timesteps",
-            "eval_games",
-        ):
-            if key in base:
-                config[key] = base[key]
-        config["sampler"].update(
-            {k: v for k, v in (base.get("sampler") or {}).items() if k in TEAM_SAMPLER_KEYS}
-        )
-        if base.get("algo") == config["algo"]:
-            config["hyperparams"] = dict(base.get("hyperparams") or config["hyperparams"])
-            config["recipe"] = base.get("recipe", "file")
-    if args.teams is not None:
-        config["teams"] = _parse_teams(args.teams)
-    if config["teams"] is None:  # pragma: no cover - is_team_run let it through
-        raise TrainError(f"{game} has no teams; pass --teams prefix or a JSON mapping.")
-    config["game_kwargs"].update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
-    hp = _parse_pairs(args.hp, "--hp")
-    if hp:
-        config["hyperparams"].update(hp)
-        config["recipe"] = config["recipe"] + "+overrides"
-    _apply_team_overrides(config, args)
-    if config["team_change"] is None:
-        config["team_change"] = max(1, int(config["timesteps"]) // 10)
-    _check_team_config(config)
-    return config
-
-
-def _apply_team_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
-    for key, option in _SINGLE_ONLY.items():
-        if getattr(args, key, None) is not None:
-            raise TrainError(
-                f"{option} applies to single-learner runs, not to team runs (TeamSelfPlay draws "
-                "each team's opponents from the other teams' archives); drop it."
-            )
-    for key in ("timesteps", "n_envs", "save_every", "seed", "eval_games", "team_change"):
-        value = getattr(args, key, None)
-        if value is not None:
-            config[key] = value
-    if getattr(args, "shared", None) is not None:
-        config["shared"] = args.shared
-    for key in TEAM_SAMPLER_KEYS:
-        value = getattr(args, key, None)
-        if value is not None:
-            config["sampler"][key] = value
-    if getattr(args, "window", None) == 0:
-        config["sampler"]["window"] = None
-
-
-def _check_team_config(config: Mapping[str, Any]) -> None:
-    """Range checks with one-line messages."""
-    s = config["sampler"]
-    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
-        if int(config[key]) < least:
-            option = "--" + key.replace("_", "-")
-            raise TrainError(f"{option} must be at least {least}, got {config[key]}.")
-    if int(config["team_change"]) < 1:
-        raise TrainError(
-            f"--team-change must be a positive number of learner steps, got "
-            f"{config['team_change']}."
-        )
-    if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
-    if not 0.0 <= float(s["latest_ratio"]) <= 1.0:
-        raise TrainError(f"--latest-ratio must be between 0 and 1, got {s['latest_ratio']}.")
-    if s["swap_every"] is not None and s["swap_every"] < 1:
-        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
-    if s["swap_unit"] not in SWAP_UNITS:
-        raise TrainError(
-            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
-        )
-    if s["strategy"] not in STRATEGIES:
-        raise TrainError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
-        )
-    if config["algo"] not in ALGOS:
-        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
-    lr = config["hyperparams"].get("learning_rate")
-    if lr is not None:
-        try:
-            _learning_rate(lr)
-        except (TypeError, ValueError) as error:
-            raise TrainError(str(error)) from None
-
-
-# ------------------------------------------------------------------------------------------------
 # Training
 # ------------------------------------------------------------------------------------------------
 
@@ -438,13 +206,19 @@ class TeamTrainResult:
         c = self.config
         done = sum(self.steps.values())
         rate = done / self.seconds if self.seconds > 0 else math.nan
+        models = c.get("models") or {name: [name] for name in self.total_steps}
+        who = (
+            f"one {c['algo']} model for the teams {', '.join(models['shared'])}"
+            if "shared" in models
+            else f"{c['algo']} for the teams {', '.join(self.total_steps)}"
+        )
         lines = [
-            f"Trained {c['algo']} teams {', '.join(self.total_steps)} on {c['game']} for "
-            f"{_steps(self.steps)} learner steps ({_steps(self.total_steps)} in total) in "
-            f"{_duration(self.seconds)} ({rate:,.0f} steps/s over all teams).",
+            f"Trained {who} on {c['game']}: {_steps(self.steps)} learner steps "
+            f"({_steps(self.total_steps)} in total) in {_duration(self.seconds)} "
+            f"({rate:,.0f} steps/s over all teams).",
             f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
         ]
-        width = max(len(team) for team in self.total_steps)
+        width = max(len(team) for team in [*self.total_steps, *self.evaluation])
         for team in self.total_steps:
             r = self.ratings.get(team, {})
             line = f"  {team:<{width}}  Elo {r.get('elo', math.nan):7.1f}"
@@ -621,9 +395,10 @@ def train_teams(
         say = report if (progress and report is not None) else None
         while selfplay.total_steps < target:
             chunk = int(config["team_change"]) if say is not None else target
+            learning = selfplay.learning_team
             selfplay.learn(min(target, selfplay.total_steps + chunk))
             if say is not None:
-                say(_progress_line(selfplay))
+                say(_progress_line(selfplay, learning))
         seconds = time.perf_counter() - started
         # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
         evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
@@ -779,8 +554,9 @@ def _team_ratings_json(
     }
 
 
-def _progress_line(selfplay: Any) -> str:
-    """One line after a team change: each team's steps, Elo, recent win rate and snapshots."""
+def _progress_line(selfplay: Any, learned: str) -> str:
+    """One line after a turn: who learned, then each team's steps, Elo, recent win rate and
+    snapshots."""
     parts = []
     for team in selfplay.team_names:
         callback = selfplay.callbacks[team]
@@ -790,81 +566,8 @@ def _progress_line(selfplay: Any) -> str:
             f"{len(selfplay.archives[team])} snapshots"
         )
     head = (
-        f"team change {selfplay.team_changes}, {selfplay.learning_team} learns next"
+        f"{learned} learned (team changes: {selfplay.team_changes})"
         if len(selfplay.team_names) > 1
         else f"{selfplay.total_steps:,d} steps"
     )
     return f"{head} | " + " | ".join(parts)
-
-
-# ------------------------------------------------------------------------------------------------
-# The command
-# ------------------------------------------------------------------------------------------------
-
-
-def run_team_train_command(args: argparse.Namespace) -> int:
-    """``sp-wrappers train`` for a team run: resolve the config, train, print the summary."""
-    import shlex
-    import sys
-
-    run = _resume_dir(args)
-    timesteps = None
-    if run is not None:
-        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
-        if args.game and args.game != config.get("game"):
-            raise TrainError(
-                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
-                "pick the right run directory."
-            )
-        for option, value in (
-            ("--algo", args.algo),
-            ("--hp", args.hp),
-            ("--game-kwarg", args.game_kwarg),
-            ("--config", args.config),
-            ("--seed", args.seed),
-            ("--teams", args.teams),
-            ("--shared", args.shared),
-            ("--team-change", args.team_change),
-            ("--n-envs", args.n_envs),
-        ):
-            if value is not None:
-                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
-        for key in ("game", "teams", "team_change", "models", "timesteps", "sampler", "algo"):
-            if key not in config:
-                raise TrainError(
-                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by a team run of "
-                    "train."
-                )
-        timesteps = args.timesteps
-        args.timesteps = None
-        _apply_team_overrides(config, args)
-        _check_team_config(config)
-    else:
-        config = new_team_run_config(args)
-        run = Path(args.out or f"runs/{_slug(config['game'])}")
-        if (run / CONFIG_NAME).exists():
-            raise TrainError(
-                f"{run} already holds a run; continue it with --resume {run}, or pass another "
-                "--out."
-            )
-    argv = getattr(args, "_argv", None)
-    words = [PROG, "train", *argv] if argv is not None else [PROG, *sys.argv[1:]]
-    command = shlex.join(words)
-    resume = bool(args.resume)
-    print(
-        f"{'Resuming' if resume else 'Training'} {config['algo']} teams on {config['game']} "
-        f"({'config.json' if resume else config['recipe']}) into {run}",
-        flush=True,
-    )
-    result = train_teams(
-        config,
-        run,
-        resume=resume,
-        timesteps=timesteps,
-        progress=not args.no_progress,
-        device=args.device,
-        torch_threads=args.threads,
-        command=command,
-    )
-    print(result.summary(), flush=True)
-    return 0

@@ -301,7 +301,7 @@ def build_train_parser() -> argparse.ArgumentParser:
 
 def run_train_command(args: argparse.Namespace) -> int:
     """The ``train`` command: resolve the config, train, print the summary; returns 0."""
-    from .team_train import is_team_run, run_team_train_command
+    from .team_train_command import is_team_run, run_team_train_command
 
     if is_team_run(args):
         return run_team_train_command(args)
