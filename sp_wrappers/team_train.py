@@ -102,14 +102,17 @@ def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mappin
         )
     observation_spaces, action_spaces, has_masks = {}, {}, {}
     for team in layout.names:
-        env = SelfPlayEnv(env_fn(), learner=team, teams=spec)
+        game_env = env_fn()
+        try:
+            env = SelfPlayEnv(game_env, learner=team, teams=spec)
+        except ValueError as error:  # e.g. a team whose agents' spaces differ
+            game_env.close()
+            raise TrainError(f"--teams: {error}") from None
         try:
             env.reset(seed=0)
             observation_spaces[team] = env.observation_space
             action_spaces[team] = env.action_space
             has_masks[team] = env.driver.learner_mask() is not None
-        except ValueError as error:
-            raise TrainError(str(error)) from None
         finally:
             env.close()
     return _TeamProbe(dict(layout.teams), observation_spaces, action_spaces, has_masks)

@@ -8,6 +8,8 @@ strength (``benchmarks/teams.py`` measures that).
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,3 +77,190 @@ def test_quadrapong_groups_first_and_third_against_second_and_fourth_on_scaled_r
     game.reset(seed=0)
     obs = game.observe("first_0")
     assert obs.shape == (128,) and obs.dtype == np.float32 and 0.0 <= obs.min() <= obs.max() <= 1
+
+
+def test_quadrapong_teams_step_with_a_team_learner_one_slot_per_teammate():
+    from sp_wrappers.games import game_factory
+    from sp_wrappers.team_selfplay import make_team_vec_env
+
+    env_fn = game_factory("quadrapong_v4", {"max_cycles": 12, "frame_skip": 4})
+    venv = make_team_vec_env(env_fn, GAMES["quadrapong_v4"].teams, "first_third", 2, seed=0)
+    assert venv.num_envs == 4  # 2 game copies x 2 teammates
+    venv.reset()
+    summaries = []
+    for _ in range(15):
+        _, _, dones, infos = venv.step(np.array([venv.action_space.sample() for _ in range(4)]))
+        summaries += [
+            i["selfplay"] for d, i in zip(dones, infos, strict=True) if d and "selfplay" in i
+        ]
+    venv.close()
+    assert summaries and {s["team"] for s in summaries} == {"first_third"}
+    assert all(set(s["team_returns"]) == {"first_third", "second_fourth"} for s in summaries)
+
+
+# ------------------------------------------------------------------------------------------------
+# sp-wrappers train on simple_tag_v3
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tag_run(tmp_path_factory):
+    """A tiny team run of simple_tag_v3 (two team changes or more), shared by the tests below."""
+    out = tmp_path_factory.mktemp("tag") / "run"
+    status = main_train(
+        [
+            "simple_tag_v3",
+            "--timesteps",
+            "384",
+            "--team-change",
+            "192",
+            *TAG_TINY,
+            "--out",
+            str(out),
+        ]
+    )
+    assert status == 0
+    return out
+
+
+def test_train_teams_writes_a_run_directory_with_a_model_and_an_archive_per_team(tag_run):
+    config = json.loads((tag_run / "config.json").read_text())
+    assert config["kind"] == "teams" and config["teams"] == "prefix"
+    assert config["models"] == {"adversary": ["adversary"], "agent": ["agent"]}
+    assert config["team_change"] == 192 and config["game_kwargs"]["max_cycles"] == 10
+    for team in ("adversary", "agent"):
+        assert (tag_run / "models" / f"{team}.zip").is_file()
+        assert (tag_run / "archives" / team / "index.sqlite").is_file()
+    state = json.loads((tag_run / "team_selfplay.json").read_text())
+    assert state["team_changes"] >= 2 and all(n >= 384 for n in state["steps"].values())
+    ratings = json.loads((tag_run / "ratings.json").read_text())
+    assert set(ratings["teams"]) == {"adversary", "agent"}
+    assert all(isinstance(r["elo"], float) for r in ratings["teams"].values())
+    assert set(ratings["evaluation"]) == {"adversary", "agent"}
+    assert ratings["evaluation"]["agent"]["games"] == 2
+
+
+def test_a_team_run_config_replays_with_config(tag_run, tmp_path, capsys):
+    out = tmp_path / "again"
+    status, stdout, err = train(
+        capsys, "--config", tag_run / "config.json", "--timesteps", 192, "--out", out
+    )
+    assert status == 0, err
+    first = json.loads((tag_run / "config.json").read_text())
+    again = json.loads((out / "config.json").read_text())
+    for key in ("game", "game_kwargs", "algo", "hyperparams", "teams", "team_change", "sampler"):
+        assert again[key] == first[key], key
+
+
+def test_train_teams_prints_each_turn_and_each_teams_rating(tmp_path, capsys):
+    with_progress = [option for option in TAG_TINY if option != "--no-progress"]
+    status, out, err = train(
+        capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *with_progress,
+        "--out", tmp_path / "run",
+    )  # fmt: skip
+    assert status == 0, err
+    turns = [line for line in out.splitlines() if " learned (team changes: " in line]
+    assert len(turns) >= 2 and {t.split()[0] for t in turns} == {"adversary", "agent"}
+    assert "adversary" in turns[0] and "agent" in turns[0] and "Elo" in turns[0]
+    summary = out[out.index("Trained ppo") :]
+    assert "  adversary  Elo" in summary and "  agent      Elo" in summary
+    assert "against random teams" in summary
+
+
+def test_resume_continues_with_the_same_learning_team_and_step_counts(tmp_path, capsys):
+    out = tmp_path / "run"
+    common = (*TAG_TINY, "--out", out)
+    assert train(capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *common)[0] == 0
+    before = json.loads((out / "team_selfplay.json").read_text())
+    status, stdout, err = train(capsys, "--resume", out, "--timesteps", 192, "--no-progress")
+    assert status == 0, err
+    assert "Resuming ppo teams on simple_tag_v3" in stdout
+    after = json.loads((out / "team_selfplay.json").read_text())
+    assert after["team_changes"] > before["team_changes"]
+    for team, steps in before["steps"].items():
+        assert after["steps"][team] > steps
+    config = json.loads((out / "config.json").read_text())
+    assert [h["resumed"] for h in config["history"]] == [False, True]
+    assert config["history"][1]["from_steps"] == before["steps"]
+    snapshots = sorted(p.name for p in (out / "archives" / "agent" / "snapshots").iterdir())
+    assert snapshots[0] == "snapshot-0000.safetensors" and len(snapshots) >= 3
+
+
+def test_resume_refuses_changing_the_teams(tag_run, capsys):
+    status, _, err = train(capsys, "--resume", tag_run, "--teams", "prefix")
+    assert_exit_2(status, err, "--teams cannot change on --resume")
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad input
+# ------------------------------------------------------------------------------------------------
+
+
+def test_shared_is_refused_when_the_teams_spaces_differ(tmp_path, capsys):
+    status, _, err = train(capsys, "simple_tag_v3", "--shared", *TAG_TINY, "--out", tmp_path)
+    assert_exit_2(
+        status, err, "--shared trains one model for every team", "(16,)", "(14,)", "drop --shared"
+    )
+    assert not (tmp_path / "models").exists()
+
+
+@pytest.mark.parametrize(
+    "options, fragments",
+    [
+        (("--team-change", "0"), ["--team-change must be a positive number"]),
+        (("--random-ratio", "0.2"), ["--random-ratio applies to single-learner runs"]),
+        (("--teams", "{nope"), ["--teams takes 'prefix' or a JSON object"]),
+        (
+            ("--teams", '{"hunters": ["adversary_0", "adversary_1"], "prey": ["agent_0"]}'),
+            ["'adversary_2'", "in no team"],
+        ),
+        (
+            ("--teams", '{"a": ["adversary_0", "agent_0"], "b": ["adversary_1", "adversary_2"]}'),
+            ["cannot be played by one learner"],
+        ),
+    ],
+    ids=["team-change-0", "random-ratio", "bad-json", "agent-in-no-team", "mixed-spaces"],
+)
+def test_bad_team_options_fail_with_one_line_naming_the_fix(options, fragments, tmp_path, capsys):
+    status, _, err = train(capsys, "simple_tag_v3", *options, *TAG_TINY, "--out", tmp_path)
+    assert_exit_2(status, err, *fragments)
+
+
+def test_team_options_on_a_game_without_teams_name_teams(tmp_path, capsys):
+    status, _, err = train(capsys, "tictactoe_v3", "--team-change", 100, "--out", tmp_path)
+    assert_exit_2(status, err, "--team-change applies to team runs", "--teams prefix")
+
+
+# ------------------------------------------------------------------------------------------------
+# Quadrapong: one model for both teams by default
+# ------------------------------------------------------------------------------------------------
+
+
+def test_quadrapong_trains_one_shared_model_by_default(tmp_path, capsys):
+    status, out, err = train(
+        capsys, "quadrapong_v4", "--timesteps", 128, *TINY, "--game-kwarg", "max_cycles=30",
+        "--out", tmp_path / "run",
+    )  # fmt: skip
+    assert status == 0, err
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["models"] == {"shared": ["first_third", "second_fourth"]}
+    assert (tmp_path / "run" / "models" / "shared.zip").is_file()
+    assert "one ppo model for the teams first_third, second_fourth" in out
+
+
+# ------------------------------------------------------------------------------------------------
+# The example
+# ------------------------------------------------------------------------------------------------
+
+
+def test_the_predator_prey_example_runs_in_its_tiny_mode_and_prints_elo_per_team(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "predator_prey.py"), "--tiny", "--out",
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    turns = [line for line in result.stdout.splitlines() if "adversary 1" in line]
+    assert len(turns) >= 2 and all("agent 1" in line for line in turns)
+    assert "trained adversary" in result.stdout and "trained agent" in result.stdout
+    assert (tmp_path / "team_selfplay.json").is_file()
