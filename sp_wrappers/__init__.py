@@ -44,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "register_envs": "registration",
     "IllegalActionError": "_seats",
     "openspiel_env": "adapters",
+    # teams
+    "TeamLayout": "teams",
+    "team_outcome": "teams",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -108,6 +111,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sampler import OpponentSampler
     from .shaping import DrawReward
     from .team_selfplay import TeamSelfPlay, make_team_vec_env, swap_steps
+    from .teams import TeamLayout, team_outcome
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
 
 

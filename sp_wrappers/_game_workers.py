@@ -5,7 +5,7 @@ This module holds (all private to :mod:`sp_wrappers.vec_env`):
 - ``_Games``, a list of games with their :class:`~sp_wrappers._seats.SeatDriver`, answering
   batches of reset/play operations (``(_RESET, i, seat, seed, options)`` or
   ``(_PLAY, i, action, pop)``) with one ``_Status`` each: an opponent seat to answer, or the
-  learner's view;
+  learner's view (with a learner team, a ``TeamDriver`` of :mod:`sp_wrappers._team_seats`);
 - ``_WorkerGames``, the same operations with the games split over worker processes (``_worker``
   is a worker's loop; ``_shutdown`` stops them on ``close()``, garbage collection or exit);
 - ``_GameSpec``, what the main process knows about the game (its agents and spaces).
@@ -100,9 +100,17 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
 class _Games:
     """A list of games with their seat drivers; answers batches of reset/play operations."""
 
-    def __init__(self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool) -> None:
+    def __init__(
+        self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool, team: bool = False
+    ) -> None:
         self.games = [as_aec_env(env_fn()) for _ in range(n)]
-        self.drivers = [SeatDriver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+        driver: type[SeatDriver] = SeatDriver
+        self._advance: Callable[[Any, bool], _Status] = _advance
+        if team:
+            from ._team_seats import TeamDriver
+
+            driver, self._advance = TeamDriver, TeamDriver.advance
+        self.drivers = [driver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
 
     def spec(self) -> _GameSpec:
         game = self.games[0]
@@ -122,10 +130,10 @@ class _Games:
             driver = self.drivers[item[1]]
             if item[0] == _RESET:
                 driver.reset(item[2], seed=item[3], options=item[4])
-                out.append(_advance(driver, False))
+                out.append(self._advance(driver, False))
             else:
                 driver.play(item[2])
-                out.append(_advance(driver, item[3]))
+                out.append(self._advance(driver, item[3]))
         return out
 
     def get_attr(self, i: int, name: str) -> Any:
@@ -142,12 +150,14 @@ class _Games:
             game.close()
 
 
-def _worker(conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool) -> None:
+def _worker(
+    conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool, team: bool = False
+) -> None:
     """A worker process's loop: build ``n`` games, answer commands until ``close`` or EOF."""
     parent_conn.close()
     games = None
     try:
-        games = _Games(env_fn.var, n, keep)
+        games = _Games(env_fn.var, n, keep, team)
         conn.send(("ok", games.spec()))
     except Exception as error:  # noqa: BLE001 - reported to the main process
         conn.send(("error", (_picklable(error), traceback.format_exc())))
@@ -211,6 +221,7 @@ class _WorkerGames:
         num_workers: int,
         keep_dict_obs: bool,
         start_method: str | None,
+        team: bool = False,
     ) -> None:
         if start_method is None:
             methods = mp.get_all_start_methods()
@@ -229,7 +240,9 @@ class _WorkerGames:
         for w, size in enumerate(sizes):
             parent, child = ctx.Pipe()
             process = ctx.Process(
-                target=_worker, args=(child, parent, wrapped, size, keep_dict_obs), daemon=True
+                target=_worker,
+                args=(child, parent, wrapped, size, keep_dict_obs, team),
+                daemon=True,
             )
             process.start()
             child.close()

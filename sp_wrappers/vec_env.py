@@ -86,12 +86,7 @@ class _EnvCopy:
         self.outcome_fn = owner.outcome_fn
         self.render_mode = spec.render_mode
         self.metadata = dict(spec.metadata)
-        self._default_opponents: dict[str, RandomPolicy] | None = None
-        if opponent is None:
-            self._default_opponents = owner._default_opponents
-            opponent = self._default_opponents[self.learner_seats[0]]
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
+        self._init_opponents(owner, opponent)
         self.seat_policies: dict[str, Any] = {}
         self.learner = self.learner_seats[0]
         self._np_random: np.random.Generator | None = None
@@ -105,6 +100,14 @@ class _EnvCopy:
         self._game_seed: int | None = None
         self._game_seeds = GameSeeds()
         self._empty_games = 0
+
+    def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
+        self._default_opponents: dict[str, RandomPolicy] | None = None
+        if opponent is None:
+            self._default_opponents = owner._default_opponents
+            opponent = self._default_opponents[self.learner_seats[0]]
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -258,6 +261,16 @@ class SelfPlayVecEnv(VecEnv):
         when first drawn (the archive's cached copy moves too). ``None`` leaves them where they are.
     :param start_method: multiprocessing start method for the workers (default ``"forkserver"``
         where available, else ``"spawn"``).
+    :param teams: ``None`` (every agent its own team: the behaviour described above),
+        ``"prefix"`` or ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamLayout`). With
+        teams, ``learner`` names a team (or ``"random"``/``"alternate"`` over teams of one size
+        and spaces) and every agent of that team is its own slot, so one SB3 model plays the whole
+        team (parameter sharing, as SuperSuit does): ``num_envs == n_envs * team_size`` and slot
+        ``g * team_size + k`` is agent ``k`` of the team in game copy ``g`` (``n_games`` gives
+        ``n_envs``). ``opponent`` may be ``{team: source}`` (one entry per opposing team; each
+        opposing team plays one policy per episode, its agents answered in one batch), and
+        ``info["selfplay"]`` gains the team keys of ``SelfPlayEnv``; see
+        :mod:`sp_wrappers._team_vec_env` for the step semantics.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=4, learner="player_1")
@@ -276,6 +289,13 @@ class SelfPlayVecEnv(VecEnv):
     >>> env.close()
     """
 
+    def __new__(cls, *args: Any, teams: Any = None, **kwargs: Any) -> SelfPlayVecEnv:
+        if teams is not None and cls is SelfPlayVecEnv:  # a learner team: one slot per agent
+            from ._team_vec_env import TeamVecEnv
+
+            return super().__new__(TeamVecEnv)
+        return super().__new__(cls)
+
     def __init__(
         self,
         env_fn: Callable[..., Any],
@@ -290,8 +310,10 @@ class SelfPlayVecEnv(VecEnv):
         start_method: str | None = None,
         opponent_draw: str = "per_env",
         illegal_action: str = "loss",
+        teams: Any = None,
     ) -> None:
         _check_env_fn(env_fn)
+        self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
                 f"opponent_draw must be one of {OPPONENT_DRAWS}, got {opponent_draw!r}: 'per_env' "
@@ -323,10 +345,13 @@ class SelfPlayVecEnv(VecEnv):
         self.device = device
         self.closed = False
         self.games: _Games | _WorkerGames
+        team = teams is not None
         if num_workers:
-            self.games = _WorkerGames(env_fn, n_envs, num_workers, keep_dict_obs, start_method)
+            self.games = _WorkerGames(
+                env_fn, n_envs, num_workers, keep_dict_obs, start_method, team
+            )
         else:
-            self.games = _Games(env_fn, n_envs, keep_dict_obs)
+            self.games = _Games(env_fn, n_envs, keep_dict_obs, team)
         try:
             self._setup(n_envs, learner, opponents, keep_dict_obs, outcome_fn)
         except BaseException:
@@ -347,6 +372,23 @@ class SelfPlayVecEnv(VecEnv):
         self.learner_mode = learner
         self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
         observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
+        self._index_seats(spec, keep_dict_obs)
+        self._default_opponents = {
+            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
+        }
+        self.observation_space, self.action_space = observation_space, action_space
+        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
+        if self.opponent_draw == "shared":
+            for copy in self.copies:
+                copy.opponent_source = self.copies[0].opponent_source
+        self._share_slots()
+        self._actions: np.ndarray | None = None
+        self._fast = _FastSB3()
+        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(n_envs, observation_space, action_space)
+
+    def _index_seats(self, spec: Any, keep_dict_obs: bool) -> None:
+        """Each seat's spaces, and which seats may share an opponent batch."""
         self._action_spaces = dict(spec.action_spaces)
         self._plain_discrete_seats = {
             seat
@@ -361,19 +403,6 @@ class SelfPlayVecEnv(VecEnv):
             if pair not in kinds:
                 kinds.append(pair)
             self._seat_kind[agent] = kinds.index(pair)
-        self._default_opponents = {
-            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
-        }
-        self.observation_space, self.action_space = observation_space, action_space
-        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
-        if self.opponent_draw == "shared":
-            for copy in self.copies:
-                copy.opponent_source = self.copies[0].opponent_source
-        self._share_slots()
-        self._actions: np.ndarray | None = None
-        self._fast = _FastSB3()
-        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
-        super().__init__(n_envs, observation_space, action_space)
 
     # -- VecEnv API ------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
