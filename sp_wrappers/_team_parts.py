@@ -14,24 +14,29 @@ This module holds:
   team's archive at its own ``save_every`` (the interval runs on across team changes), one match
   record per opposing team and episode (with ``team_a``/``team_b``), Elo against the other teams'
   snapshots, and ``selfplay/<team>/...`` keys in SB3's logger.
+- :func:`team_games`, every team's recorded games as games between snapshots of the teams, for
+  one Bradley-Terry fit over all the archives.
 - :func:`write_state` / :func:`read_state`, the versioned ``team_selfplay.json`` of a run
-  directory (written atomically).
+  directory (written atomically), :func:`run_state` / :func:`restore_run`, what it holds about a
+  run, and :func:`save_checkpoint` / :func:`load_checkpoint` for the models (SB3's ``save``).
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import os
+import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .archive import CorruptSnapshotError, SnapshotArchive
-from .callbacks import SelfPlayCallback
+from .archive import SnapshotArchive
+from .callbacks import SelfPlayCallback, attribute_learner_matches
 from .policies import Policy
 from .sampler import LATEST_ID, OpponentSampler
 
@@ -47,7 +52,12 @@ __all__ = [
     "STATE_FORMAT_VERSION",
     "write_state",
     "read_state",
+    "run_state",
+    "restore_run",
+    "save_checkpoint",
+    "load_checkpoint",
     "team_player",
+    "team_games",
 ]
 
 STATE_NAME = "team_selfplay.json"
@@ -93,16 +103,17 @@ def swap_steps(team_change: int, swaps: int, num_agents: int, num_opponent_agent
     return max(1, round(num_agents / num_opponent_agents * team_change / swaps))
 
 
-def env_swap_every(frozen_steps: int, frozen_agents: int, n_games: int) -> int:
-    """A swap interval in the frozen team's own steps (all its agents, all game copies together,
-    as ML-Agents counts "ghost steps") as the env's ``swap_every``: game steps per game copy
-    (each game copy keeps its own schedule; with ``opponent_draw="shared"`` the copies count
-    together and swap ``n_games`` times less often each, the same in total).
+def env_swap_every(frozen_steps: int, n_games: int) -> int:
+    """A swap interval in the frozen team's own steps over all game copies together (as
+    ML-Agents counts "ghost steps") as the env's ``swap_every``, which a team env counts per game
+    copy in that team's own agent steps (``opponent={team: source}``). (With
+    ``opponent_draw="shared"`` the copies count together and swap ``n_games`` times as rarely
+    each, the same in total.)
 
-    >>> env_swap_every(96, frozen_agents=3, n_games=2)
+    >>> env_swap_every(32, n_games=2)  # the prey (one agent) swaps every 16 game steps per copy
     16
     """
-    return max(1, round(frozen_steps / (frozen_agents * n_games)))
+    return max(1, round(frozen_steps / n_games))
 
 
 class TeamSampler(OpponentSampler):
@@ -308,6 +319,117 @@ class TeamCallback(SelfPlayCallback):
         record("selfplay/learning_team", self.owner.team_index(self.team))
 
 
+def team_games(
+    archives: Mapping[str, SnapshotArchive], shared: bool = False
+) -> Iterator[tuple[str, str, float]]:
+    """Every game recorded in the teams' archives as ``(team/snapshot, team/snapshot, score_a)``.
+
+    The learner is credited to its team's newest snapshot saved at or before the game's step (the
+    snapshot it grew from, as :func:`~sp_wrappers.callbacks.attribute_learner_matches` does); a
+    frozen team's ``latest`` (its model, frozen during the other team's turn) to its newest
+    snapshot saved before the game. With one shared model (one archive) the games are those of
+    plain self-play, credited the same way.
+    """
+    listings = {
+        team: [(info.step, info.wall_time, info.id) for info in archive.snapshots()]
+        for team, archive in archives.items()
+    }
+    for team, archive in archives.items():
+        steps = [(step, sid) for step, _, sid in listings[team]]
+        keys = [step for step, _ in steps]
+        for match in archive.iter_matches():
+            if shared:
+                for a, b, score in attribute_learner_matches([match], steps, LEARNER_ID):
+                    yield team_player(team, a), team_player(team, b), score
+                continue
+            other, slash, sid = str(match.player_b).partition("/")
+            if not slash or match.player_a != LEARNER_ID or other not in listings:
+                continue
+            if sid == LATEST_ID:
+                known = [s for _, wall, s in listings[other] if wall <= match.wall_time]
+                if not known:
+                    continue
+                sid = known[-1]
+            step = match.step if match.step is not None else (keys[-1] if keys else 0)
+            index = bisect.bisect_right(keys, step) - 1
+            if index >= 0:
+                mine = steps[index][1]
+                yield team_player(team, mine), team_player(other, sid), float(match.score_a)
+
+
+def draws(run: TeamSelfPlay) -> dict[str, int]:
+    """How many opponents each team's sampler has drawn so far."""
+    return {t: int(getattr(s, "draws", 0)) for t, s in run.samplers.items()}
+
+
+def run_state(run: TeamSelfPlay) -> dict[str, Any]:
+    """What ``team_selfplay.json`` holds about a run (see :func:`restore_run`)."""
+    return {
+        "teams": {t: list(agents) for t, agents in run.layout.teams.items()},
+        "shared": run.shared,
+        "learning_team": run.learning_team,
+        "team_changes": run.team_changes,
+        "turn_start_step": run.turn_start_step,
+        "team_change": run.team_change,
+        "steps": {t: int(m.num_timesteps) for t, m in run.models.items()},
+        "elo": dict(run.team_elo),
+        "last_save_step": {t: int(c.resume_save_step or 0) for t, c in run.callbacks.items()},
+        "archives": {t: str(a.path) for t, a in run.archives.items()},
+        "models": {t: f"models/{t}.zip" for t in run.team_names},
+        "swap_draws": draws(run),
+        "draws_at_turn_start": run._draws_at_turn_start,
+        "turns": run.turns,
+    }
+
+
+def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
+    """Put a run back where its state file and model checkpoints left it (checked first)."""
+    teams = {t: list(a) for t, a in run.layout.teams.items()}
+    if state.get("teams") != teams or bool(state.get("shared")) != run.shared:
+        raise ValueError(
+            f"{run.state_path} is a run with teams {state.get('teams')} "
+            f"(shared={state.get('shared')}), not {teams} (shared={run.shared}). Resume it "
+            "with the same teams and models, or choose a new run_dir."
+        )
+    assert run.run_dir is not None
+    given = {t: str(a.path.resolve()) for t, a in run.archives.items()}
+    stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
+    if stored and stored != given:
+        raise ValueError(
+            f"{run.state_path} is a run with the archives {stored}, but this TeamSelfPlay "
+            f"was given {given}. Resume with the run's archives (or archives=None to use "
+            "run_dir/archives), or choose a new run_dir."
+        )
+    for team in run.team_names:
+        path = run.run_dir / "models" / f"{team}.zip"
+        if path.exists():
+            load_checkpoint(run.models[team], path)
+    if run.seed is not None:  # new games and draws, not a replay of the first ones
+        for team, model in run.models.items():
+            model.get_env().seed(int(run.seed) + int(model.num_timesteps))
+            sampler = run.samplers[team]
+            sampler.rng = np.random.default_rng([int(run.seed), run.total_steps])
+    run.learning_team = str(state["learning_team"])
+    run.team_changes = int(state["team_changes"])
+    run.turn_start_step = int(state["turn_start_step"])
+    run.team_elo.update({t: float(e) for t, e in state["elo"].items()})
+    for team, step in state.get("last_save_step", {}).items():
+        if team in run.callbacks:
+            run.callbacks[team].resume_save_step = int(step)
+    for team, drawn in state.get("swap_draws", {}).items():
+        if team in run.samplers and hasattr(run.samplers[team], "draws"):
+            run.samplers[team].draws = int(drawn)
+    run._draws_at_turn_start = {t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()}
+    run.turns = list(state.get("turns", []))
+    if int(state.get("team_change", run.team_change)) != run.team_change:
+        warnings.warn(
+            f"Resuming with team_change={run.team_change} (the run used "
+            f"{state.get('team_change')}); the current turn ends by the new value.",
+            stacklevel=3,
+        )
+    run._started = False
+
+
 def write_state(path: Path, state: Mapping[str, Any]) -> None:
     """Write ``team_selfplay.json`` atomically (a temporary file, then ``os.replace``)."""
     data = {"format": "sp_wrappers.team_selfplay", "format_version": STATE_FORMAT_VERSION}
@@ -358,12 +480,3 @@ def save_checkpoint(model: Any, path: Path) -> None:
     tmp = path.with_name(path.stem + ".tmp.zip")
     model.save(tmp)
     os.replace(tmp, path)
-
-
-def snapshot_is_usable(archive: SnapshotArchive, snapshot_id: str) -> bool:
-    """Whether a snapshot's weights load (a corrupt one is warned about and skipped)."""
-    try:
-        archive.load_state_dict(snapshot_id)
-    except CorruptSnapshotError:
-        return False
-    return True

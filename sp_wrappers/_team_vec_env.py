@@ -16,8 +16,10 @@ Opponents: each opposing team plays one policy per episode, drawn from its entry
 in all copies facing the same policy are answered by one batched ``act`` call.
 ``sync_latest_weights`` reaches a plain opponent source (the symmetric case: every team drawn from
 the learner's archive) but not a per-team mapping's sources, which hold the other teams' policies.
-With ``swap_unit="steps"`` each slot's step counts (``team_size`` per vector step), as SB3's
-``num_timesteps`` does.
+With ``swap_unit="steps"`` a vector step counts as one round of each copy's game: a team's own
+source (``{team: source}``) counts that team's agent steps (its size per round), so an opposing
+team's swaps are counted in its own steps, as ML-Agents counts a ghost's; a plain source counts
+the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
 """
 
 from __future__ import annotations
@@ -127,8 +129,7 @@ class _TeamCopy(_EnvCopy):
 
     def begin_step(self, action: Any) -> tuple:
         self.phase = _PLAY
-        for _ in range(len(action)):
-            self.slots.count_step()
+        self.slots.count_step()
         return (_PLAY, self.index, TeamActions(action), True)
 
 

@@ -73,9 +73,7 @@ A two-team game with a team per seat, on a tiny budget:
 
 from __future__ import annotations
 
-import bisect
 import os
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -86,22 +84,23 @@ from stable_baselines3.common.vec_env import VecEnv
 from ._opponents import SWAP_UNITS
 from ._policy_spec import spaces_match
 from ._team_parts import (
-    LEARNER_ID,
     STATE_NAME,
     TeamCallback,
     TeamSampler,
+    draws,
     env_swap_every,
-    load_checkpoint,
     read_state,
+    restore_run,
+    run_state,
     save_checkpoint,
     swap_steps,
+    team_games,
     team_player,
     write_state,
 )
 from .archive import IncompatibleSnapshotError, SnapshotArchive, as_archive
-from .callbacks import attribute_learner_matches
 from .ratings import fit_bradley_terry
-from .sampler import LATEST_ID, STRATEGIES, OpponentSampler
+from .sampler import STRATEGIES, OpponentSampler
 
 __all__ = ["TeamSelfPlay", "make_team_vec_env", "swap_steps", "SHARED", "STATE_NAME"]
 
@@ -170,9 +169,18 @@ class TeamSelfPlay:
     :param run_dir: where the state file and the model checkpoints go (needed to resume).
     :param resume: continue the run in ``run_dir`` when it holds a state file (start fresh
         otherwise); ``False`` refuses a ``run_dir`` that already holds one.
-    :param seed: seeds the samplers' draws.
+    :param seed: seeds the samplers' draws; a resumed run also reseeds each model's env with
+        ``seed + its steps`` (new games, not a replay of the first ones).
     :param elo_k: K factor of the online Elo.
-    :param verbose: 1 prints a line at every team change.
+    :param initial_elo: every team's Elo before its first game (ML-Agents' ``initial_elo``).
+    :param sampler_kwargs: other :class:`~sp_wrappers.OpponentSampler` arguments for every team's
+        sampler (``fixed_opponents``, ``deterministic``, ``pfsp_weighting``, ...).
+    :param verbose: 1 prints a line with every team's Elo at every team change.
+
+    After :meth:`learn`: :attr:`learning_team`, :attr:`team_changes`, :attr:`team_elo` (each
+    team's online Elo), :attr:`turns` (one entry per finished turn: ``team``, ``start_step``,
+    ``end_step`` and ``swaps``, the draws each frozen team made in it), :attr:`bt_result` (the last
+    Bradley-Terry fit) and :meth:`ratings`.
     """
 
     def __init__(
@@ -197,12 +205,15 @@ class TeamSelfPlay:
         resume: bool = False,
         seed: int | None = None,
         elo_k: float = 16.0,
+        initial_elo: float = 1200.0,
+        sampler_kwargs: Mapping[str, Any] | None = None,
         verbose: int = 0,
     ) -> None:
         if not isinstance(team_change, int | np.integer) or team_change < 1:
             raise ValueError(
                 f"team_change must be a positive number of learner steps, got {team_change!r}; "
-                "ML-Agents' guidance is a few times save_every, e.g. team_change=20_000."
+                "pass e.g. team_change=20_000 (several save_every intervals, so that each turn "
+                "adds snapshots for the other teams to meet)."
             )
         if swap_unit not in SWAP_UNITS:
             raise ValueError(f"swap_unit must be one of {SWAP_UNITS}, got {swap_unit!r}.")
@@ -211,6 +222,7 @@ class TeamSelfPlay:
                 f"swaps_per_team_change must be a positive integer, got {swaps_per_team_change!r}."
             )
         self.env_fn = env_fn
+        self.seed = seed
         self.team_change = int(team_change)
         self.swap_unit = swap_unit
         self.swaps_per_team_change = int(swaps_per_team_change)
@@ -239,12 +251,25 @@ class TeamSelfPlay:
         self._swap_every = None if swap_every is None else self._per_team(swap_every, "swap_every")
         rng = np.random.default_rng(seed)
         seeds = {team: int(rng.integers(2**31)) for team in self.team_names}
+        reserved = {"archive", "seed", "swap_unit", "swap_every", "learner_id", *per_team}
+        clash = sorted(reserved & set(sampler_kwargs or {}))
+        if clash:
+            raise ValueError(
+                f"sampler_kwargs may not set {clash}: pass them to TeamSelfPlay itself (window, "
+                "latest_ratio, strategy, swap_every, swap_unit, seed) or leave them to it."
+            )
         self.samplers: dict[str, OpponentSampler] = {}
         for team in self.team_names:
             kwargs = {k: per_team[k][team] for k in per_team}
-            if self.shared:
+            kwargs.update(sampler_kwargs or {})
+            if self.shared:  # plain self-play: swap_every counts the learner's slot steps
+                every = int(self._swap_every[team]) if self._swap_every else 1
                 self.samplers[team] = OpponentSampler(
-                    self.archives[team], swap_unit=swap_unit, seed=seeds[team], **kwargs
+                    self.archives[team],
+                    swap_unit=swap_unit,
+                    swap_every=every,
+                    seed=seeds[team],
+                    **kwargs,
                 )
             else:
                 self.samplers[team] = TeamSampler(
@@ -258,18 +283,18 @@ class TeamSelfPlay:
                 shared=self.shared,
                 save_every=self.save_every[team],
                 elo_k=elo_k,
+                initial_elo=initial_elo,
             )
             for team in self.team_names
         }
-        self.team_elo: dict[str, float] = {team: 1200.0 for team in self.team_names}
+        self.team_elo: dict[str, float] = {team: float(initial_elo) for team in self.team_names}
         self.learning_team = self.team_names[0]
         self.team_changes = 0
-        self.phase_start_step = 0
+        self.turn_start_step = 0
         self.bt_result: Any = None
         self.turns: list[dict[str, Any]] = []
-        self._draws_at_turn_start = self._draws()
+        self._draws_at_turn_start = draws(self)
         self._started = False
-        self._resume_state: dict[str, Any] | None = None
         state_path = self.state_path
         if state_path is not None and state_path.exists():
             if not resume:
@@ -390,11 +415,10 @@ class TeamSelfPlay:
             try:
                 self.archives[team].check_compatible(model)
             except IncompatibleSnapshotError as error:
-                others = [t for t in self.layout.names if t != team and spaces_of[t] == expected]
                 raise IncompatibleSnapshotError(
-                    f"The archive of team {team!r} holds snapshots of other spaces (another "
-                    f"team's or another game's): {error} Give each team its own archive "
-                    f"directory{'' if others else ' (did you swap two teams archives?)'}."
+                    f"The archive given for team {team!r} holds snapshots of other spaces (another "
+                    f"team's, or another game's): {error} Key archives by the team whose "
+                    "snapshots they hold, and give each team its own archive directory."
                 ) from None
 
     def _team_spaces(self, team: str) -> tuple[Any, Any]:
@@ -413,6 +437,15 @@ class TeamSelfPlay:
                 raise ValueError(
                     f"The model for team {team!r} has no env; build it on make_team_vec_env."
                 )
+            plays = getattr(_unwrapped(env), "learner_teams", None)
+            wanted = self.layout.names if self.shared else [team]
+            if plays is not None and list(plays) != list(wanted):
+                build = "'random'" if self.shared else repr(team)
+                raise ValueError(
+                    f"The model for team {team!r} trains on an env whose learner plays "
+                    f"{list(plays)}, not {wanted}. Build it on make_team_vec_env(env_fn, teams, "
+                    f"{build})."
+                )
             if self.shared:
                 opponent: Any = self.samplers[SHARED]
             else:
@@ -430,22 +463,30 @@ class TeamSelfPlay:
         """``run_dir / "team_selfplay.json"`` (``None`` without a run directory)."""
         return None if self.run_dir is None else self.run_dir / STATE_NAME
 
-    def learn(self, total_timesteps: int, log_interval: int = 1) -> TeamSelfPlay:
+    def learn(
+        self,
+        total_timesteps: int,
+        callback: Any = None,
+        log_interval: int = 1,
+    ) -> TeamSelfPlay:
         """Train until the learner steps of every team together reach ``total_timesteps``
         (counted since the run began: a resumed run trains what is left).
 
         :param total_timesteps: learner steps summed over every team's model.
+        :param callback: more SB3 callbacks for the learning team's ``learn`` calls, beside its
+            self-play callback: one callback (or list) for every team, or ``{team: callback}``.
         :param log_interval: SB3's ``log_interval`` (in rollouts for on-policy learners).
         """
         if not isinstance(total_timesteps, int | np.integer) or total_timesteps < 1:
             raise ValueError(
                 f"total_timesteps must be a positive integer, got {total_timesteps!r}."
             )
+        extra = self._per_team(callback, "callback") if callback is not None else {}
         self._start()
         while self.total_steps < total_timesteps:
             team = self.learning_team
             model = self.models[team]
-            left_in_turn = self.phase_start_step + self.team_change - int(model.num_timesteps)
+            left_in_turn = self.turn_start_step + self.team_change - int(model.num_timesteps)
             if not self.shared and left_in_turn <= 0:
                 self._change_team()
                 continue
@@ -454,20 +495,30 @@ class TeamSelfPlay:
                 steps = min(steps, left_in_turn)
             self._begin_turn(team)
             callback = self.callbacks[team]
+            before = int(model.num_timesteps)
+            callbacks: list[Any] = [callback]
+            more = extra.get(team)
+            if more is not None:
+                callbacks += list(more) if isinstance(more, list | tuple) else [more]
             model.learn(
                 steps,
-                callback=callback,
+                callback=callbacks,
                 reset_num_timesteps=False,
                 log_interval=log_interval,
                 tb_log_name=f"team_{team}",
             )
             if callback.stop_reason:
                 raise RuntimeError(callback.stop_reason)
+            if int(model.num_timesteps) <= before:
+                raise RuntimeError(
+                    f"The model of team {team!r} took no step in learn(); check its env (it must "
+                    "be the make_team_vec_env it was built on)."
+                )
             self.checkpoint(team)
             if self.shared:
                 self.fit_ratings()
                 self.write_state()
-        if not self.shared and self.phase_start_step + self.team_change <= int(
+        if not self.shared and self.turn_start_step + self.team_change <= int(
             self.models[self.learning_team].num_timesteps
         ):
             self._change_team()
@@ -507,16 +558,15 @@ class TeamSelfPlay:
     def _env_swap_every(self, frozen: str, learner_agents: int, n_games: int) -> int:
         if self.swap_unit == "episodes":
             return int(self._swap_every[frozen]) if self._swap_every else 1
-        frozen_agents = len(self.layout.teams[frozen])
         steps = self.swap_every_steps(frozen, learner_agents)
         if self._swap_every is not None:  # given per game copy in the frozen team's steps
-            return max(1, round(steps / frozen_agents))
-        return env_swap_every(steps, frozen_agents, n_games)
+            return steps
+        return env_swap_every(steps, n_games)
 
     def swap_every_steps(self, frozen: str, learner_agents: int | None = None) -> int:
         """The swap interval of a frozen team in its own steps: ``swap_every`` when given (per
-        game copy), else ML-Agents' fair ``swap_steps`` (all game copies together) for the team
-        that learns now (or one of ``learner_agents`` agents)."""
+        game copy), else ML-Agents' fair ``swap_steps`` (all game copies together) against a
+        learning team of ``learner_agents`` agents (default: the team that learns now)."""
         if self._swap_every is not None:
             return int(self._swap_every[frozen])
         if learner_agents is None:
@@ -536,33 +586,30 @@ class TeamSelfPlay:
             n_games = env.num_envs // max(1, len(self.layout.teams.get(team, (None,))))
         return max(1, int(n_games))
 
-    def _draws(self) -> dict[str, int]:
-        return {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()}
-
     def _change_team(self) -> None:
         team = self.learning_team
         self.checkpoint(team)
         self.fit_ratings()
-        draws = self._draws()
+        drawn = draws(self)
         self.turns.append(
             {
                 "team": team,
-                "start_step": self.phase_start_step,
+                "start_step": self.turn_start_step,
                 "end_step": int(self.models[team].num_timesteps),
                 "swaps": {
-                    t: draws[t] - self._draws_at_turn_start.get(t, 0) for t in draws if t != team
+                    t: drawn[t] - self._draws_at_turn_start.get(t, 0) for t in drawn if t != team
                 },
             }
         )
-        self._draws_at_turn_start = draws
+        self._draws_at_turn_start = drawn
         index = self.team_names.index(team)
         self.learning_team = self.team_names[(index + 1) % len(self.team_names)]
-        self.phase_start_step = int(self.models[self.learning_team].num_timesteps)
+        self.turn_start_step = int(self.models[self.learning_team].num_timesteps)
         self.team_changes += 1
         self.write_state()
         if self.verbose:
             elo = ", ".join(f"{t} {e:.0f}" for t, e in self.team_elo.items())
-            print(f"team change {self.team_changes}: {self.learning_team} learns (elo: {elo})")
+            print(f"team change {self.team_changes}: {self.learning_team!r} learns; elo {elo}")
 
     # -- ratings -----------------------------------------------------------------------------------
     def opponent_archives(self, team: str) -> dict[str, SnapshotArchive]:
@@ -579,7 +626,7 @@ class TeamSelfPlay:
         """Fit Bradley-Terry ratings over every team's archive on one scale; store each snapshot's
         ``bt``, ``bt_low``, ``bt_high`` in its archive. Returns the fit (``None`` without games).
         Players are named ``<team>/<snapshot id>``."""
-        games = list(self._rated_games())
+        games = list(team_games(self.archives, self.shared))
         if not games:
             return None
         result = fit_bradley_terry(games)
@@ -599,37 +646,6 @@ class TeamSelfPlay:
             if updates:
                 archive.set_ratings(updates)
         return result
-
-    def _rated_games(self) -> Any:
-        """Every recorded game as ``(team/snapshot, team/snapshot, score)``: the learner credited
-        to its team's newest snapshot at the game's step, a frozen team's ``latest`` to its
-        newest snapshot at the game's time."""
-        listings = {
-            team: [(info.step, info.wall_time, info.id) for info in archive.snapshots()]
-            for team, archive in self.archives.items()
-        }
-        for team, archive in self.archives.items():
-            steps = [(step, sid) for step, _, sid in listings[team]]
-            for match in archive.iter_matches():
-                opponent = str(match.player_b)
-                if self.shared:
-                    pairs = attribute_learner_matches([match], steps, LEARNER_ID)
-                    for a, b, score in pairs:
-                        yield team_player(team, a), team_player(team, b), score
-                    continue
-                if "/" not in opponent or match.player_a != LEARNER_ID:
-                    continue
-                other, _, sid = opponent.partition("/")
-                if other not in listings:
-                    continue
-                if sid == LATEST_ID:
-                    known = [s for _, wall, s in listings[other] if wall <= match.wall_time]
-                    if not known:
-                        continue
-                    sid = known[-1]
-                mine = _credited(match.step, steps)
-                if mine is not None:
-                    yield team_player(team, mine), team_player(other, sid), float(match.score_a)
 
     def ratings(self) -> dict[str, dict[str, Any]]:
         """Each team's ratings: ``elo`` (its current model's online Elo), and per snapshot its
@@ -653,72 +669,13 @@ class TeamSelfPlay:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_state(
-            path,
-            {
-                "teams": {t: list(agents) for t, agents in self.layout.teams.items()},
-                "shared": self.shared,
-                "learning_team": self.learning_team,
-                "team_changes": self.team_changes,
-                "phase_start_step": self.phase_start_step,
-                "team_change": self.team_change,
-                "steps": {t: int(m.num_timesteps) for t, m in self.models.items()},
-                "elo": dict(self.team_elo),
-                "last_save_step": {
-                    t: int(c.resume_save_step or 0) for t, c in self.callbacks.items()
-                },
-                "archives": {t: str(a.path) for t, a in self.archives.items()},
-                "models": {t: f"models/{t}.zip" for t in self.team_names},
-                "swap_draws": {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()},
-            },
-        )
+        write_state(path, run_state(self))
 
     def _restore(self, state: dict[str, Any]) -> None:
-        teams = {t: list(a) for t, a in self.layout.teams.items()}
-        if state.get("teams") != teams or bool(state.get("shared")) != self.shared:
-            raise ValueError(
-                f"{self.state_path} is a run with teams {state.get('teams')} "
-                f"(shared={state.get('shared')}), not {teams} (shared={self.shared}). Resume it "
-                "with the same teams and models, or choose a new run_dir."
-            )
-        assert self.run_dir is not None
-        for team in self.team_names:
-            path = self.run_dir / "models" / f"{team}.zip"
-            if path.exists():
-                load_checkpoint(self.models[team], path)
-        self.learning_team = str(state["learning_team"])
-        self.team_changes = int(state["team_changes"])
-        self.phase_start_step = int(state["phase_start_step"])
-        self.team_elo.update({t: float(e) for t, e in state["elo"].items()})
-        for team, step in state.get("last_save_step", {}).items():
-            if team in self.callbacks:
-                self.callbacks[team].resume_save_step = int(step)
-        for team, draws in state.get("swap_draws", {}).items():
-            if team in self.samplers and hasattr(self.samplers[team], "draws"):
-                self.samplers[team].draws = int(draws)
-        self._draws_at_turn_start = {
-            t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()
-        }
-        self.turns = list(state.get("turns", []))
-        if int(state.get("team_change", self.team_change)) != self.team_change:
-            warnings.warn(
-                f"Resuming with team_change={self.team_change} (the run used "
-                f"{state.get('team_change')}); the current turn ends by the new value.",
-                stacklevel=3,
-            )
-        self._started = False
+        restore_run(self, state)
 
     def __repr__(self) -> str:
         return (
             f"TeamSelfPlay(teams={self.team_names}, learning_team={self.learning_team!r}, "
             f"team_change={self.team_change}, steps={self.total_steps})"
         )
-
-
-def _credited(step: int | None, steps: list[tuple[int, str]]) -> str | None:
-    """The newest snapshot saved at or before ``step`` (the one the learner descends from)."""
-    keys = [k for k, _ in steps]
-    if step is None:
-        return steps[-1][1] if steps else None
-    index = bisect.bisect_right(keys, step) - 1
-    return None if index < 0 else steps[index][1]

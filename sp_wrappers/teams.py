@@ -317,6 +317,7 @@ class TeamSlots:
         else:
             self.common = OpponentSlots(as_opponent_source(opponent), shared_by)
         self._checker = OpponentSlots(None)
+        self.learner_team: str | None = None
 
     @property
     def source(self) -> Any:
@@ -331,6 +332,7 @@ class TeamSlots:
         """The policy of each opponent seat for a new episode of ``learner_team`` (every agent
         of an opposing team plays its team's policy), fitted and checked against the seats."""
         opposing = self.layout.opponents_of(learner_team)
+        self.learner_team = learner_team
         if self.common is not None:
             drawn = dict(zip(opposing, self.common.start_episode(len(opposing), rng), strict=True))
         else:
@@ -342,9 +344,17 @@ class TeamSlots:
         return self._checker.bind_lineup(seats, spaces_of)
 
     def count_step(self) -> None:
-        """Count one learner step towards step-based swaps."""
-        for slots in [self.common] if self.common is not None else (self.by_team or {}).values():
-            slots.count_step()
+        """Count one round of the game (each agent acted once) towards step-based swaps: a
+        team's own source counts that team's agent steps (its size per round), as ML-Agents
+        counts a ghost's steps; one source for every opposing team counts the learner team's."""
+        teams = self.layout.teams
+        if self.common is not None:
+            for _ in range(len(teams[self.learner_team]) if self.learner_team else 1):
+                self.common.count_step()
+            return
+        for team, slots in (self.by_team or {}).items():
+            for _ in range(len(teams[team])):
+                slots.count_step()
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> bool:
         """Give a common source the learner's newest weights; a per-team mapping's sources belong

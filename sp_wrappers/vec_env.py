@@ -261,16 +261,11 @@ class SelfPlayVecEnv(VecEnv):
         when first drawn (the archive's cached copy moves too). ``None`` leaves them where they are.
     :param start_method: multiprocessing start method for the workers (default ``"forkserver"``
         where available, else ``"spawn"``).
-    :param teams: ``None`` (every agent its own team: the behaviour described above),
-        ``"prefix"`` or ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamLayout`). With
-        teams, ``learner`` names a team (or ``"random"``/``"alternate"`` over teams of one size
-        and spaces) and every agent of that team is its own slot, so one SB3 model plays the whole
-        team (parameter sharing, as SuperSuit does): ``num_envs == n_envs * team_size`` and slot
-        ``g * team_size + k`` is agent ``k`` of the team in game copy ``g`` (``n_games`` gives
-        ``n_envs``). ``opponent`` may be ``{team: source}`` (one entry per opposing team; each
-        opposing team plays one policy per episode, its agents answered in one batch), and
-        ``info["selfplay"]`` gains the team keys of ``SelfPlayEnv``; see
-        :mod:`sp_wrappers._team_vec_env` for the step semantics.
+    :param teams: ``None`` (every agent its own team, as above), ``"prefix"`` or ``{team: [agent,
+        ...]}`` (see :class:`~sp_wrappers.TeamLayout`): ``learner`` then names a team and each of
+        its agents is its own slot (parameter sharing), so ``num_envs == n_envs * team_size``,
+        slot ``g * team_size + k`` being agent ``k`` in game copy ``g`` (``n_games == n_envs``);
+        ``opponent`` may be ``{team: source}``. The env is then a ``TeamVecEnv`` (a subclass).
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=4, learner="player_1")
@@ -358,35 +353,6 @@ class SelfPlayVecEnv(VecEnv):
             self.games.close()
             raise
 
-    def _setup(
-        self,
-        n_envs: int,
-        learner: str,
-        opponents: list[Any],
-        keep_dict_obs: bool,
-        outcome_fn: OutcomeFn | None,
-    ) -> None:
-        spec = self.game_spec = self.games.spec()
-        self.keep_dict_obs = keep_dict_obs
-        self.outcome_fn = outcome_fn
-        self.learner_mode = learner
-        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
-        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
-        self._index_seats(spec, keep_dict_obs)
-        self._default_opponents = {
-            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
-        }
-        self.observation_space, self.action_space = observation_space, action_space
-        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
-        if self.opponent_draw == "shared":
-            for copy in self.copies:
-                copy.opponent_source = self.copies[0].opponent_source
-        self._share_slots()
-        self._actions: np.ndarray | None = None
-        self._fast = _FastSB3()
-        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
-        super().__init__(n_envs, observation_space, action_space)
-
     def _index_seats(self, spec: Any, keep_dict_obs: bool) -> None:
         """Each seat's spaces, and which seats may share an opponent batch."""
         self._action_spaces = dict(spec.action_spaces)
@@ -403,6 +369,36 @@ class SelfPlayVecEnv(VecEnv):
             if pair not in kinds:
                 kinds.append(pair)
             self._seat_kind[agent] = kinds.index(pair)
+
+    def _setup(
+        self,
+        n_envs: int,
+        learner: str,
+        opponents: list[Any],
+        keep_dict_obs: bool,
+        outcome_fn: OutcomeFn | None,
+    ) -> None:
+        spec = self.game_spec = self.games.spec()
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
+        self.n_games, self.team_size = n_envs, 1  # (with teams: one slot per team agent)
+        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
+        self._index_seats(spec, keep_dict_obs)
+        self._default_opponents = {
+            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
+        }
+        self.observation_space, self.action_space = observation_space, action_space
+        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
+        if self.opponent_draw == "shared":
+            for copy in self.copies:
+                copy.opponent_source = self.copies[0].opponent_source
+        self._share_slots()
+        self._actions: np.ndarray | None = None
+        self._fast = _FastSB3()
+        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(n_envs, observation_space, action_space)
 
     # -- VecEnv API ------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:

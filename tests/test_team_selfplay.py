@@ -22,6 +22,7 @@ pytest.importorskip("mpe2")
 import torch  # noqa: E402
 from mpe2 import simple_tag_v3  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 
 from sp_wrappers import SnapshotArchive  # noqa: E402
@@ -73,6 +74,20 @@ class KeysSeen(KVWriter):
         self.keys.update(key_values)
 
 
+class Starts(BaseCallback):
+    """Remembers the model of every ``learn`` call it is passed to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.models: list[Any] = []
+
+    def _on_training_start(self) -> None:
+        self.models.append(self.model)
+
+    def _on_step(self) -> bool:
+        return True
+
+
 # ------------------------------------------------------------------------------------------------
 # Team changes, ratings, logs
 # ------------------------------------------------------------------------------------------------
@@ -92,8 +107,10 @@ def test_two_team_changes_train_each_model_for_team_change_steps_of_its_own(tmp_
         save_every=96,
         seed=0,
     )
-    run.learn(2 * 96)
+    starts = Starts()
+    run.learn(2 * 96, callback=starts)
 
+    assert starts.models == [models["adversary"], models["agent"]]  # the user's callback too
     # predators (3 slots x 32 steps) and prey (1 slot x 32 steps) each learned one turn of 96
     assert [turn["team"] for turn in run.turns] == ["adversary", "agent"]
     assert run.team_changes == 2 and run.learning_team == "adversary"
@@ -118,6 +135,24 @@ def test_two_team_changes_train_each_model_for_team_change_steps_of_its_own(tmp_
     for team in TEAMS:
         rated = [r for r in ratings[team]["snapshots"].values() if "bt" in r]
         assert rated and all(r["bt_low"] < r["bt"] < r["bt_high"] for r in rated)
+
+
+def test_the_learning_teams_elo_gains_are_the_frozen_teams_losses(tmp_path: Path) -> None:
+    models = {team: ppo(team, n_envs=4) for team in TEAMS}
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=384,
+        save_every=1000,
+        seed=0,
+    )
+    run.learn(384)  # the predators' turn (16 games), against the prey's first snapshot and model
+    prey = SnapshotArchive(tmp_path / "agent")
+    gained = run.team_elo["adversary"] - 1200.0
+    lost = (run.team_elo["agent"] - 1200.0) + sum(i.ratings["elo"] - 1200.0 for i in prey)
+    assert gained != 0.0 and gained == pytest.approx(-lost)
 
 
 def test_swaps_are_fair_with_three_predators_against_one_prey(tmp_path: Path) -> None:
@@ -210,6 +245,7 @@ def test_a_killed_run_resumes_with_its_learning_team_steps_archives_and_ratings(
     child.send_signal(signal.SIGKILL)
     _, stderr = child.communicate()
     assert state.get("team_changes", 0) >= 1, stderr.decode()[-2000:]
+    assert sum(state["steps"].values()) < total  # killed mid-run
     state = json.loads(state_file.read_text())  # the last state written before the kill
 
     models = {team: ppo(team) for team in TEAMS}
@@ -243,7 +279,7 @@ def test_learn_stopped_mid_turn_goes_on_in_a_new_process_where_it_stopped(tmp_pa
     assert first.learning_team == "agent"
     models = {t: ppo(t) for t in TEAMS}
     again = TeamSelfPlay(tag_game, "prefix", models, run_dir=run_dir, team_change=96, resume=True)
-    assert again.learning_team == "agent" and again.phase_start_step == 0
+    assert again.learning_team == "agent" and again.turn_start_step == 0
     assert models["agent"].num_timesteps == 32
     again.learn(2 * 96)
     assert [t["team"] for t in again.turns] == ["adversary", "agent"]
@@ -288,10 +324,24 @@ def test_one_model_cannot_play_teams_whose_spaces_differ(tmp_path: Path, tag_mod
         TeamSelfPlay(tag_game, "prefix", crossed, archives={t: tmp_path / t for t in TEAMS})
 
 
+def test_a_model_must_train_on_its_own_teams_env(tmp_path: Path) -> None:
+    from pettingzoo.classic import rps_v2
+
+    teams = {"red": ["player_0"], "blue": ["player_1"]}
+
+    def model_of(team: str) -> PPO:
+        env = make_team_vec_env(rps_v2.env, teams, team, n_envs=1)
+        return PPO("MlpPolicy", env, n_steps=32, batch_size=32, device="cpu")
+
+    crossed = {"red": model_of("blue"), "blue": model_of("red")}  # same spaces, wrong envs
+    with pytest.raises(ValueError, match=r"learner plays \['blue'\], not \['red'\].*'red'\)"):
+        TeamSelfPlay(rps_v2.env, teams, crossed, archives={t: tmp_path / t for t in teams})
+
+
 def test_an_archive_of_the_other_teams_spaces_is_refused(tmp_path: Path, tag_models: dict) -> None:
     SnapshotArchive(tmp_path / "adversary").save(tag_models["adversary"], step=0)
     swapped = {"adversary": tmp_path / "agent", "agent": tmp_path / "adversary"}
-    with pytest.raises(IncompatibleSnapshotError, match="team 'agent'.*its own archive"):
+    with pytest.raises(IncompatibleSnapshotError, match="team 'agent'.*its own archive directory"):
         TeamSelfPlay(tag_game, "prefix", tag_models, archives=swapped)
 
 
