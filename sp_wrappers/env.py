@@ -28,6 +28,7 @@ from .teams import (
     TeamLayout,
     TeamSlots,
     check_opponent_teams,
+    play_round,
     resolve_learner_teams,
     shared_random_policies,
     team_summary,
@@ -272,6 +273,7 @@ class SelfPlayEnv(gym.Env):
             self.slots = TeamSlots(opponent, self.layout, self._random_policies)
             self.opponent_source = self.slots.source
             self.teammates = LatestTeammates(self.action_space)
+            self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
             opponent = RandomPolicy()  # (the team slots above hold the opponents)
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
@@ -436,6 +438,9 @@ class SelfPlayEnv(gym.Env):
     def _play_opponents(self) -> None:
         driver = self.driver
         while (turn := driver.next_turn()) is not None:
+            if self.layout is not None and self._rounds:  # a team's agents in one batch
+                play_round(driver, turn, self._seat_policies, self._action_spaces, self.np_random)
+                continue
             policy = self._seat_policies[turn.seat]
             masks = None if turn.action_mask is None else turn.action_mask[None]
             actions = policy.act(stack_observations([turn.observation]), masks, self.np_random)

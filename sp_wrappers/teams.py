@@ -14,7 +14,8 @@ This module holds:
   env copy in a team game: one policy per opposing team per episode, so all of that team's agents
   are answered in one batched forward pass.
 - :class:`LatestTeammates`, the policy of the learner's teammates in a ``SelfPlayEnv``: the
-  learner's latest weights (a random policy until they arrive).
+  learner's latest weights (a random policy until they arrive), and :func:`play_round`, which
+  answers the other agents of a simultaneous-move round with one ``act`` call per policy.
 
 A team's return is the sum of its agents' returns (in ``simple_tag_v3`` every predator gets the
 catch reward, so the predators' team return is three times one predator's).
@@ -31,7 +32,13 @@ import numpy as np
 
 from ._opponents import OpponentSlots, as_opponent_source
 from ._seats import OutcomeFn, episode_outcome, pairwise_outcome, seat_spaces
-from .policies import Policy, RandomPolicy, is_policy
+from .policies import (
+    Policy,
+    RandomPolicy,
+    check_opponent_action,
+    is_policy,
+    stack_observations,
+)
 
 __all__ = [
     "TeamLayout",
@@ -43,6 +50,7 @@ __all__ = [
     "TeamSlots",
     "LatestTeammates",
     "team_summary",
+    "play_round",
     "LEARNER_TEAM_MODES",
 ]
 
@@ -451,3 +459,46 @@ def team_summary(
         "team_returns": by_team,
         "opponent_teams": opponent_teams,
     }
+
+
+def play_round(
+    driver: Any,
+    turn: Any,
+    seat_policies: Mapping[str, Policy],
+    action_spaces: Mapping[str, Any],
+    rng: np.random.Generator,
+) -> None:
+    """Answer ``turn`` and every other agent still to act before the learner in this round of a
+    simultaneous-move game (``metadata["is_parallelizable"]``, where all of them may observe
+    before any acts, as in PettingZoo's ``aec_to_parallel``), with one ``act`` call per policy:
+    a whole opposing team (and the teammates) in one forward pass each. ``driver`` is the
+    ``SelfPlayEnv``'s ``SeatDriver``; a turn out of the expected order is left to the caller."""
+    state = driver._state
+    agents = list(state.agents)
+    seats = [turn.seat]
+    for other in agents[agents.index(turn.seat) + 1 :]:
+        if other == driver.learner:
+            break
+        if not (state.terminations.get(other) or state.truncations.get(other)):
+            seats.append(other)
+    views = {turn.seat: (turn.observation, turn.action_mask)}
+    for seat in seats[1:]:
+        raw = driver.game.observe(seat)
+        views[seat] = (driver._policy_obs(seat, raw), driver._mask(seat, raw))
+    groups: dict[tuple[int, bool], list[str]] = {}
+    for seat in seats:
+        groups.setdefault((id(seat_policies[seat]), views[seat][1] is None), []).append(seat)
+    actions = {}
+    for members in groups.values():
+        policy = seat_policies[members[0]]
+        masks = None if views[members[0]][1] is None else np.stack([views[s][1] for s in members])
+        out = policy.act(stack_observations([views[s][0] for s in members]), masks, rng)
+        for seat, action in zip(members, out, strict=True):
+            mask = views[seat][1]
+            actions[seat] = check_opponent_action(policy, action, action_spaces[seat], mask, seat)
+    driver.play(actions.pop(turn.seat))
+    while actions:
+        following = driver.next_turn()
+        if following is None or following.seat not in actions:
+            return
+        driver.play(actions.pop(following.seat))

@@ -361,6 +361,15 @@ def test_single_env_teammates_play_the_learner_s_latest_weights():
     assert env.game.observe("adversary_0")[1] == 0
 
 
+def test_the_single_env_answers_an_opposing_team_in_one_forward_pass_per_round():
+    counting = CountingPolicy()
+    env = SelfPlayEnv(make_tag(), learner="agent", teams="prefix", opponent={"adversary": counting})
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    assert counting.batch_sizes == [3] * 4  # the three predators, before each prey move
+
+
 def test_the_callback_gives_single_env_teammates_the_learner_s_weights(tmp_path):
     """The template goes out at the first sync; every rollout end brings the weights up to date
     (they lag the model by its last update, as a sampler's latest weights do)."""
