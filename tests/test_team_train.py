@@ -264,3 +264,25 @@ def test_the_predator_prey_example_runs_in_its_tiny_mode_and_prints_elo_per_team
     assert len(turns) >= 2 and all("agent 1" in line for line in turns)
     assert "trained adversary" in result.stdout and "trained agent" in result.stdout
     assert (tmp_path / "team_selfplay.json").is_file()
+
+
+# ------------------------------------------------------------------------------------------------
+# Gymnasium ids
+# ------------------------------------------------------------------------------------------------
+
+
+def test_the_team_games_ids_play_a_team_with_the_games_own_teams():
+    import gymnasium as gym
+
+    predators = gym.make("sp_wrappers/SimpleTag-v0", max_cycles=5)  # learner="adversary"
+    prey = gym.make("sp_wrappers/SimpleTag-v0", learner="agent", max_cycles=5)
+    assert predators.observation_space.shape == (16,) and prey.observation_space.shape == (14,)
+    for env in (predators, prey):
+        env.reset(seed=0)
+        while True:
+            _, _, terminated, truncated, info = env.step(env.action_space.sample())
+            if terminated or truncated:
+                break
+        env.close()
+    assert set(info["selfplay"]["team_returns"]) == {"adversary", "agent"}
+    assert info["selfplay"]["team"] == "agent"
