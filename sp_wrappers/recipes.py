@@ -293,18 +293,20 @@ RECIPES: dict[str, Recipe] = {
             "policy_kwargs": {"net_arch": [64, 64]},
         },
         _sampler(window=10, latest_ratio=0.5, random_ratio=0.0),
-        timesteps=200_000,
+        timesteps=196_608,
         n_envs=8,
-        save_every=10_000,
+        save_every=12_288,
         game_kwargs={"max_cycles": 25},
         eval_games=100,
         teams="prefix",
-        team_change=20_000,
+        team_change=24_576,
         notes="Two PPO learners, one per team (adversary: three predators sharing one network; "
         "agent: the prey), trained by TeamSelfPlay: one team learns for team_change of its own "
         "steps against snapshots of the other team. timesteps and save_every count each team's "
         "learner steps (a step of every agent of the team). gamma 0.95 as in the MPE papers "
-        "(25-step episodes). Figures: benchmarks/teams.py.",
+        "(25-step episodes). team_change is a multiple of both teams' rollouts (128 steps x 8 "
+        "copies x 3 predators = 3,072 steps; x 1 prey = 1,024), so the turns have equal length "
+        "and the budget ends on a turn boundary. Figures: benchmarks/teams.py.",
     ),
     "quadrapong_v4": Recipe(
         "ppo",
@@ -322,11 +324,11 @@ RECIPES: dict[str, Recipe] = {
         _sampler(window=10, latest_ratio=0.5, random_ratio=0.0),
         timesteps=300_000,
         n_envs=8,
-        save_every=25_000,
+        save_every=24_576,
         game_kwargs={"frame_skip": 4},
         eval_games=4,
         teams={team: list(agents) for team, agents in QUADRAPONG_TEAMS.items()},
-        team_change=25_000,
+        team_change=24_576,
         notes="Pong's recipe (RAM scaled to [0, 1], frame_skip=4) for two teams of two; both "
         "teams have the same spaces, so one model plays both (train --shared, the default "
         "for teams whose spaces agree). Not measured.",
