@@ -20,10 +20,16 @@ episodes, the mean and a 95% interval (normal approximation over episodes) of:
 - the predator team's return (sum over the three predators: 30 per catch);
 - the prey's return (-10 per catch, minus the penalty for leaving the screen).
 
-Run (the figures in the README; 2 CPU cores shared, about 20 minutes):
-    python benchmarks/teams.py --timesteps 100000 --team-change 10000 --episodes 1000 \
-        --out runs/bench-teams
+Run (2 CPU cores shared with other work; the README's figures):
+    python benchmarks/teams.py --out runs/bench-teams   # the recipe: 196,608 steps per team,
+                                                         # team_change 24,576 (about 25 min)
+    python benchmarks/teams.py --timesteps 98304 --team-change 12288 --out runs/bench-teams-98k
+                                                         # half the budget (about 17 min)
     python benchmarks/teams.py --run runs/bench-teams --episodes 1000   # evaluate only
+
+Pick ``--team-change`` as a multiple of both teams' rollouts (n_steps 128 x 8 copies x 3
+predators = 3,072 learner steps; x 1 prey = 1,024) and ``--timesteps`` as a multiple of it, so
+both teams get the same budget.
 
 Writes RUN_DIR/teams_benchmark.json with the table.
 """
@@ -50,8 +56,8 @@ PREY = ("agent_0",)
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=100_000, help="learner steps per team")
-    parser.add_argument("--team-change", type=int, default=10_000, help="learner steps")
+    parser.add_argument("--timesteps", type=int, default=196_608, help="learner steps per team")
+    parser.add_argument("--team-change", type=int, default=24_576, help="learner steps")
     parser.add_argument("--n-envs", type=int, default=8)
     parser.add_argument("--episodes", type=int, default=1000, help="episodes per match-up")
     parser.add_argument("--seed", type=int, default=0)
