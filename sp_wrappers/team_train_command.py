@@ -100,7 +100,10 @@ def is_team_run(args: argparse.Namespace) -> bool:
         return True
     run = _resume_dir(args)
     if run is not None and (run / CONFIG_NAME).is_file():
-        return _read_json(run / CONFIG_NAME, "").get("kind") == TEAM_CONFIG_KIND
+        if _read_json(run / CONFIG_NAME, "").get("kind") == TEAM_CONFIG_KIND:
+            return True
+        _refuse_team_options(args, f"the run in {run}")
+        return False
     base = _base_config(args) if run is None else {}
     game = args.game or base.get("game")
     if base.get("kind") == TEAM_CONFIG_KIND and game == base.get("game"):
@@ -111,13 +114,18 @@ def is_team_run(args: argparse.Namespace) -> bool:
                 return True
         except KeyError:
             pass
-    for option, value in (("--team-change", args.team_change), ("--shared", args.shared)):
-        if value is not None and run is None:
-            raise TrainError(
-                f"{option} applies to team runs; {game or 'this game'} has no teams in its "
-                "recipe: pass --teams prefix or --teams '{\"team\": [agent, ...], ...}'."
-            )
+    if run is None:
+        _refuse_team_options(args, game or "this game")
     return False
+
+
+def _refuse_team_options(args: argparse.Namespace, what: str) -> None:
+    for option, value in (("--team-change", args.team_change), ("--shared", args.shared)):
+        if value is not None:
+            raise TrainError(
+                f"{option} applies to team runs; {what} has no teams: pass --teams prefix or "
+                "--teams '{\"team\": [agent, ...], ...}' (a new run)."
+            )
 
 
 def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
