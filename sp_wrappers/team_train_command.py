@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .games import GAMES, UnknownGameError, game_factory
-from .recipes import ALGOS, SAMPLER_DEFAULTS, recipe_for
+from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
 from .recipes import linear_schedule as _learning_rate
 from .rundir import CONFIG_NAME, _slug
 from .team_train import TEAM_CONFIG_KIND, train_teams
@@ -148,6 +148,7 @@ def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
     if recipe.algo not in ALGOS:  # pragma: no cover - a typo in recipes.py
         raise TrainError(f"Unknown algorithm {recipe.algo!r}.")
     spec = GAMES.get(game)
+    own = RECIPES.get(game)  # the game's own (untuned) recipe is "game", not "generic"
     teams = recipe.teams if recipe.teams is not None else (spec.teams if spec else None)
     config: dict[str, Any] = {
         "format_version": 1,
@@ -155,7 +156,7 @@ def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "game": game,
         "game_kwargs": dict(recipe.game_kwargs),
         "algo": recipe.algo,
-        "recipe": "tuned" if recipe.tuned else ("game" if recipe.teams else "generic"),
+        "recipe": "tuned" if recipe.tuned else ("game" if recipe is own else "generic"),
         "hyperparams": dict(recipe.hyperparams),
         "teams": teams,
         "team_change": recipe.team_change,
