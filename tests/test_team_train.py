@@ -286,3 +286,14 @@ def test_the_team_games_ids_play_a_team_with_the_games_own_teams():
         env.close()
     assert set(info["selfplay"]["team_returns"]) == {"adversary", "agent"}
     assert info["selfplay"]["team"] == "agent"
+
+
+def test_the_ratings_command_on_a_team_run_names_each_teams_archive(tag_run, capsys):
+    from sp_wrappers.cli import main as cli_main
+
+    assert cli_main(["ratings", str(tag_run)]) == 2
+    err = capsys.readouterr().err
+    assert "is a team run with one archive per team" in err
+    assert str(tag_run / "archives" / "adversary") in err
+    assert cli_main(["ratings", str(tag_run / "archives" / "agent")]) == 0
+    assert "adversary/snapshot-0000" in capsys.readouterr().out
