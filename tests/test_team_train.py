@@ -107,18 +107,8 @@ def test_quadrapong_teams_step_with_a_team_learner_one_slot_per_teammate():
 def tag_run(tmp_path_factory):
     """A tiny team run of simple_tag_v3 (two team changes or more), shared by the tests below."""
     out = tmp_path_factory.mktemp("tag") / "run"
-    status = main_train(
-        [
-            "simple_tag_v3",
-            "--timesteps",
-            "384",
-            "--team-change",
-            "192",
-            *TAG_TINY,
-            "--out",
-            str(out),
-        ]
-    )
+    argv = ["simple_tag_v3", "--teams", "prefix", "--timesteps", "384", "--team-change", "192"]
+    status = main_train([*argv, *TAG_TINY, "--out", str(out)])
     assert status == 0
     return out
 
