@@ -104,13 +104,13 @@ class _Games:
         self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool, team: bool = False
     ) -> None:
         self.games = [as_aec_env(env_fn()) for _ in range(n)]
-        driver: type[SeatDriver] = SeatDriver
+        self.driver_type: type[SeatDriver] = SeatDriver  # (a TeamDriver for a learner team)
         self._advance: Callable[[Any, bool], _Status] = _advance
         if team:
             from ._team_seats import TeamDriver
 
-            driver, self._advance = TeamDriver, TeamDriver.advance
-        self.drivers = [driver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+            self.driver_type, self._advance = TeamDriver, TeamDriver.advance
+        self.drivers = [self.driver_type(game, keep_dict_obs=keep_dict_obs) for game in self.games]
 
     def spec(self) -> _GameSpec:
         game = self.games[0]

@@ -12,6 +12,8 @@ opponents' turns in between; it ends when a team agent that has already acted in
 act again (or the team's episode ends). In simultaneous-move games (Parallel envs converted to
 AEC, MPE, Atari) that is one round of the game. An agent whose turn does not come within the step
 has its action dropped. Each slot's reward is what its agent received since the previous step.
+In turn-based games every team agent acts on its observation of the step's start, which the moves
+before its turn may have outdated (the vec env warns; ``SelfPlayEnv`` has no such lag).
 A team agent that leaves the game early keeps its slot until the team's episode ends ("black
 death", as SuperSuit does): zero observations, reward 0, actions ignored. The team's episode ends
 when every team agent is done; it is truncated when they were truncated and none terminated.

@@ -24,6 +24,7 @@ the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -82,11 +83,14 @@ class _TeamCopy(_EnvCopy):
             self._owner._place(getattr(self.slots.source, "latest", None))
 
     def set_opponent(self, opponent: Any) -> None:
-        """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on."""
+        """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
+        (with ``opponent_draw="shared"``, in every copy: they share one line-up)."""
         owner = self._owner
         check_opponent_teams(opponent, owner.layout, owner.learner_teams)
         self._init_opponents(owner, opponent)
         if owner.opponent_draw == "shared":
+            for copy in owner.copies:
+                copy.opponent_spec = opponent
             owner._share_slots()
 
     def episode_summary(self, status: _Status) -> dict[str, Any]:
@@ -180,6 +184,16 @@ class TeamVecEnv(SelfPlayVecEnv):
             check_opponent_teams(opponent, self.layout, teams)
         self.learner_teams = self.learner_seats = teams
         self.team_size = len(members)
+        if self.team_size > 1 and not spec.metadata.get("is_parallelizable"):
+            warnings.warn(
+                f"{spec.metadata.get('name', 'This game')} is turn-based (its metadata does not "
+                "say is_parallelizable), but a team vec env steps every team agent once per "
+                "vector step on the observations of the step's start: an agent that moves after "
+                "others in the step acts on an old observation (and may find its action no longer "
+                "legal). Prefer SelfPlayEnv for turn-based team games (its learner and teammates "
+                "act on their own turns).",
+                stacklevel=4,
+            )
         self.n_games = n_envs
         observation_space, action_space = seat_spaces(spec, members[0], keep_dict_obs)
         self._index_seats(spec, keep_dict_obs)

@@ -274,10 +274,9 @@ class SelfPlayEnv(gym.Env):
             self.opponent_source = self.slots.source
             self.teammates = LatestTeammates(self.action_space)
             self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
-            opponent = RandomPolicy()  # (the team slots above hold the opponents)
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
-        if opponent is None:
+        if opponent is None and self.layout is None:
             self._default_opponents = {
                 a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
             }

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import RaceGame
 from stable_baselines3 import PPO
 
 from sp_wrappers.archive import SnapshotArchive
@@ -241,6 +242,87 @@ def test_opposing_agents_interleaved_with_the_learner_team_are_batched_too():
     for _ in range(3):
         env.step(np.zeros(4, dtype=np.int64))
     assert counting.batch_sizes == [4, 4, 4]  # second_0 and fourth_0 of both games, per round
+
+
+def test_set_opponent_on_a_slot_reaches_that_slot_s_game_copy():
+    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env.reset()
+    newcomer = CountingPolicy(policy_id="newcomer")
+    env.env_method("set_opponent", {"agent": newcomer}, indices=[4])  # copy 1, adversary_1
+    summaries = play_episodes(env, 4, np.random.default_rng(0))
+    sources = env.get_attr("opponent_source")
+    assert sources[0] is sources[1] is sources[2] and not isinstance(sources[0], dict)
+    assert all(s["agent"].policy is newcomer for s in sources[3:])
+    assert {s["opponent"] for s in summaries} == {"random", "newcomer"}
+    assert newcomer.batch_sizes and set(newcomer.batch_sizes) == {1}
+
+
+def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
+    first, second = CountingPolicy(policy_id="first"), CountingPolicy(policy_id="second")
+    env = SelfPlayVecEnv(
+        make_tag_short,
+        n_envs=3,
+        learner="agent",
+        teams="prefix",
+        opponent_draw="shared",
+        opponent={"adversary": first},
+    )
+    env.reset()
+    assert first.batch_sizes == [9]  # three predators in three games, one call
+    env.env_method("set_opponent", {"adversary": second}, indices=[1])
+    summaries = play_episodes(env, 6, np.random.default_rng(0))
+    assert [s["opponent"] for s in summaries[-3:]] == ["second"] * 3
+    assert set(second.batch_sizes) == {9}
+
+
+def test_a_turn_based_team_game_in_the_vec_env_warns_and_still_plays_whole_episodes():
+    teams = {"a": ["player_0", "player_2"], "b": ["player_1", "player_3"]}
+    with pytest.warns(UserWarning, match="turn-based"):
+        env = SelfPlayVecEnv(lambda: RaceGame(4, 12), n_envs=2, learner="a", teams=teams)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    summaries: list[dict[str, Any]] = []
+    while len(summaries) < 6:
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in env.action_masks()]
+        _, _, _, infos = env.step(np.array(actions))
+        summaries += [info["selfplay"] for info in infos if "selfplay" in info]
+    for summary in summaries:
+        assert summary["team_returns"]["a"] == pytest.approx(
+            summary["returns"]["player_0"] + summary["returns"]["player_2"]
+        )
+        assert set(summary["opponents"]) == {"player_1", "player_3"}
+
+
+class DrawCounter:
+    """An opponent source that swaps every 10 steps and counts its draws."""
+
+    swap_every = 10
+    swap_unit = "steps"
+
+    def __init__(self) -> None:
+        self.draws = 0
+        self.policy = CountingPolicy()
+
+    def draw(self, rng: np.random.Generator) -> CountingPolicy:
+        self.draws += 1
+        return self.policy
+
+
+@pytest.mark.parametrize(
+    "learner, opposing, draws", [("agent", "adversary", 4), ("adversary", "agent", 2)]
+)
+def test_step_swaps_are_counted_in_the_opposing_team_s_own_agent_steps(learner, opposing, draws):
+    """Five rounds a game: three predators take 15 steps (a swap due every game), the prey 5
+    (every second game); four episode starts."""
+    source = DrawCounter()
+    env = SelfPlayVecEnv(
+        make_tag_short, n_envs=1, learner=learner, teams="prefix", opponent={opposing: source}
+    )
+    env.reset()
+    for _ in range(15):
+        env.step(np.zeros(env.num_envs, dtype=np.int64))
+    assert source.draws == draws
 
 
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
