@@ -137,11 +137,19 @@ class TeamSampler(OpponentSampler):
         self.scores_archive: SnapshotArchive | None = None
         self._named: OrderedDict[tuple[int, bool, str], Policy] = OrderedDict()
         self._latest_version = 0
+        self._drawing = False
 
     def draw(self, rng: np.random.Generator | None = None) -> Policy:
         """Draw as the base sampler does; the policy comes back under the team's name."""
+        if self._drawing:  # the base sampler drawing again after a corrupt snapshot
+            return super().draw(rng)
+        self._drawing = True
+        try:
+            policy = super().draw(rng)
+        finally:
+            self._drawing = False
         self.draws += 1
-        return self._with_team_name(super().draw(rng))
+        return self._with_team_name(policy)
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
         """Ignored: the learning team's weights are not this team's latest (see

@@ -17,11 +17,17 @@ slot per agent of the team in every game copy, parameter sharing), and its own
 - swaps are fair: with ``swap_unit="steps"`` a swap is counted in the frozen team's own steps,
   and by default every team sees ``swaps_per_team_change`` swaps per team change, whatever the
   team sizes (ML-Agents' ``swap_steps = (num_agents / num_opponent_agents) * (team_change /
-  swaps)``, see :func:`swap_steps`; :attr:`TeamSelfPlay.swap_every_steps` shows the result);
+  swaps)``, see :func:`swap_steps`; :meth:`TeamSelfPlay.swap_every_steps` shows the result).
+  Each game copy keeps its own schedule, and a new draw takes effect at the copy's next episode
+  start, so the count is exact when the interval is a multiple of the episode length (else each
+  swap waits for the next episode start: fewer swaps, for the team whose interval fits worse);
+  :attr:`TeamSelfPlay.turns` records the draws each frozen team made in each turn;
 - each team's :class:`~sp_wrappers.SelfPlayCallback` saves the team's snapshots every
   ``save_every`` of its learner steps (the interval runs on across team changes); Elo is per team,
   rated against the other teams' snapshots and current models (stored in each archive), and
-  SB3's logger gets ``selfplay/<team>/elo``, ``win_rate``, ``draw_rate``, ``archive_size``;
+  SB3's logger gets ``selfplay/<team>/elo``, ``win_rate``, ``draw_rate``, ``archive_size``,
+  ``snapshots``, ``opponent_elo_mean`` for the learning team, ``selfplay/<team>/elo`` and
+  ``archive_size`` for the frozen ones, and ``selfplay/learning_team`` (the team's index);
 - match records in each team's archive name the learner ``learner`` and the opponents
   ``<team>/<snapshot id>`` (or ``<team>/latest``), with ``team_a``/``team_b``;
 - at every team change (and at the end of ``learn``) a Bradley-Terry fit over every team's
@@ -36,13 +42,14 @@ change, the learner's latest weights play as ``latest``); its logs use the team 
 ``"shared"``.
 
 Resume: with ``run_dir``, each model is saved there with SB3's ``save``
-(``models/<team>.zip``, optimiser state included) before each of its snapshots and at each team
-change, and ``team_selfplay.json`` (format 1, written atomically after each snapshot and team
-change) holds the learning team, the step where its turn began, each team's Elo and save
-interval. ``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the
-same code that started the run) continues with the same learning team, step counts, archives and
-ratings; ``learn(total_timesteps)`` counts the learner steps of every team together since the run
-began, so a resumed run only trains what is left (like ML-Agents' ``max_steps``).
+(``models/<team>.zip``, optimiser state included) before each of its snapshots, at each team
+change and at the end of ``learn``, and ``team_selfplay.json`` (format 1, written atomically
+after each snapshot and team change) holds the learning team, the step where its turn began,
+each team's Elo, save interval and draw count, and the finished turns.
+``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the same code that
+started the run) continues with the same learning team, step counts, archives and ratings;
+``learn(total_timesteps)`` counts the learner steps of every team together since the run began,
+so a resumed run only trains what is left (like ML-Agents' ``max_steps``).
 
 With ``simple_tag_v3`` (three predators, ``adversary_0..2``, against one prey, ``agent_0``)::
 

@@ -27,6 +27,7 @@ from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 
 from sp_wrappers import SnapshotArchive  # noqa: E402
 from sp_wrappers.archive import IncompatibleSnapshotError  # noqa: E402
+from sp_wrappers.sampler import pfsp_weights  # noqa: E402
 from sp_wrappers.team_selfplay import (  # noqa: E402
     STATE_NAME,
     TeamSelfPlay,
@@ -181,6 +182,66 @@ def test_swaps_are_fair_with_three_predators_against_one_prey(tmp_path: Path) ->
         ("agent", {"adversary": 2 * (1 + 2)}),
         ("adversary", {"agent": 2 * 2}),
         ("agent", {"adversary": 2 * 2}),
+    ]
+
+
+def test_sampler_knobs_are_set_per_team_and_pfsp_reads_the_learners_archive(
+    tmp_path: Path,
+) -> None:
+    models = {team: ppo(team) for team in TEAMS}
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=96,
+        save_every=32,
+        window={"adversary": 2, "agent": None},
+        latest_ratio={"adversary": 0.0, "agent": 1.0},
+        strategy={"adversary": "pfsp", "agent": "uniform"},
+        seed=0,
+    )
+    run.learn(2 * 96)
+    predators, prey = run.samplers["adversary"], run.samplers["agent"]
+    assert (predators.window, predators.latest_ratio, predators.strategy) == (2, 0.0, "pfsp")
+    assert (prey.window, prey.latest_ratio, prey.strategy) == (None, 1.0, "uniform")
+    # the prey learned against the predators' snapshots only (latest_ratio 0), the predators
+    # against the prey's current model only (latest_ratio 1)
+    assert {m.player_b for m in SnapshotArchive(tmp_path / "adversary").matches()} == {
+        "agent/latest"
+    }
+    faced = {m.player_b for m in SnapshotArchive(tmp_path / "agent").matches()}
+    assert faced and all(p.startswith("adversary/snapshot-") for p in faced)
+    # PFSP weights the predators' newest two snapshots by the prey's results against them,
+    # which live in the prey's archive
+    scores = SnapshotArchive(tmp_path / "agent").scores_against("learner")
+    ids = predators.eligible_ids()
+    expected = pfsp_weights([scores.get(f"adversary/{i}", (0.5, 0))[0] for i in ids])
+    assert len(ids) == 2 and predators.snapshot_probabilities().tolist() == expected.tolist()
+
+
+def test_swap_unit_episodes_keeps_a_frozen_teams_draw_for_that_many_episodes(
+    tmp_path: Path,
+) -> None:
+    models = {team: ppo(team) for team in TEAMS}  # one game copy each; episodes of 8 steps
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=96,  # 4 episodes of the predators' turn, 12 of the prey's
+        swap_every=2,
+        swap_unit="episodes",
+        save_every=10_000,
+    )
+    run.learn(4 * 96)
+    # a draw at the first episode start, then at every second one (the 5th episode starts as the
+    # 4th ends, in the turn's last step)
+    assert [turn["swaps"] for turn in run.turns] == [
+        {"agent": 3},
+        {"adversary": 7},
+        {"agent": 2},
+        {"adversary": 6},
     ]
 
 
