@@ -20,13 +20,14 @@ episodes, the mean and a 95% interval (normal approximation over episodes) of:
 - the predator team's return (sum over the three predators: 30 per catch);
 - the prey's return (-10 per catch, minus the penalty for leaving the screen).
 
-Run (2 CPU cores shared with other work; the README's figures):
-    python benchmarks/teams.py --out runs/bench-teams   # the recipe: 196,608 steps per team,
-                                                         # team_change 24,576 (about 25 min)
-    python benchmarks/teams.py --timesteps 98304 --team-change 12288 --out runs/bench-teams-98k
-                                                         # half the budget (about 17 min)
+Run (the figures in docs/benchmarks.md and the README; 14 and 17 minutes on 2 CPU cores
+shared with other work):
+    python benchmarks/teams.py --episodes 1000 --out runs/bench-teams
+    python benchmarks/teams.py --timesteps 98304 --team-change 12288 --episodes 1000 \
+        --out runs/bench-teams-98k
     python benchmarks/teams.py --run runs/bench-teams --episodes 1000   # evaluate only
 
+The defaults are the recipe's: 196,608 learner steps per team, ``team_change`` 24,576.
 Pick ``--team-change`` as a multiple of both teams' rollouts (n_steps 128 x 8 copies x 3
 predators = 3,072 learner steps; x 1 prey = 1,024) and ``--timesteps`` as a multiple of it, so
 both teams get the same budget.

@@ -306,7 +306,12 @@ RECIPES: dict[str, Recipe] = {
         "learner steps (a step of every agent of the team). gamma 0.95 as in the MPE papers "
         "(25-step episodes). team_change is a multiple of both teams' rollouts (128 steps x 8 "
         "copies x 3 predators = 3,072 steps; x 1 prey = 1,024), so the turns have equal length "
-        "and the budget ends on a turn boundary. Figures: benchmarks/teams.py.",
+        "and the budget ends on a turn boundary. Not tuned. Measured (benchmarks/teams.py, seed "
+        "0, 1000 episodes per match-up, players sampling their actions) at this budget: trained "
+        "predators catch random prey 2.96 times per episode (95% interval 2.81-3.12; random "
+        "predators 0.42, 0.36-0.49); the trained prey is caught by random predators 0.49 times "
+        "(0.42-0.56: no better than random prey) but by the trained predators 1.60 times "
+        "(1.48-1.73): it learned to evade the predators it trained against.",
     ),
     "quadrapong_v4": Recipe(
         "ppo",
