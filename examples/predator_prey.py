@@ -4,7 +4,7 @@ Three predators (``adversary_0..2``, one shared network) chase one faster prey (
 ``TeamSelfPlay`` trains one team at a time for ``--team-change`` of its learner steps while the
 other team plays frozen snapshots from its own archive, as ML-Agents' ghost trainer does.
 
-Run:  python examples/predator_prey.py --timesteps 200000
+Run:  python examples/predator_prey.py                 # 196,608 learner steps per team
       python examples/predator_prey.py --tiny          # a few seconds, for the tests
 
 Prints each team's Elo at every team change, then each final team against random play
@@ -29,7 +29,7 @@ TEAMS = "prefix"  # adversary_0..2 -> "adversary", agent_0 -> "agent"
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=200_000, help="learner steps per team")
+    parser.add_argument("--timesteps", type=int, default=196_608, help="learner steps per team")
     parser.add_argument("--team-change", type=int, default=24_576, help="learner steps")
     parser.add_argument("--save-every", type=int, default=6_144, help="learner steps")
     parser.add_argument("--n-envs", type=int, default=8, help="game copies per team")

@@ -95,11 +95,6 @@ def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mappin
         game_env.close()
         raise TrainError(f"--teams: {error}") from None
     game_env.close()
-    if len(layout.names) < 2:
-        raise TrainError(
-            f"--teams {json.dumps(spec)} puts every agent of {game} in one team "
-            f"({layout.names[0]!r}); name at least two teams."
-        )
     observation_spaces, action_spaces, has_masks = {}, {}, {}
     for team in layout.names:
         game_env = env_fn()
@@ -122,22 +117,25 @@ def model_groups(
     observation_spaces: Mapping[str, Any],
     action_spaces: Mapping[str, Any],
     shared: bool | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> dict[str, list[str]]:
     """Which teams each model plays: ``{model name: [team, ...]}``.
 
     One model per distinct pair of spaces: a model named ``"shared"`` for every team when all
-    the teams' spaces agree (a symmetric game such as 2-v-2 Quadrapong; :class:`TeamSelfPlay`
-    then gives the learner a random team each episode against its own snapshots), else one model
-    per team, named after it. ``TeamSelfPlay`` trains either one model for every team or one per
-    team, so in a game of three teams or more where only some teams' spaces agree, every team
-    gets its own model.
+    the teams' spaces (and sizes) agree (a symmetric game such as 2-v-2 Quadrapong;
+    :class:`TeamSelfPlay` then gives the learner a random team each episode against its own
+    snapshots), else one model per team, named after it. ``TeamSelfPlay`` trains either one
+    model for every team or one per team, so in a game of three teams or more where only some
+    teams' spaces agree, every team gets its own model.
 
     :param observation_spaces: each team's observation space (team order is kept).
     :param action_spaces: each team's action space.
     :param shared: ``True``: one model for every team, refused when the spaces differ;
         ``False``: one model per team even when the spaces agree (the teams then take turns, as
         ML-Agents' ghost trainer); ``None``: as above.
-    :raises TrainError: ``shared=True`` with teams whose spaces differ.
+    :param sizes: each team's number of agents (optional): one model plays a random team each
+        episode only when the teams are of one size.
+    :raises TrainError: ``shared=True`` with teams whose spaces or sizes differ.
 
     >>> from gymnasium import spaces
     >>> obs = {"adversary": spaces.Box(0, 1, (16,)), "agent": spaces.Box(0, 1, (14,))}
@@ -157,15 +155,18 @@ def model_groups(
         for team in teams[1:]
         if observation_spaces[team] != observation_spaces[first]
         or action_spaces[team] != action_spaces[first]
+        or (sizes is not None and sizes[team] != sizes[first])
     ]
     if shared and differing:
         described = "; ".join(
             f"{team}: observations {observation_spaces[team]}, actions {action_spaces[team]}"
+            + (f", {sizes[team]} agent(s)" if sizes is not None else "")
             for team in [first, *differing]
         )
         raise TrainError(
-            f"--shared trains one model for every team, but the teams' spaces differ "
-            f"({described}); drop --shared to train one model per team."
+            f"--shared trains one model for every team, but the teams' spaces"
+            f"{' or sizes' if sizes is not None else ''} differ ({described}); drop --shared to "
+            "train one model per team."
         )
     if shared is False or differing:
         return {team: [team] for team in teams}
@@ -307,7 +308,10 @@ def train_teams(
     notes: list[str] = []
     env_fn = game_factory(config["game"], config["game_kwargs"])
     probe = _probe_teams(env_fn, config["teams"], config["game"], config["game_kwargs"])
-    groups = model_groups(probe.observation_spaces, probe.action_spaces, config.get("shared"))
+    sizes = {team: len(agents) for team, agents in probe.teams.items()}
+    groups = model_groups(
+        probe.observation_spaces, probe.action_spaces, config.get("shared"), sizes
+    )
     if resume and config.get("models") not in (None, groups):
         raise TrainError(
             f"{run / CONFIG_NAME} trains the models {config['models']}, but the game now gives "
