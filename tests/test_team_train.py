@@ -287,3 +287,40 @@ def test_the_ratings_command_on_a_team_run_names_each_teams_archive(tag_run, cap
     assert str(tag_run / "archives" / "adversary") in err
     assert cli_main(["ratings", str(tag_run / "archives" / "agent")]) == 0
     assert "adversary/snapshot-0000" in capsys.readouterr().out
+
+
+def test_a_killed_team_run_resumes_with_its_learning_team_steps_and_elo(tmp_path, capsys):
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    argv = ["simple_tag_v3", "--timesteps", "100000", "--team-change", "192", *TAG_TINY]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sp_wrappers.cli", "train", *argv, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    state_path = out / "team_selfplay.json"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if state_path.exists() and json.loads(state_path.read_text())["team_changes"] >= 3:
+                break
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    killed = json.loads(state_path.read_text())
+    assert killed["team_changes"] >= 3
+    status, stdout, err = train(capsys, "--resume", out, "--timesteps", 96, "--no-progress")
+    assert status == 0, err
+    resumed = json.loads(state_path.read_text())
+    assert resumed["team_changes"] > killed["team_changes"]
+    # the turn the kill interrupted is finished by the team that was learning
+    assert resumed["turns"][len(killed["turns"])]["team"] == killed["learning_team"]
+    for team in ("adversary", "agent"):
+        assert resumed["steps"][team] >= killed["steps"][team]
+        assert f"  {team}" in stdout
+    assert sum(resumed["steps"].values()) > sum(killed["steps"].values())
+    first = json.loads((out / "config.json").read_text())["history"]
+    assert [h["resumed"] for h in first] == [False, True]
