@@ -76,8 +76,8 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=int,
         default=None,
         metavar="N",
-        help="learner steps (default: the recipe's; with --resume: the steps "
-        "still missing, or N more)",
+        help="learner steps, per team in a team run (default: the recipe's; with --resume: "
+        "the steps still missing, or N more)",
     )
     parser.add_argument(
         "--n-envs",
