@@ -196,6 +196,13 @@ def resolve_run_dir(path: str | Path) -> RunDir:
     if not root.is_dir():
         raise CLIError(f"{root} is not a directory; pass a run directory or an archive directory.")
     archive_path = root / ARCHIVE_DIR if (root / ARCHIVE_DIR).is_dir() else root
+    teams = root / "archives"  # a team run (sp-wrappers train on a team game): one per team
+    if archive_path == root and teams.is_dir() and not (root / "index.sqlite").exists():
+        found = sorted(str(p) for p in teams.iterdir() if p.is_dir())
+        raise CLIError(
+            f"{root} is a team run with one archive per team; pass one of them: "
+            f"{', '.join(found) or str(teams / '<team>')}."
+        )
     config_path = None
     for candidate in (root / CONFIG_NAME, archive_path.parent / CONFIG_NAME):
         if candidate.is_file() and (candidate.parent == root or root.name == ARCHIVE_DIR):

@@ -2,23 +2,30 @@
 
 This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
 :func:`make_game`, :func:`game_factory`, :func:`reference_opponents`,
-:class:`UnknownGameError`.
+:class:`UnknownGameError`, :class:`MissingGameError` (a registered game whose package is
+missing) and :data:`QUADRAPONG_TEAMS`.
 
 A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
-``texas_holdem_v4``, ``pong_v3`` on RAM observations) or by an import path ``module:function``
-to any PettingZoo environment constructor (``pettingzoo.classic.go_v5:env``). When the
-attribute is a module with an ``env`` function (``pettingzoo.classic:rps_v2``), that ``env``
-is used. Keyword arguments (``game_kwargs`` in a run's ``config.json``) go to the constructor.
+``texas_holdem_v4``, ``pong_v3`` on RAM observations; the team games ``simple_tag_v3`` from
+``mpe2`` and ``quadrapong_v4`` on RAM observations, each with its :attr:`GameSpec.teams`) or by
+an import path ``module:function`` to any PettingZoo environment constructor
+(``pettingzoo.classic.go_v5:env``). When the attribute is a module with an ``env`` function
+(``pettingzoo.classic:rps_v2``), that ``env`` is used. Keyword arguments (``game_kwargs`` in a
+run's ``config.json``) go to the constructor.
 
-``pong_v3`` observes the Atari's 128 RAM bytes scaled to ``[0, 1]`` (``float32``, byte / 255,
-see :class:`~sp_wrappers.game_wrappers.ScaledObservations`): raw 0-255 bytes would feed a
-network inputs two orders of magnitude larger than its initialisation expects. Pass
-``scale_observations=False`` (a game keyword argument) for the raw ``uint8`` bytes.
-``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari setting
-is 4; the Pong recipe uses it), so a decision spans more of the game.
+``pong_v3`` and ``quadrapong_v4`` observe the Atari's 128 RAM bytes scaled to ``[0, 1]``
+(``float32``, byte / 255, see :class:`~sp_wrappers.game_wrappers.ScaledObservations`): raw 0-255
+bytes would feed a network inputs two orders of magnitude larger than its initialisation
+expects. Pass ``scale_observations=False`` (a game keyword argument) for the raw ``uint8``
+bytes. ``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari
+setting is 4; the Pong recipes use it), so a decision spans more of the game. ROMs come from the
+installed ``ale_py`` package's ``roms`` folder: nothing is downloaded.
 
->>> sorted(GAMES)
-['connect_four_v3', 'pong_v3', 'texas_holdem_v4', 'tictactoe_v3']
+>>> sorted(GAMES)  # doctest: +NORMALIZE_WHITESPACE
+['connect_four_v3', 'pong_v3', 'quadrapong_v4', 'simple_tag_v3', 'texas_holdem_v4',
+ 'tictactoe_v3']
+>>> GAMES["simple_tag_v3"].teams, sorted(GAMES["quadrapong_v4"].teams)
+('prefix', ['first_third', 'second_fourth'])
 >>> make_game("tictactoe_v3").possible_agents
 ['player_1', 'player_2']
 >>> make_game("pettingzoo.classic.connect_four_v3:env").metadata["name"]
@@ -37,7 +44,7 @@ import functools
 import importlib
 import os
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +52,8 @@ __all__ = [
     "GameSpec",
     "GAMES",
     "UnknownGameError",
+    "MissingGameError",
+    "QUADRAPONG_TEAMS",
     "resolve_game",
     "make_game",
     "game_factory",
@@ -56,19 +65,27 @@ class UnknownGameError(ValueError):
     """A game name that is neither registered nor an importable ``module:function``."""
 
 
+class MissingGameError(ImportError):
+    """A registered game whose package is not installed; the message names the extra to
+    install (``pip install "sp-wrappers[mpe]"``)."""
+
+
 def _classic(module: str, **kwargs: Any) -> Any:
     return importlib.import_module(f"pettingzoo.classic.{module}").env(**kwargs)
 
 
-def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
-    """PettingZoo's two-player Pong on the 128-byte Atari RAM, ROMs from ``ale_py``'s folder;
-    observations scaled to [0, 1] ``float32`` unless ``scale_observations=False``; each action
-    held for ``frame_skip`` frames (rewards summed) when it is above 1."""
-    from pettingzoo.atari import pong_v3
+def _atari_ram(
+    module: str, scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any
+) -> Any:
+    """A PettingZoo Atari game (``pettingzoo.atari.<module>``) on the 128-byte RAM, ROMs from
+    ``ale_py``'s folder (nothing is downloaded); observations scaled to [0, 1] ``float32`` unless
+    ``scale_observations=False``; each action held for ``frame_skip`` frames (rewards summed)
+    when it is above 1."""
     from pettingzoo.utils.conversions import parallel_to_aec
 
     from .game_wrappers import RepeatedActions, ScaledObservations
 
+    game = importlib.import_module(f"pettingzoo.atari.{module}")
     if int(frame_skip) != frame_skip or frame_skip < 1:
         raise ValueError(
             f"frame_skip must be an integer >= 1 (frames per action), got {frame_skip!r}."
@@ -82,11 +99,36 @@ def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: An
         except ImportError:  # pragma: no cover - ale-py comes with pettingzoo[atari]
             pass
     if frame_skip > 1:
-        parallel = pong_v3.raw_env(**kwargs).env  # the ParallelAtariEnv under the AEC adapter
+        parallel = game.raw_env(**kwargs).env  # the ParallelAtariEnv under the AEC adapter
         env = parallel_to_aec(RepeatedActions(parallel, int(frame_skip)))
     else:
-        env = pong_v3.env(**kwargs)
+        env = game.env(**kwargs)
     return ScaledObservations(env) if scale_observations else env
+
+
+def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
+    """PettingZoo's two-player Pong on the RAM (see :func:`_atari_ram`)."""
+    return _atari_ram("pong_v3", scale_observations, frame_skip, **kwargs)
+
+
+def _quadrapong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
+    """PettingZoo's four-player Quadrapong (two teams of two) on the RAM (see
+    :func:`_atari_ram`)."""
+    return _atari_ram("quadrapong_v4", scale_observations, frame_skip, **kwargs)
+
+
+def _mpe(module: str, **kwargs: Any) -> Any:
+    """A game of the ``mpe2`` package (the Multi-Particle Environments, discrete actions)."""
+    try:
+        game = importlib.import_module(f"mpe2.{module}")
+    except ImportError as error:
+        if error.name is not None and error.name != "mpe2" and not error.name.startswith("mpe2."):
+            raise
+        raise MissingGameError(
+            f"The game {module} needs the mpe2 package, which is not installed: "
+            'pip install "sp-wrappers[mpe]".'
+        ) from None
+    return game.env(**kwargs)
 
 
 def _random() -> Any:
@@ -117,6 +159,10 @@ class GameSpec:
     :param references: zero-argument factories of the game's reference opponents besides
         ``RandomPolicy`` (the end-of-run evaluation plays them all).
     :param quick_kwargs: game keyword arguments that make an episode short (smoke tests).
+    :param teams: how the game's agents form teams, as ``SelfPlayEnv(teams=...)`` takes it:
+        ``None`` (every agent its own side: the two-player games), ``"prefix"`` (agents grouped
+        by their name without the trailing ``_N``) or a mapping ``{team: [agent, ...]}``.
+        ``sp-wrappers train`` trains one learner per team (``TeamSelfPlay``) when it is set.
     """
 
     name: str
@@ -124,7 +170,14 @@ class GameSpec:
     description: str
     references: tuple[Callable[[], Any], ...] = ()
     quick_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    teams: str | Mapping[str, Sequence[str]] | None = None
 
+
+#: Quadrapong's teams, as PettingZoo's documentation of ``quadrapong_v4`` assigns them.
+QUADRAPONG_TEAMS: dict[str, tuple[str, ...]] = {
+    "first_third": ("first_0", "third_0"),
+    "second_fourth": ("second_0", "fourth_0"),
+}
 
 #: Registered games by name.
 GAMES: dict[str, GameSpec] = {
@@ -153,6 +206,23 @@ GAMES: dict[str, GameSpec] = {
             "two-player Atari Pong on RAM observations scaled to [0, 1] (PettingZoo atari), "
             "no masks",
             quick_kwargs={"max_cycles": 60},
+        ),
+        GameSpec(
+            "simple_tag_v3",
+            functools.partial(_mpe, "simple_tag_v3", continuous_actions=False, max_cycles=25),
+            "predator-prey (mpe2's MPE): three adversaries chase one faster agent, discrete "
+            "actions, 25 steps per episode; teams adversary and agent (needs sp-wrappers[mpe])",
+            quick_kwargs={"max_cycles": 10},
+            teams="prefix",
+        ),
+        GameSpec(
+            "quadrapong_v4",
+            _quadrapong_ram,
+            "four-player Atari Quadrapong, two teams of two (first_0 and third_0 against "
+            "second_0 and fourth_0, as PettingZoo's documentation assigns them), RAM "
+            "observations scaled to [0, 1], no masks",
+            quick_kwargs={"max_cycles": 60},
+            teams=QUADRAPONG_TEAMS,
         ),
     )
 }
@@ -190,8 +260,8 @@ def resolve_game(name: str) -> Callable[..., Any]:
     Traceback (most recent call last):
     ...
     sp_wrappers.games.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
-connect_four_v3, texas_holdem_v4, pong_v3 or an import path 'module:function' to a PettingZoo \
-env constructor (e.g. pettingzoo.classic.go_v5:env).
+connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an import path \
+'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env).
     """
     spec = GAMES.get(name)
     return spec.factory if spec is not None else _import_constructor(name)

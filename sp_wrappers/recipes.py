@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from .games import QUADRAPONG_TEAMS
+
 __all__ = ["Recipe", "RECIPES", "GENERIC", "ALGOS", "recipe_for", "linear_schedule"]
 
 #: Algorithm names accepted by ``--algo`` -> (module, class).
@@ -73,6 +75,12 @@ class Recipe:
         :class:`~sp_wrappers.DrawReward`); 0 leaves the game's rewards as they are.
     :param tuned: whether the values were tuned for this game (else the generic ones).
     :param notes: how the recipe was measured, what it reaches.
+    :param teams: the game's teams (``"prefix"`` or ``{team: [agent, ...]}``, see
+        :attr:`~sp_wrappers.games.GameSpec.teams`); when set, ``sp-wrappers train`` trains one
+        learner per team with :class:`~sp_wrappers.team_selfplay.TeamSelfPlay` and ``timesteps``
+        and ``save_every`` count each team's own learner steps.
+    :param team_change: with ``teams``: learner steps of the learning team before the next team
+        learns (ML-Agents' ``team_change``).
     """
 
     algo: str
@@ -87,6 +95,8 @@ class Recipe:
     draw_reward: float = 0.0
     tuned: bool = False
     notes: str = ""
+    teams: str | Mapping[str, Any] | None = None
+    team_change: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A deep, JSON-ready copy."""
@@ -270,6 +280,64 @@ RECIPES: dict[str, Recipe] = {
         "games, -18.5 points a game. A deterministic learner that never picks FIRE never "
         "serves; hence the sampled actions in the measurement.",
     ),
+    "simple_tag_v3": Recipe(
+        "ppo",
+        {
+            "n_steps": 128,
+            "batch_size": 256,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "ent_coef": 0.01,
+            "gamma": 0.95,
+            "gae_lambda": 0.95,
+            "policy_kwargs": {"net_arch": [64, 64]},
+        },
+        _sampler(window=10, latest_ratio=0.5, random_ratio=0.0),
+        timesteps=196_608,
+        n_envs=8,
+        save_every=12_288,
+        game_kwargs={"max_cycles": 25},
+        eval_games=100,
+        teams="prefix",
+        team_change=24_576,
+        notes="Two PPO learners, one per team (adversary: three predators sharing one network; "
+        "agent: the prey), trained by TeamSelfPlay: one team learns for team_change of its own "
+        "steps against snapshots of the other team. timesteps and save_every count each team's "
+        "learner steps (a step of every agent of the team). gamma 0.95 as in the MPE papers "
+        "(25-step episodes). team_change is a multiple of both teams' rollouts (128 steps x 8 "
+        "copies x 3 predators = 3,072 steps; x 1 prey = 1,024), so the turns have equal length "
+        "and the budget ends on a turn boundary. Not tuned. Measured (benchmarks/teams.py, seed "
+        "0, 1000 episodes per match-up, players sampling their actions) at this budget: trained "
+        "predators catch random prey 2.96 times per episode (95% interval 2.81-3.12; random "
+        "predators 0.42, 0.36-0.49); the trained prey is caught by random predators 0.49 times "
+        "(0.42-0.56: no better than random prey) but by the trained predators 1.60 times "
+        "(1.48-1.73): it learned to evade the predators it trained against.",
+    ),
+    "quadrapong_v4": Recipe(
+        "ppo",
+        {
+            "n_steps": 128,
+            "batch_size": 256,
+            "n_epochs": 4,
+            "learning_rate": "lin_2.5e-4",
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "gae_lambda": 0.95,
+            "clip_range": 0.1,
+            "policy_kwargs": {"net_arch": [256, 256]},
+        },
+        _sampler(window=10, latest_ratio=0.5, random_ratio=0.0),
+        timesteps=300_000,
+        n_envs=8,
+        save_every=24_576,
+        game_kwargs={"frame_skip": 4},
+        eval_games=4,
+        teams={team: list(agents) for team, agents in QUADRAPONG_TEAMS.items()},
+        team_change=24_576,
+        notes="Pong's recipe (RAM scaled to [0, 1], frame_skip=4) for two teams of two; both "
+        "teams have the same spaces, so one model plays both (train --shared, the default "
+        "for teams whose spaces agree). Not measured.",
+    ),
 }
 
 
@@ -291,6 +359,10 @@ def recipe_for(game: str, algo: str | None = None) -> Recipe:
             game_kwargs=tuned.game_kwargs,
             eval_games=tuned.eval_games,
             learner=tuned.learner,
+            teams=tuned.teams,
+            team_change=tuned.team_change,
+            save_every=tuned.save_every if tuned.teams is not None else generic.save_every,
+            timesteps=tuned.timesteps if tuned.teams is not None else generic.timesteps,
         )
     return generic
 

@@ -11,7 +11,11 @@ stores string entry points only: it imports neither torch, nor SB3, nor the game
 
 The keyword arguments of ``gymnasium.make(id, ...)`` are those of :func:`make_env`:
 
-- ``learner``: the learner's seat, ``"random"`` (default) or ``"alternate"``;
+- ``learner``: the learner's seat, ``"random"`` (default) or ``"alternate"``; in a team game
+  (``simple_tag_v3``, ``quadrapong_v4``) a team name (``SimpleTag``'s default is
+  ``"adversary"``: its teams' spaces differ, so ``"random"`` cannot choose between them);
+- ``teams``: how the agents form teams (default: the game's
+  :attr:`~sp_wrappers.games.GameSpec.teams`);
 - ``archive``: the path of a snapshot archive. With it, the opponents are drawn from the archive by
   an :class:`~sp_wrappers.OpponentSampler` built from the sampler's knobs (``window``,
   ``latest_ratio``, ``swap_every``, ``swap_unit``, ``strategy``, ``pfsp_weighting``,
@@ -26,8 +30,8 @@ The keyword arguments of ``gymnasium.make(id, ...)`` are those of :func:`make_en
 >>> import gymnasium as gym
 >>> import sp_wrappers
 >>> sorted(ENV_IDS.values())  # doctest: +NORMALIZE_WHITESPACE
-['sp_wrappers/ConnectFour-v0', 'sp_wrappers/Pong-v0', 'sp_wrappers/TexasHoldem-v0',
- 'sp_wrappers/TicTacToe-v0']
+['sp_wrappers/ConnectFour-v0', 'sp_wrappers/Pong-v0', 'sp_wrappers/Quadrapong-v0',
+ 'sp_wrappers/SimpleTag-v0', 'sp_wrappers/TexasHoldem-v0', 'sp_wrappers/TicTacToe-v0']
 >>> env = gym.make("sp_wrappers/TicTacToe-v0", opponent="minimax")
 >>> env.observation_space.shape, env.action_space
 ((3, 3, 2), Discrete(9))
@@ -88,6 +92,9 @@ SAMPLER_KNOBS: dict[str, Any] = {
     "deterministic": False,
     "fixed_opponents": None,
 }
+#: Keyword arguments an id sets besides its game: the learner of a team game whose teams' spaces
+#: differ (``learner="random"`` cannot choose between them).
+ID_DEFAULTS: dict[str, dict[str, Any]] = {"simple_tag_v3": {"learner": "adversary"}}
 # SelfPlayVecEnv arguments that a single env has no use for.
 _VEC_ONLY = ("num_workers", "device", "start_method")
 
@@ -100,7 +107,8 @@ def register_envs() -> list[str]:
     registered = []
     for game, env_id in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=ENTRY_POINT, kwargs={"game": game})
+            kwargs = {"game": game, **ID_DEFAULTS.get(game, {})}
+            gymnasium.register(env_id, entry_point=ENTRY_POINT, kwargs=kwargs)
             registered.append(env_id)
     return registered
 
@@ -206,13 +214,22 @@ def _parse(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], d
     kwargs = dict(kwargs)
     opponent_args = {k: kwargs.pop(k, None) for k in ("archive", "opponent")}
     opponent_args["knobs"] = {k: kwargs.pop(k, v) for k, v in SAMPLER_KNOBS.items()}
-    env_keys = ("learner", "keep_dict_obs", "outcome_fn", *_VEC_ONLY)
+    env_keys = ("learner", "teams", "keep_dict_obs", "outcome_fn", *_VEC_ONLY)
     env_args = {k: kwargs.pop(k) for k in env_keys if k in kwargs}
     env_args.setdefault("learner", "random")
+    if env_args.get("teams") is None:
+        env_args.pop("teams", None)
     game_kwargs = {**(kwargs.pop("env_kwargs", None) or {}), **kwargs}
     if game_kwargs.get("render_mode", 0) is None:  # Gymnasium's default; not every game takes it
         del game_kwargs["render_mode"]
     return opponent_args, env_args, game_kwargs
+
+
+def _default_teams(game: str, env_args: dict[str, Any]) -> None:
+    """A registered team game's own teams, unless ``teams=`` was given."""
+    spec = GAMES.get(game)
+    if spec is not None and spec.teams is not None:
+        env_args.setdefault("teams", spec.teams)
 
 
 def _learner_action_space(game: Any, learner: str) -> Any:
@@ -234,6 +251,7 @@ def make_env(
     pfsp_weighting: str = "hard",
     deterministic: bool = False,
     keep_dict_obs: bool = False,
+    teams: Any = None,
     **game_kwargs: Any,
 ) -> SelfPlayEnv:
     """The entry point of the Gymnasium ids: a :class:`~sp_wrappers.SelfPlayEnv` of ``game``.
@@ -256,6 +274,8 @@ def make_env(
     :param pfsp_weighting: with ``archive``: ``"hard"`` or ``"variance"``.
     :param deterministic: with ``archive``: snapshot opponents take their most likely action.
     :param keep_dict_obs: give the learner the game's ``{"observation", "action_mask"}`` dict.
+    :param teams: ``SelfPlayEnv``'s ``teams=``; ``None`` (default): the game's own teams
+        (:attr:`~sp_wrappers.games.GameSpec.teams`; none for the two-player games).
     :param game_kwargs: the game's own keyword arguments (``render_mode``, ``max_cycles``, ...).
     :raises ValueError: sampler knobs without an archive, both ``archive`` and ``opponent``, or an
         unknown bot name.
@@ -277,6 +297,7 @@ def make_env(
             deterministic=deterministic,
             learner=learner,
             keep_dict_obs=keep_dict_obs,
+            teams=teams,
             **game_kwargs,
         )
     )
@@ -286,6 +307,7 @@ def make_env(
             f"{', '.join(unknown)} only apply to the batched env; use "
             "sp_wrappers.make_selfplay_vec_env(id, n_envs, ...) for them."
         )
+    _default_teams(game, env_args)
     built = game_factory(game, game_kwargs)()
     try:
         env_args["opponent"] = _opponent_source(
@@ -310,6 +332,7 @@ def vec_env_arguments(
     game = env_game(env_id)
     spec_kwargs = {k: v for k, v in gymnasium.spec(env_id).kwargs.items() if k != "game"}
     opponent_args, env_args, game_kwargs = _parse({**spec_kwargs, **kwargs})
+    _default_teams(game, env_args)
     env_fn = game_factory(game, game_kwargs)
 
     def action_space() -> Any:

@@ -691,7 +691,23 @@ def train(
     :param device: torch device of the learner.
     :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
     :param command: the command line, recorded in ``config.json``'s history.
+
+    A team run's config (``config["kind"] == "teams"``) goes to
+    :func:`sp_wrappers.team_train.train_teams`, which returns a ``TeamTrainResult``.
     """
+    if config.get("kind") == "teams":
+        from .team_train import train_teams
+
+        return train_teams(
+            config,
+            run_dir,
+            resume=resume,
+            timesteps=timesteps,
+            progress=progress,
+            device=device,
+            torch_threads=torch_threads,
+            command=command,
+        )
     from .archive import SnapshotArchive
     from .callbacks import SelfPlayCallback
 

@@ -76,8 +76,8 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=int,
         default=None,
         metavar="N",
-        help="learner steps (default: the recipe's; with --resume: the steps "
-        "still missing, or N more)",
+        help="learner steps, per team in a team run (default: the recipe's; with --resume: "
+        "the steps still missing, or N more)",
     )
     parser.add_argument(
         "--n-envs",
@@ -164,6 +164,34 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=None,
         metavar="SEAT",
         help="learner seat: random (default), alternate, or an agent name",
+    )
+    teams = parser.add_argument_group(
+        "teams (one learner per team, TeamSelfPlay; default: the game's recipe, e.g. "
+        "simple_tag_v3 and quadrapong_v4)"
+    )
+    teams.add_argument(
+        "--teams",
+        default=None,
+        metavar="SPEC",
+        help="group the agents into teams and train one learner per team: 'prefix' (agent "
+        "names without the trailing _N: adversary_0..2 -> adversary) or a JSON mapping "
+        '\'{"red": ["first_0", "third_0"], "blue": ["second_0", "fourth_0"]}\'',
+    )
+    teams.add_argument(
+        "--team-change",
+        type=int,
+        default=None,
+        metavar="N",
+        help="learner steps of the learning team before the next team learns (the recipe's, "
+        "else a tenth of --timesteps)",
+    )
+    teams.add_argument(
+        "--shared",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--shared: one model plays every team (refused when their spaces differ); "
+        "--no-shared: one model per team; default: one model per distinct observation/action "
+        "space (teams whose spaces agree share one)",
     )
     parser.add_argument(
         "--save-every",
@@ -273,6 +301,10 @@ def build_train_parser() -> argparse.ArgumentParser:
 
 def run_train_command(args: argparse.Namespace) -> int:
     """The ``train`` command: resolve the config, train, print the summary; returns 0."""
+    from .team_train_command import is_team_run, run_team_train_command
+
+    if is_team_run(args):
+        return run_team_train_command(args)
     resume = args.resume
     if resume:
         run = Path(

@@ -49,6 +49,8 @@ def test_every_registered_game_has_an_id_in_the_sp_wrappers_namespace():
     assert ENV_IDS["connect_four_v3"] == "sp_wrappers/ConnectFour-v0"
     assert ENV_IDS["pong_v3"] == "sp_wrappers/Pong-v0"
     assert ENV_IDS["texas_holdem_v4"] == "sp_wrappers/TexasHoldem-v0"
+    assert ENV_IDS["simple_tag_v3"] == "sp_wrappers/SimpleTag-v0"
+    assert ENV_IDS["quadrapong_v4"] == "sp_wrappers/Quadrapong-v0"
     assert set(ENV_IDS.values()) <= set(gym.registry)
 
 
