@@ -72,6 +72,9 @@ _COLUMNS = {
         "seat_a",
         "seat_b",
         "source",
+        "team_a",
+        "team_b",
+        "config",
     ],
 }
 # safetensors dtype names of the torch dtypes a policy holds, and their sizes in bytes
@@ -168,13 +171,15 @@ def check_matches(conn: sqlite3.Connection, index: Path) -> None:
         "OR typeof(source) != 'text' "
         "OR (step IS NOT NULL AND (typeof(step) != 'integer' OR step < 0)) "
         "OR typeof(seat_a) NOT IN ('text', 'null') OR typeof(seat_b) NOT IN ('text', 'null') "
+        "OR typeof(team_a) NOT IN ('text', 'null') OR typeof(team_b) NOT IN ('text', 'null') "
+        "OR typeof(config) NOT IN ('text', 'null') "
         "LIMIT 1"
     ).fetchone()
     if bad is not None:
         raise ArchiveFormatError(
             f"{index}: match row {bad[0]!r} has a value of the wrong type or out of range "
             f"(score_a must be a number in [0, 1], step a non-negative integer or null, "
-            f"players and source text). {_INDEX_FIX}"
+            f"players and source text, seats, teams and config text or null). {_INDEX_FIX}"
         )
 
 

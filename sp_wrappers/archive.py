@@ -2,6 +2,7 @@
 
 This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
 :func:`as_archive` (what every constructor taking an archive calls on its argument),
+:func:`config_key` (the canonical text of a game configuration in the match history),
 :data:`FORMAT_VERSION` and the archive's errors.
 
 Layout (documented in ``docs/formats.md``)::
@@ -55,11 +56,13 @@ from ._archive_checks import (
     check_row,
     check_schema,
     expected_tensors,
+    json_column,
     read_snapshot_file,
     size_limits,
     unlink_all,
     write_atomically,
 )
+from ._archive_matches import config_key, upgrade_from_format_1
 from ._policy_spec import (
     MAX_PARAMETERS,
     TRUSTED_MODULES,
@@ -87,6 +90,7 @@ __all__ = [
     "SnapshotInfo",
     "MatchRecord",
     "as_archive",
+    "config_key",
     "FORMAT_VERSION",
     "ArchiveError",
     "ArchiveFormatError",
@@ -97,7 +101,7 @@ __all__ = [
     "UnsafeArchiveError",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: match rows gained team_a, team_b and config
 INDEX_NAME = "index.sqlite"
 _MAX_STEP = 2**62
 
@@ -125,7 +129,10 @@ CREATE TABLE IF NOT EXISTS matches (
     score_a REAL NOT NULL,
     seat_a TEXT,
     seat_b TEXT,
-    source TEXT NOT NULL
+    source TEXT NOT NULL,
+    team_a TEXT,
+    team_b TEXT,
+    config TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
 """
@@ -162,6 +169,9 @@ class MatchRecord:
     seat_a: str | None
     seat_b: str | None
     source: str
+    team_a: str | None = None
+    team_b: str | None = None
+    config: dict[str, Any] | None = None
 
 
 def _remove_dead_temporaries(directory: Path) -> None:
@@ -343,6 +353,7 @@ class SnapshotArchive:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
+                upgrade_from_format_1(conn)
                 check_schema(conn, index)
                 self._check_format(conn)
                 check_matches(conn, index)
@@ -769,11 +780,16 @@ class SnapshotArchive:
         seat_a: str | None = None,
         seat_b: str | None = None,
         source: str = "training",
+        team_a: str | None = None,
+        team_b: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
 
         Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
-        baseline's ``policy_id``.
+        baseline's ``policy_id``. ``team_a``/``team_b`` name the team each player played (team
+        games); ``config`` is the game configuration it was played under (a JSON-able mapping,
+        see :func:`config_key`).
         """
         self.record_matches(
             [
@@ -785,6 +801,9 @@ class SnapshotArchive:
                     seat_a=seat_a,
                     seat_b=seat_b,
                     source=source,
+                    team_a=team_a,
+                    team_b=team_b,
+                    config=config,
                 )
             ]
         )
@@ -803,10 +822,13 @@ class SnapshotArchive:
             if step is not None and int(step) < 0:
                 raise ValueError(f"step must be a non-negative learner step, got {step}.")
             seat_a, seat_b = match.get("seat_a"), match.get("seat_b")
+            team_a, team_b = match.get("team_a"), match.get("team_b")
+            config = match.get("config")
             statements.append(
                 (
                     "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, "
-                    "seat_b, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "seat_b, source, team_a, team_b, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?)",
                     (
                         now,
                         None if step is None else int(step),
@@ -816,6 +838,9 @@ class SnapshotArchive:
                         None if seat_a is None else str(seat_a),
                         None if seat_b is None else str(seat_b),
                         str(match.get("source", "training")),
+                        None if team_a is None else str(team_a),
+                        None if team_b is None else str(team_b),
+                        None if config is None else config_key(config),
                     ),
                 )
             )
@@ -830,19 +855,26 @@ class SnapshotArchive:
         self._write(statements)
 
     def matches(
-        self, player: str | SnapshotInfo | None = None, source: str | None = None
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> list[MatchRecord]:
-        """The match history in the order it was recorded, optionally for one player/source."""
-        return list(self.iter_matches(player, source))
+        """The match history in the order it was recorded, optionally for one player, one
+        source or one game configuration (games played under exactly ``config``)."""
+        return list(self.iter_matches(player, source, config))
 
     def iter_matches(
-        self, player: str | SnapshotInfo | None = None, source: str | None = None
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> Iterator[MatchRecord]:
         """:meth:`matches` one record at a time, read as it goes: a pass over a long history
         (a rating fit) then never holds every record in memory at once."""
         sql = (
-            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source "
-            "FROM matches"
+            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source, "
+            "team_a, team_b, config FROM matches"
         )
         clauses, params = [], []
         if player is not None:
@@ -852,10 +884,28 @@ class SnapshotArchive:
         if source is not None:
             clauses.append("source = ?")
             params.append(source)
+        if config is not None:
+            clauses.append("config = ?")
+            params.append(config_key(config))
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         for row in self._connect().execute(sql + " ORDER BY id", params):
-            yield MatchRecord(*row)
+            yield MatchRecord(*row[:-1], config=self._match_config(row[0], row[-1]))
+
+    def _match_config(self, match_id: int, text: str | None) -> dict[str, Any] | None:
+        if text is None:
+            return None
+
+        def refuse(problem: str) -> NoReturn:
+            raise ArchiveFormatError(
+                f"{self.path / INDEX_NAME}: match row {match_id} {problem}. Restore the index "
+                "from a backup or start a new archive directory."
+            )
+
+        config = json_column(text, "config", refuse)
+        if not isinstance(config, dict):
+            refuse("has a config that is not a JSON object")
+        return config
 
     def n_matches(self) -> int:
         """How many games the match history holds."""

@@ -1,0 +1,82 @@
+"""The archive's match-history format: canonical configuration keys and the format-1 upgrade.
+
+This module holds :func:`config_key`, the one canonical text of a game configuration (what the
+``matches.config`` column stores and what filters compare), and :func:`upgrade_from_format_1`,
+which gives an index written by format 1 (before team games and game configurations were
+recorded) the ``team_a``, ``team_b`` and ``config`` columns in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["config_key", "upgrade_from_format_1"]
+
+_FORMAT_1_MATCH_COLUMNS = [
+    "id",
+    "wall_time",
+    "step",
+    "player_a",
+    "player_b",
+    "score_a",
+    "seat_a",
+    "seat_b",
+    "source",
+]
+_ADDED_IN_FORMAT_2 = ("team_a", "team_b", "config")
+
+
+def config_key(config: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a game configuration: keys sorted, no spaces, no NaN.
+
+    Two configurations are the same exactly when their keys are equal, whatever the key order.
+
+    >>> config_key({"komi": 7.5, "board_size": 5})
+    '{"board_size":5,"komi":7.5}'
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"A game configuration must be a mapping of keyword arguments, got "
+            f"{type(config).__name__}; pass e.g. {{'komi': 7.5}}."
+        )
+    bad = [key for key in config if not isinstance(key, str)]
+    if bad:
+        raise TypeError(f"Game configuration keys must be strings, got {bad!r}.")
+    for key, value in config.items():
+        try:
+            json.dumps(value, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"Game configuration key {key!r} has the value {value!r}, which cannot be "
+                f"recorded as JSON ({error}); use numbers, strings, booleans, None, lists or "
+                "dicts of them."
+            ) from error
+    return json.dumps(dict(config), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def upgrade_from_format_1(conn: sqlite3.Connection) -> bool:
+    """Add format 2's match columns to a format-1 index; ``True`` when it upgraded.
+
+    Only an index whose ``meta`` says format 1 and whose ``matches`` table has exactly format 1's
+    columns is touched, in one transaction (a crash leaves it at format 1, readable again).
+    Anything else is left for the schema and format checks to judge.
+    """
+    row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+    if row is None or str(row[0]) != "1":
+        return False
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(matches)").fetchall()]
+    if columns != _FORMAT_1_MATCH_COLUMNS:
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for column in _ADDED_IN_FORMAT_2:
+            conn.execute(f"ALTER TABLE matches ADD COLUMN {column} TEXT")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'format_version'")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
