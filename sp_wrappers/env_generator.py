@@ -3,7 +3,7 @@
 This module holds :class:`EnvGenerator` (an SB3 callback), :class:`GameConfig` (what a generator
 returns), :class:`EnvHistory` and :class:`ConfigResult` (the learner's recent results per
 configuration, what a generator reads), :func:`win_rates_by_config` (an archive's games split by
-configuration), :func:`config_matches`, :func:`config_key`, :func:`load_generator` and
+configuration), :func:`config_matches`, :func:`load_generator` and
 :data:`ENV_GENERATOR_STATE`.
 
 A generator is a function ``generator(step, index, history)`` returning the configuration copy
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ._archive_matches import config_key as _canonical
 from ._game_config import REWARD_KEY, check_game_kwargs, check_reward_fn, reward_fn_name
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
     "ConfigResult",
     "win_rates_by_config",
     "config_matches",
-    "config_key",
     "load_generator",
     "ENV_GENERATOR_STATE",
 ]
@@ -53,15 +53,6 @@ __all__ = [
 #: The file in a run directory holding each env copy's current configuration.
 ENV_GENERATOR_STATE = "env_generator.json"
 STATE_FORMAT_VERSION = 1
-
-
-def config_key(config: Mapping[str, Any] | None) -> str:
-    """The canonical JSON text of a configuration (``None`` counts as ``{}``, the game's own).
-
-    >>> config_key({"komi": 7.5, "board_size": 5})
-    '{"board_size":5,"komi":7.5}'
-    """
-    return json.dumps(dict(config or {}), sort_keys=True, separators=(",", ":"))
 
 
 def config_matches(config: Mapping[str, Any] | None, wanted: Mapping[str, Any]) -> bool:
@@ -152,7 +143,8 @@ class EnvHistory:
     >>> history = EnvHistory(window=3)
     >>> for outcome in (1.0, 0.0, 1.0, 1.0):
     ...     history.record({"komi": 5.5}, {"outcome": outcome, "opponents": {"w": "s-1"}}, 10, 0)
-    >>> history.games({"komi": 5.5}), history.score({"komi": 5.5}), history.total_games({"komi": 5.5})
+    >>> komi = {"komi": 5.5}
+    >>> history.games(komi), history.score(komi), history.total_games(komi)
     (3, 0.6666666666666666, 4)
     >>> history.by_opponent({"komi": 5.5})
     {'s-1': (3, 0.6666666666666666)}
@@ -176,7 +168,7 @@ class EnvHistory:
     def _key(config: Mapping[str, Any] | GameConfig | None) -> str:
         if isinstance(config, GameConfig):
             config = config.describe()
-        return config_key(config)
+        return _canonical(config or {})
 
     def record(
         self, config: Mapping[str, Any] | None, summary: Mapping[str, Any], step: int, index: int
@@ -185,7 +177,9 @@ class EnvHistory:
         key = self._key(config)
         opponents = summary.get("opponents") or {"?": summary.get("opponent", "?")}
         result = ConfigResult(
-            int(step), int(index), tuple(str(o) for o in opponents.values()),
+            int(step),
+            int(index),
+            tuple(str(o) for o in opponents.values()),
             float(summary["outcome"]),
         )
         results = self._results.get(key)
@@ -387,7 +381,8 @@ class EnvGenerator(BaseCallback):
             self.configs[index] = config
             self._changed = True
             if self.verbose:
-                print(f"env_generator: copy {index} -> {config.describe()} (step {self.num_timesteps})")
+                step = self.num_timesteps
+                print(f"env_generator: copy {index} -> {config.describe()} (step {step})")
 
     def _restart_episodes(self) -> None:
         """Start every episode again, so the first configurations play from the start (SB3 reset
@@ -530,9 +525,7 @@ def load_generator(spec: str) -> Generator:
     for part in attribute.split("."):
         target = getattr(target, part, None)
     if not callable(target):
-        raise ValueError(
-            f"--env-generator {spec!r}: {module_name} has no function {attribute!r}."
-        )
+        raise ValueError(f"--env-generator {spec!r}: {module_name} has no function {attribute!r}.")
     return target
 
 
@@ -541,7 +534,9 @@ def env_generator_callback(spec: str | None, run_dir: Path, verbose: int = 0) ->
     ``run_dir`` (``None`` without a generator)."""
     if not spec:
         return None
-    return EnvGenerator(load_generator(spec), state_path=run_dir / ENV_GENERATOR_STATE, verbose=verbose)
+    return EnvGenerator(
+        load_generator(spec), state_path=run_dir / ENV_GENERATOR_STATE, verbose=verbose
+    )
 
 
 def win_rates_by_config(
@@ -549,7 +544,8 @@ def win_rates_by_config(
 ) -> dict[str, dict[str, Any]]:
     """``player``'s record in an archive's match history, per configuration.
 
-    Keys are :func:`config_key` texts; each value holds ``config`` (the dict), ``games``,
+    Keys are the configurations' canonical JSON texts (:func:`sp_wrappers.archive.config_key`);
+    each value holds ``config`` (the dict), ``games``,
     ``wins``, ``draws``, ``losses``, ``win_rate`` and ``score`` (mean outcome, draws 0.5).
     Games recorded without a configuration count under ``{}``.
 
@@ -570,7 +566,7 @@ def win_rates_by_config(
             continue
         config = getattr(match, "config", None) or {}
         row = rows.setdefault(
-            config_key(config),
+            _canonical(config or {}),
             {"config": dict(config), "games": 0, "wins": 0, "draws": 0, "losses": 0, "total": 0.0},
         )
         row["games"] += 1

@@ -547,7 +547,9 @@ class SelfPlayVecEnv(VecEnv):
                 out.append(self.games.call(i, method_name, method_args, method_kwargs))
         return out
 
-    def set_game_config(self, game_kwargs: Mapping[str, Any], indices: VecEnvIndices = None) -> None:
+    def set_game_config(
+        self, game_kwargs: Mapping[str, Any], indices: VecEnvIndices = None
+    ) -> None:
         """Rebuild the chosen copies' games with ``env_fn(**game_kwargs)`` (on top of
         ``env_kwargs``), each at its next episode start, never mid-game; in the workers too.
 
