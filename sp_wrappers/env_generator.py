@@ -148,8 +148,8 @@ class EnvHistory:
     (3, 0.6666666666666666, 4)
     >>> history.by_opponent({"komi": 5.5})
     {'s-1': (3, 0.6666666666666666)}
-    >>> history.current(0), history.configs()
-    ({'komi': 5.5}, [{'komi': 5.5}])
+    >>> history.last_played(0), history.current(0), history.configs()
+    ({'komi': 5.5}, None, [{'komi': 5.5}])
     """
 
     def __init__(self, window: int = 100, max_configs: int = 1000) -> None:
@@ -163,6 +163,7 @@ class EnvHistory:
         self._configs: dict[str, dict[str, Any]] = {}
         self._totals: dict[str, int] = {}
         self._current: dict[int, dict[str, Any]] = {}
+        self._played: dict[int, dict[str, Any]] = {}
 
     @staticmethod
     def _key(config: Mapping[str, Any] | GameConfig | None) -> str:
@@ -192,7 +193,13 @@ class EnvHistory:
         self._results.move_to_end(key)
         results.append(result)
         self._totals[key] = self._totals.get(key, 0) + 1
-        self._current[int(index)] = self._configs[key]
+        self._played[int(index)] = json.loads(key)
+
+    def set_current(self, index: int, config: Mapping[str, Any] | GameConfig | None) -> None:
+        """Note the configuration copy ``index`` was given (:class:`EnvGenerator` does)."""
+        if isinstance(config, GameConfig):
+            config = config.describe()
+        self._current[int(index)] = json.loads(self._key(config))
 
     def configs(self) -> list[dict[str, Any]]:
         """The configurations kept, least recently played first."""
@@ -234,8 +241,14 @@ class EnvHistory:
         return {o: (len(v), float(np.mean(v))) for o, v in totals.items()}
 
     def current(self, index: int) -> dict[str, Any] | None:
-        """The configuration copy ``index`` played its last finished episode under."""
+        """The configuration copy ``index`` was last given: the one it plays, or will play from
+        its next episode start (``None`` before it was given one)."""
         config = self._current.get(int(index))
+        return None if config is None else dict(config)
+
+    def last_played(self, index: int) -> dict[str, Any] | None:
+        """The configuration of copy ``index``'s last finished episode (``None`` before one)."""
+        config = self._played.get(int(index))
         return None if config is None else dict(config)
 
     def __len__(self) -> int:
@@ -379,6 +392,7 @@ class EnvGenerator(BaseCallback):
             env.env_method("set_reward_fn", config.reward_fn, indices=[index])
         if old != config:
             self.configs[index] = config
+            self.history.set_current(index, config)
             self._changed = True
             if self.verbose:
                 step = self.num_timesteps
