@@ -9,6 +9,9 @@ This module holds (all private to :mod:`sp_wrappers.vec_env`):
 - ``_WorkerGames``, the same operations with the games split over worker processes (``_worker``
   is a worker's loop; ``_shutdown`` stops them on ``close()``, garbage collection or exit);
 - ``_GameSpec``, what the main process knows about the game (its agents and spaces).
+
+``stage_game`` builds a game's next game for ``set_game_config`` (checked to keep the spaces)
+where the game lives; it replaces the game at that game's next reset.
 """
 
 from __future__ import annotations

@@ -204,6 +204,10 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode;
     other options go to the game's own ``reset``.
 
+    ``set_game_config(game_kwargs)`` / ``set_reward_fn(fn)`` change the game and the learner's
+    reward from the next episode start on (see :mod:`sp_wrappers.env_generator`); the episode's
+    ``info["selfplay"]["config"]`` then records the configuration.
+
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
     >>> obs, info = env.reset(seed=0)
