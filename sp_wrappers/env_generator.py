@@ -275,6 +275,9 @@ class EnvGenerator(BaseCallback):
     so a configuration chosen when an episode ends is played from the episode after the one
     already started.
 
+    ``index`` counts game copies: with a team learner (``SelfPlayVecEnv(teams=...)``, ``team_size``
+    slots per game) every slot of a game shares its configuration.
+
     The callback keeps :attr:`history` (an :class:`EnvHistory` filled from the episodes'
     ``info["selfplay"]``) and :attr:`configs` (each copy's current :class:`GameConfig`). With
     ``state_path`` it writes the configurations there whenever they change, and when that file
@@ -328,12 +331,16 @@ class EnvGenerator(BaseCallback):
         self.history = EnvHistory(window, max_configs)
         self.state_path = None if state_path is None else Path(state_path)
         self.configs: list[GameConfig | None] = []
+        self._slots = 1
         self._last_call = 0
         self._changed = False
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
-        n = self.training_env.num_envs
+        # A team learner's vec env has team_size slots per game copy (slot g * team_size + k);
+        # configurations are per game copy, and only a copy's first slot reports its episode.
+        self._slots = max(1, int(getattr(self.training_env, "team_size", 1) or 1))
+        n = self.training_env.num_envs // self._slots
         self.configs = [None] * n
         self._last_call = self.num_timesteps
         restored = self._restore() if self.state_path is not None else set()
@@ -348,9 +355,10 @@ class EnvGenerator(BaseCallback):
         infos = self.locals.get("infos", ())
         dones = self.locals.get("dones", np.zeros(len(infos), dtype=bool))
         ended = []
-        for index, (info, done) in enumerate(zip(infos, dones, strict=False)):
+        for slot, (info, done) in enumerate(zip(infos, dones, strict=False)):
             summary = info.get("selfplay") if done and isinstance(info, dict) else None
             if summary is not None:
+                index = slot // self._slots
                 self.history.record(summary.get("config"), summary, self.num_timesteps, index)
                 ended.append(index)
         if self.every == "episode":
@@ -381,7 +389,9 @@ class EnvGenerator(BaseCallback):
         env = self.training_env
         if old is None or old.game_kwargs != config.game_kwargs:
             try:
-                env.env_method("set_game_config", dict(config.game_kwargs), indices=[index])
+                env.env_method(
+                    "set_game_config", dict(config.game_kwargs), indices=[index * self._slots]
+                )
             except ValueError as error:
                 raise ValueError(
                     f"{_name(self.generator)} gave copy {index} the configuration "
@@ -389,7 +399,7 @@ class EnvGenerator(BaseCallback):
                 ) from None
         if (old.reward_fn if old is not None else None) is not config.reward_fn:
             _check_reaches_workers(env, config.reward_fn)
-            env.env_method("set_reward_fn", config.reward_fn, indices=[index])
+            env.env_method("set_reward_fn", config.reward_fn, indices=[index * self._slots])
         if old != config:
             self.configs[index] = config
             self.history.set_current(index, config)
