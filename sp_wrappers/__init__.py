@@ -44,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "register_envs": "registration",
     "IllegalActionError": "_seats",
     "openspiel_env": "adapters",
+    # teams
+    "TeamLayout": "teams",
+    "team_outcome": "teams",
     # the self-play loop
     "SnapshotArchive": "archive",
     "SnapshotInfo": "archive",
@@ -116,6 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .registration import ENV_IDS, register_envs
     from .sampler import OpponentSampler
     from .shaping import DrawReward
+    from .teams import TeamLayout, team_outcome
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
 
 

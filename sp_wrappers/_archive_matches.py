@@ -1,7 +1,9 @@
 """The archive's match-history format: canonical configuration keys and the format-1 upgrade.
 
 This module holds :func:`config_key`, the one canonical text of a game configuration (what the
-``matches.config`` column stores and what filters compare), and :func:`upgrade_from_format_1`,
+``matches.config`` column stores and what filters compare), :func:`match_row` (one checked row
+for :data:`INSERT_MATCH`), :func:`decode_config` (a stored configuration, parsed as untrusted
+strict JSON) and :func:`upgrade_from_format_1`,
 which gives an index written by format 1 (before team games and game configurations were
 recorded) the ``team_a``, ``team_b`` and ``config`` columns in one transaction.
 """
@@ -10,10 +12,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
 
-__all__ = ["config_key", "upgrade_from_format_1"]
+from ._archive_checks import ArchiveFormatError, json_column
+
+__all__ = ["config_key", "decode_config", "match_row", "INSERT_MATCH", "upgrade_from_format_1"]
 
 _FORMAT_1_MATCH_COLUMNS = [
     "id",
@@ -27,6 +32,10 @@ _FORMAT_1_MATCH_COLUMNS = [
     "source",
 ]
 _ADDED_IN_FORMAT_2 = ("team_a", "team_b", "config")
+INSERT_MATCH = (
+    "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source, "
+    "team_a, team_b, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def config_key(config: Mapping[str, Any]) -> str:
@@ -55,6 +64,56 @@ def config_key(config: Mapping[str, Any]) -> str:
                 "dicts of them."
             ) from error
     return json.dumps(dict(config), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def match_row(match: Mapping[str, Any], now: float, as_player: Callable[[Any], str]) -> tuple:
+    """The values :data:`INSERT_MATCH` takes for one game given as a dict of
+    :meth:`~sp_wrappers.SnapshotArchive.record_match`'s arguments (checked: a score in [0, 1], a
+    non-negative step, a JSON-able configuration)."""
+    score = float(match["score_a"])
+    if not 0.0 <= score <= 1.0:
+        raise ValueError(f"score_a must be between 0 and 1, got {score} in {match}.")
+    step = match.get("step")
+    if step is not None and int(step) < 0:
+        raise ValueError(f"step must be a non-negative learner step, got {step}.")
+    config = match.get("config")
+    return (
+        now,
+        None if step is None else int(step),
+        as_player(match["player_a"]),
+        as_player(match["player_b"]),
+        score,
+        _text(match.get("seat_a")),
+        _text(match.get("seat_b")),
+        str(match.get("source", "training")),
+        _text(match.get("team_a")),
+        _text(match.get("team_b")),
+        None if config is None else config_key(config),
+    )
+
+
+def decode_config(text: str | None, match_id: int, index: Path) -> dict[str, Any] | None:
+    """A stored ``config`` column as a dict (``None`` when the game recorded none).
+
+    :raises ArchiveFormatError: the text is not strict JSON or not a JSON object.
+    """
+    if text is None:
+        return None
+
+    def refuse(problem: str) -> NoReturn:
+        raise ArchiveFormatError(
+            f"{index}: match row {match_id} {problem}. Restore the index from a backup or start "
+            "a new archive directory."
+        )
+
+    config = json_column(text, "config", refuse)
+    if not isinstance(config, dict):
+        refuse("has a config that is not a JSON object")
+    return config
 
 
 def upgrade_from_format_1(conn: sqlite3.Connection) -> bool:

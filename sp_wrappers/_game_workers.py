@@ -5,7 +5,7 @@ This module holds (all private to :mod:`sp_wrappers.vec_env`):
 - ``_Games``, a list of games with their :class:`~sp_wrappers._seats.SeatDriver`, answering
   batches of reset/play operations (``(_RESET, i, seat, seed, options)`` or
   ``(_PLAY, i, action, pop)``) with one ``_Status`` each: an opponent seat to answer, or the
-  learner's view;
+  learner's view (with a learner team, a ``TeamDriver`` of :mod:`sp_wrappers._team_seats`);
 - ``_WorkerGames``, the same operations with the games split over worker processes (``_worker``
   is a worker's loop; ``_shutdown`` stops them on ``close()``, garbage collection or exit);
 - ``_GameSpec``, what the main process knows about the game (its agents and spaces).
@@ -104,9 +104,18 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
 class _Games:
     """A list of games with their seat drivers; answers batches of reset/play operations."""
 
-    def __init__(self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool) -> None:
+    def __init__(
+        self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool, team: bool = False
+    ) -> None:
         self.games = [as_aec_env(env_fn()) for _ in range(n)]
-        self.drivers = [SeatDriver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+        driver: type[SeatDriver] = SeatDriver
+        self._advance: Callable[[Any, bool], _Status] = _advance
+        if team:
+            from ._team_seats import TeamDriver
+
+            driver, self._advance = TeamDriver, TeamDriver.advance
+        self.drivers = [driver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+        self._driver_class = driver
         self.env_fn, self.keep_dict_obs = env_fn, keep_dict_obs
         self.next_games: dict[int, tuple[Any, dict]] = {}  # game i's next game and its kwargs
         self.kwargs: list[dict[str, Any]] = [{} for _ in range(n)]  # each game's game_kwargs
@@ -131,10 +140,10 @@ class _Games:
             driver = self.drivers[item[1]]
             if item[0] == _RESET:
                 driver.reset(item[2], seed=item[3], options=item[4])
-                out.append(_advance(driver, False))
+                out.append(self._advance(driver, False))
             else:
                 driver.play(item[2])
-                out.append(_advance(driver, item[3]))
+                out.append(self._advance(driver, item[3]))
         return out
 
     def stage_game(self, i: int, game_kwargs: dict[str, Any]) -> None:
@@ -152,7 +161,7 @@ class _Games:
     def _switch_game(self, i: int) -> None:
         self.games[i].close()
         self.games[i], self.kwargs[i] = self.next_games.pop(i)
-        self.drivers[i] = SeatDriver(self.games[i], keep_dict_obs=self.keep_dict_obs)
+        self.drivers[i] = self._driver_class(self.games[i], keep_dict_obs=self.keep_dict_obs)
 
     def get_attr(self, i: int, name: str) -> Any:
         return getattr(self.games[i], name)
@@ -168,12 +177,14 @@ class _Games:
             game.close()
 
 
-def _worker(conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool) -> None:
+def _worker(
+    conn: Any, parent_conn: Any, env_fn: CloudpickleWrapper, n: int, keep: bool, team: bool = False
+) -> None:
     """A worker process's loop: build ``n`` games, answer commands until ``close`` or EOF."""
     parent_conn.close()
     games = None
     try:
-        games = _Games(env_fn.var, n, keep)
+        games = _Games(env_fn.var, n, keep, team)
         conn.send(("ok", games.spec()))
     except Exception as error:  # noqa: BLE001 - reported to the main process
         conn.send(("error", (_picklable(error), traceback.format_exc())))
@@ -237,6 +248,7 @@ class _WorkerGames:
         num_workers: int,
         keep_dict_obs: bool,
         start_method: str | None,
+        team: bool = False,
     ) -> None:
         if start_method is None:
             methods = mp.get_all_start_methods()
@@ -255,7 +267,9 @@ class _WorkerGames:
         for w, size in enumerate(sizes):
             parent, child = ctx.Pipe()
             process = ctx.Process(
-                target=_worker, args=(child, parent, wrapped, size, keep_dict_obs), daemon=True
+                target=_worker,
+                args=(child, parent, wrapped, size, keep_dict_obs, team),
+                daemon=True,
             )
             process.start()
             child.close()

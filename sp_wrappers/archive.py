@@ -56,13 +56,17 @@ from ._archive_checks import (
     check_row,
     check_schema,
     expected_tensors,
-    json_column,
     read_snapshot_file,
     size_limits,
     unlink_all,
-    write_atomically,
 )
-from ._archive_matches import config_key, upgrade_from_format_1
+from ._archive_matches import (
+    INSERT_MATCH,
+    config_key,
+    decode_config,
+    match_row,
+    upgrade_from_format_1,
+)
 from ._policy_spec import (
     MAX_PARAMETERS,
     TRUSTED_MODULES,
@@ -73,6 +77,7 @@ from ._policy_spec import (
     space_from_json,
     spaces_match,
 )
+from ._snapshot_files import snapshot_payload, write_snapshot_file
 
 for _error in (
     ArchiveError,
@@ -172,37 +177,6 @@ class MatchRecord:
     team_a: str | None = None
     team_b: str | None = None
     config: dict[str, Any] | None = None
-
-
-def _remove_dead_temporaries(directory: Path) -> None:
-    """Delete ``.snapshot-*.PID.tmp`` files whose writing process is gone (killed mid-save);
-    nothing lists them, so without this they would stay on disk forever."""
-    for path in directory.glob(".snapshot-*.tmp"):
-        try:
-            os.kill(int(path.name.rsplit(".", 2)[1]), 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-        except (ValueError, OSError):  # not our name pattern, or the process lives
-            pass
-
-
-def _dedupe_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Tensors to store (shared storage kept once) and the aliases that point at them."""
-    import torch
-
-    tensors: dict[str, torch.Tensor] = {}
-    aliases: dict[str, str] = {}
-    seen: dict[tuple[int, tuple[int, ...], tuple[int, ...]], str] = {}
-    for name, value in state.items():
-        tensor = torch.as_tensor(np.asarray(value)) if not torch.is_tensor(value) else value
-        tensor = tensor.detach().cpu()
-        key = (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
-        if tensor.numel() and key in seen:
-            aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        tensors[name] = tensor.contiguous().clone()
-    return tensors, aliases
 
 
 def _info(row: Sequence[Any], index: Path, directory: Path) -> SnapshotInfo:
@@ -539,37 +513,19 @@ class SnapshotArchive:
         :param rating: its starting Elo (stored as ``ratings["elo"]``).
         :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
         """
-        from safetensors.torch import save as save_safetensors
-
         if not 0 <= int(step) <= _MAX_STEP:
             raise ValueError(f"step must be a non-negative learner step, got {step}.")
         if rating is not None and not np.isfinite(rating):
             raise ValueError(f"rating must be a finite number, got {rating}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
-        tensors, aliases = _dedupe_state(policy.state_dict())
         every, _ = self._rows()
         seq = every[-1].seq + 1 if every else 0
         snapshot_id = f"snapshot-{seq:04d}"
-        metadata = {
-            "format_version": str(FORMAT_VERSION),
-            "id": snapshot_id,
-            "aliases": json.dumps(aliases),
-        }
-        payload = save_safetensors(tensors, metadata=metadata)
-        digest = hashlib.sha256(payload).hexdigest()
         relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
         final = self.path / relative
-        temporary = final.with_name(f".{snapshot_id}.{os.getpid()}.tmp")
-        try:
-            write_atomically(final, temporary, payload)
-            _remove_dead_temporaries(final.parent)  # after the link check write_atomically made
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
-            raise ArchiveWriteError(
-                f"Could not write snapshot {final}: {error}. Free disk space or fix permissions; "
-                "the snapshots and matches saved before are intact."
-            ) from error
+        payload, digest = snapshot_payload(policy.state_dict(), snapshot_id)
+        write_snapshot_file(final, payload)
         ratings = {} if rating is None else {"elo": float(rating)}
         info = SnapshotInfo(
             id=snapshot_id,
@@ -814,36 +770,9 @@ class SnapshotArchive:
         statements: list[tuple[str, Sequence[Any]]] = []
         games: dict[str, int] = {}
         for match in matches:
-            score = float(match["score_a"])
-            if not 0.0 <= score <= 1.0:
-                raise ValueError(f"score_a must be between 0 and 1, got {score} in {match}.")
-            a, b = _player(match["player_a"]), _player(match["player_b"])
-            step = match.get("step")
-            if step is not None and int(step) < 0:
-                raise ValueError(f"step must be a non-negative learner step, got {step}.")
-            seat_a, seat_b = match.get("seat_a"), match.get("seat_b")
-            team_a, team_b = match.get("team_a"), match.get("team_b")
-            config = match.get("config")
-            statements.append(
-                (
-                    "INSERT INTO matches (wall_time, step, player_a, player_b, score_a, seat_a, "
-                    "seat_b, source, team_a, team_b, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?)",
-                    (
-                        now,
-                        None if step is None else int(step),
-                        a,
-                        b,
-                        score,
-                        None if seat_a is None else str(seat_a),
-                        None if seat_b is None else str(seat_b),
-                        str(match.get("source", "training")),
-                        None if team_a is None else str(team_a),
-                        None if team_b is None else str(team_b),
-                        None if config is None else config_key(config),
-                    ),
-                )
-            )
+            row = match_row(match, now, _player)
+            a, b = row[2], row[3]
+            statements.append((INSERT_MATCH, row))
             for player in (a, b):
                 games[player] = games.get(player, 0) + 1
         if not statements:
@@ -890,22 +819,9 @@ class SnapshotArchive:
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         for row in self._connect().execute(sql + " ORDER BY id", params):
-            yield MatchRecord(*row[:-1], config=self._match_config(row[0], row[-1]))
-
-    def _match_config(self, match_id: int, text: str | None) -> dict[str, Any] | None:
-        if text is None:
-            return None
-
-        def refuse(problem: str) -> NoReturn:
-            raise ArchiveFormatError(
-                f"{self.path / INDEX_NAME}: match row {match_id} {problem}. Restore the index "
-                "from a backup or start a new archive directory."
+            yield MatchRecord(
+                *row[:-1], config=decode_config(row[-1], row[0], self.path / INDEX_NAME)
             )
-
-        config = json_column(text, "config", refuse)
-        if not isinstance(config, dict):
-            refuse("has a config that is not a JSON object")
-        return config
 
     def n_matches(self) -> int:
         """How many games the match history holds."""

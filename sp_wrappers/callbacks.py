@@ -204,8 +204,27 @@ class SelfPlayCallback(BaseCallback):
     def _record(self, summary: dict[str, Any]) -> None:
         outcome = float(summary["outcome"])
         self.outcomes.append(outcome)
-        opponents = summary.get("opponents") or {"?": summary["opponent"]}
         seat = summary.get("seat")
+        team = summary.get("team")
+        if team is not None:  # a team game: one match per opposing team, teams recorded
+            for opponent_team, opponent in summary["opponent_teams"].items():
+                self.recent_opponents.append(opponent)
+                if opponent != LATEST_ID:
+                    self.elo.update(self.learner_id, opponent, outcome)
+                self._pending_matches.append(
+                    dict(
+                        player_a=self.learner_id,
+                        player_b=opponent,
+                        score_a=outcome,
+                        step=self.archive_step,
+                        seat_a=seat,
+                        seat_b=None,
+                        team_a=team,
+                        team_b=opponent_team,
+                    )
+                )
+            return
+        opponents = summary.get("opponents") or {"?": summary["opponent"]}
         for opponent_seat, opponent in opponents.items():
             self.recent_opponents.append(opponent)
             if opponent != LATEST_ID:
@@ -273,6 +292,7 @@ class SelfPlayCallback(BaseCallback):
         env = self.training_env
         if env is None:
             return
+        self._send_learner_template(env)
         state = {k: v.detach().cpu().numpy() for k, v in self.model.policy.state_dict().items()}
         self._sync_version += 1
         try:
@@ -285,6 +305,21 @@ class SelfPlayCallback(BaseCallback):
                     stacklevel=2,
                 )
                 self._sync_warned = True
+
+    def _send_learner_template(self, env: Any) -> None:
+        """Give envs whose learner has teammates (``SelfPlayEnv`` with ``teams=``) a copy of the
+        learner's policy for them to play, once; later syncs bring its weights up to date."""
+        from .vec_env import SelfPlayVecEnv
+
+        if isinstance(getattr(env, "unwrapped", env), SelfPlayVecEnv):
+            return  # its learner plays every agent of its team: no teammates to send it to
+        try:
+            wants = env.get_attr("wants_learner_template")
+        except Exception:  # noqa: BLE001 - envs without teammates have no such attribute
+            return
+        indices = [i for i, want in enumerate(wants) if want is True]
+        if indices:
+            env.env_method("set_learner_template", self.model.policy, indices=indices)
 
     def _restart_episodes(self) -> None:
         """Start every env's episode again so that none is played against the empty-archive

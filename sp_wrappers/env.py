@@ -24,6 +24,16 @@ from ._seats import (
     seat_spaces,
 )
 from .policies import RandomPolicy, check_opponent_action, stack_observations
+from .teams import (
+    LatestTeammates,
+    TeamLayout,
+    TeamSlots,
+    check_opponent_teams,
+    play_round,
+    resolve_learner_teams,
+    shared_random_policies,
+    team_summary,
+)
 
 __all__ = [
     "SelfPlayEnv",
@@ -200,9 +210,23 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         action and the legal ones.
     :param env_fn: the game's constructor, for :meth:`set_game_config` when ``env`` is an
         instance (``env_fn(**game_kwargs)`` builds the next game).
+    :param teams: ``None`` (every agent its own team), ``"prefix"`` or ``{team: [agent, ...]}``
+        (see :class:`~sp_wrappers.TeamLayout`). With teams, ``learner`` may be a team name (the
+        learner acts for the team's first agent) or an agent name (that agent), and
+        ``"random"``/``"alternate"`` change team between episodes; ``opponent`` may be
+        ``{team: source}`` with one entry per opposing team. Every opposing team plays one policy
+        per episode (drawn once for the team). The learner's teammates play the learner's latest
+        weights (sent by :class:`~sp_wrappers.SelfPlayCallback`; a random policy until they
+        arrive): this env has one slot, so the learner acts for one agent of its team. To learn
+        from every agent of a team, use :class:`~sp_wrappers.SelfPlayVecEnv` with ``teams=``.
+        ``info["selfplay"]`` then also holds ``team``, ``team_return`` (the sum of the team's
+        agents' returns), ``team_returns`` and ``opponent_teams`` (team -> policy id); the
+        ``outcome`` is the team's against the other teams' returns
+        (:func:`~sp_wrappers.team_outcome`) unless ``outcome_fn`` is given, and ``opponents``
+        never lists teammates.
 
-    ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode;
-    other options go to the game's own ``reset``.
+    ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode
+    (with teams: any agent of the learner's teams); other options go to the game's own ``reset``.
 
     ``set_game_config(game_kwargs)`` / ``set_reward_fn(fn)`` change the game and the learner's
     reward from the next episode start on (see :mod:`sp_wrappers.env_generator`); the episode's
@@ -231,6 +255,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         outcome_fn: OutcomeFn | None = None,
         illegal_action: str = "loss",
         env_fn: Callable[..., Any] | None = None,
+        teams: Any = None,
     ) -> None:
         self._built_by_env_fn = callable(env) and not hasattr(env, "possible_agents")
         if self._built_by_env_fn:  # a constructor
@@ -244,25 +269,40 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         self.keep_dict_obs = keep_dict_obs
         self.outcome_fn = outcome_fn
         self.learner_mode = learner
-        self.learner_seats = resolve_learner_seats(game, learner, keep_dict_obs)
+        self.layout = None if teams is None else TeamLayout.from_spec(teams, game.possible_agents)
+        chooser_seats = self.learner_seats = self._learner_seats(game, learner, keep_dict_obs)
+        if self.layout is not None:
+            self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
+            if learner in self.layout.teams or learner in LEARNER_SEAT_MODES:
+                chooser_seats = [self.layout.teams[team][0] for team in self.learner_teams]
+            else:  # an agent name: that agent
+                chooser_seats = [learner]
         self.observation_space, self.action_space = seat_spaces(
             game, self.learner_seats[0], keep_dict_obs
         )
         self.driver = SeatDriver(game, keep_dict_obs, illegal_action)
+        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
+        if self.layout is not None:
+            check_opponent_teams(opponent, self.layout, self.learner_teams)
+            self._random_policies = shared_random_policies(self._action_spaces)
+            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
+            self.opponent_source = self.slots.source
+            self.teammates = LatestTeammates(self.action_space)
+            self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
-        if opponent is None:
+        if opponent is None and self.layout is None:
             self._default_opponents = {
                 a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
             }
             opponent = self._default_opponents[self.learner_seats[0]]
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
+        if self.layout is None:
+            self.opponent_source = as_opponent_source(opponent)
+            self.slots = OpponentSlots(self.opponent_source)
         self.render_mode = getattr(game, "render_mode", None)
         self.metadata = dict(getattr(game, "metadata", {}) or {})
-        self.seat_chooser = SeatChooser(self.learner_seats, learner)
+        self.seat_chooser = SeatChooser(chooser_seats, learner)
         self._seat_policies: dict[str, Any] = {}
-        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
         self._game_seeds = GameSeeds()
         self._last_obs: Any = None
 
@@ -281,6 +321,13 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         for _ in range(_MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
+            if self.layout is not None:
+                self._seat_policies = self._team_lineup(seat)
+                self._play_opponents()
+                if not self.driver.learner_done:
+                    return self._fresh(self.driver.learner_observation()), self._learner_info()
+                game_seed = self._game_seeds.next(None)
+                continue
             opponent_seats = [a for a in self.game.possible_agents if a != seat]
             lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
             if self._default_opponents is not None:
@@ -336,9 +383,27 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
         """Give the opponent source the learner's newest weights (called by the callback)."""
+        if self.layout is not None:  # teammates; the opponents' source unless per team
+            self.teammates.sync(version, state)
+            self.slots.sync_latest_weights(version, state)
+            return
         sync = getattr(self.opponent_source, "sync_latest_weights", None)
         if sync is not None:
             sync(version, state)
+
+    @property
+    def wants_learner_template(self) -> bool:
+        """Whether the learner's teammates wait for :meth:`set_learner_template`."""
+        if self.layout is None or not self.teammates.wants_template:
+            return False
+        return any(len(self.layout.teams[team]) > 1 for team in self.learner_teams)
+
+    def set_learner_template(self, policy: Any) -> None:
+        """Let the learner's teammates play a frozen copy of ``policy`` (the learner's SB3 model
+        or policy), kept at the latest weights by :meth:`sync_latest_weights`. The callback calls
+        it at its first weight sync; call it yourself when training without the callback."""
+        if self.layout is not None:
+            self.teammates.set_template(policy)
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` (a policy, a callable or a sampler, as in the constructor) in every
@@ -347,6 +412,11 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         Reached through ``venv.env_method("set_opponent", policy, indices=[...])``, which is how
         callbacks such as :class:`~sp_wrappers.KOpponentRollouts` assign opponents per env copy.
         """
+        if self.layout is not None:
+            check_opponent_teams(opponent, self.layout, self.learner_teams)
+            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
+            self.opponent_source = self.slots.source
+            return
         self.opponent_source = as_opponent_source(opponent)
         self.slots = OpponentSlots(self.opponent_source)
         self._default_opponents = None
@@ -359,12 +429,27 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         summary = {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
-            "outcome": driver.outcome(self.outcome_fn),
+            "outcome": None,
             "seat": driver.learner,
             "return": driver.returns.get(driver.learner, 0.0),
             "returns": dict(driver.returns),
             "length": driver.learner_steps,
         }
+        if self.layout is None:
+            summary["outcome"] = driver.outcome(self.outcome_fn)
+        else:
+            team = self.layout.team_of(driver.learner)
+            summary.update(
+                team_summary(
+                    self.layout,
+                    team,
+                    driver.returns,
+                    self._seat_policies,
+                    self.outcome_fn,
+                    driver.learner,
+                    driver.illegal_action_played,
+                )
+            )
         if driver.illegal_action_played is not None:
             summary["illegal_action"] = driver.illegal_action_played
         if self.config.configured:
@@ -374,6 +459,9 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     def _play_opponents(self) -> None:
         driver = self.driver
         while (turn := driver.next_turn()) is not None:
+            if self.layout is not None and self._rounds:  # a team's agents in one batch
+                play_round(driver, turn, self._seat_policies, self._action_spaces, self.np_random)
+                continue
             policy = self._seat_policies[turn.seat]
             masks = None if turn.action_mask is None else turn.action_mask[None]
             actions = policy.act(stack_observations([turn.observation]), masks, self.np_random)
@@ -382,10 +470,31 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             )
             driver.play(action)
 
+    def _learner_seats(self, game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
+        """The seats the learner may take (with teams: every agent of its possible teams)."""
+        if self.layout is None:
+            return resolve_learner_seats(game, learner, keep_dict_obs)
+        teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
+        if learner not in self.layout.teams and learner not in LEARNER_SEAT_MODES:
+            return [learner, *(a for a in self.layout.teams[teams[0]] if a != learner)]
+        return [agent for team in teams for agent in self.layout.teams[team]]
+
+    def _team_lineup(self, seat: str) -> dict[str, Any]:
+        """The opponents of a new episode (one policy per opposing team) and the teammates."""
+        assert self.layout is not None
+        team = self.layout.team_of(seat)
+        lineup = self.slots.seat_lineup(team, self.np_random, self._opponent_spaces)
+        for agent in self.layout.teams[team]:
+            if agent != seat:
+                lineup[agent] = self.teammates.policy
+        return lineup
+
     def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         return seat_spaces(self.game, seat, self.keep_dict_obs)
 
     def _learner_info(self) -> dict[str, Any]:
+        if self.layout is not None:
+            return {"seat": self.driver.learner, "team": self.layout.team_of(self.driver.learner)}
         return {"seat": self.driver.learner}
 
     def _fresh(self, obs: Any) -> Any:

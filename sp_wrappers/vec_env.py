@@ -87,12 +87,7 @@ class _EnvCopy:
         self.outcome_fn = owner.outcome_fn
         self.render_mode = spec.render_mode
         self.metadata = dict(spec.metadata)
-        self._default_opponents: dict[str, RandomPolicy] | None = None
-        if opponent is None:
-            self._default_opponents = owner._default_opponents
-            opponent = self._default_opponents[self.learner_seats[0]]
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
+        self._init_opponents(owner, opponent)
         self.seat_policies: dict[str, Any] = {}
         self.learner = self.learner_seats[0]
         self._np_random: np.random.Generator | None = None
@@ -107,6 +102,14 @@ class _EnvCopy:
         self._game_seeds = GameSeeds()
         self._empty_games = 0
         self.config = CopyConfig()
+
+    def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
+        self._default_opponents: dict[str, RandomPolicy] | None = None
+        if opponent is None:
+            self._default_opponents = owner._default_opponents
+            opponent = self._default_opponents[self.learner_seats[0]]
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -139,7 +142,7 @@ class _EnvCopy:
 
     def set_game_config(self, game_kwargs: Mapping[str, Any]) -> None:
         """This copy's part of :meth:`SelfPlayVecEnv.set_game_config` (``env_method``'s way in)."""
-        self._owner.set_game_config(game_kwargs, indices=[self.index])
+        self._owner._stage_game_configs(game_kwargs, [self.index])
 
     def set_reward_fn(self, fn: RewardFn | None) -> None:
         """This copy's part of :meth:`SelfPlayVecEnv.set_reward_fn` (``env_method``'s way in)."""
@@ -277,6 +280,11 @@ class SelfPlayVecEnv(VecEnv):
         when first drawn (the archive's cached copy moves too). ``None`` leaves them where they are.
     :param start_method: multiprocessing start method for the workers (default ``"forkserver"``
         where available, else ``"spawn"``).
+    :param teams: ``None`` (every agent its own team, as above), ``"prefix"`` or ``{team: [agent,
+        ...]}`` (see :class:`~sp_wrappers.TeamLayout`): ``learner`` then names a team and each of
+        its agents is its own slot (parameter sharing), so ``num_envs == n_envs * team_size``,
+        slot ``g * team_size + k`` being agent ``k`` in game copy ``g`` (``n_games == n_envs``);
+        ``opponent`` may be ``{team: source}``. The env is then a ``TeamVecEnv`` (a subclass).
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=4, learner="player_1")
@@ -295,6 +303,13 @@ class SelfPlayVecEnv(VecEnv):
     >>> env.close()
     """
 
+    def __new__(cls, *args: Any, teams: Any = None, **kwargs: Any) -> SelfPlayVecEnv:
+        if teams is not None and cls is SelfPlayVecEnv:  # a learner team: one slot per agent
+            from ._team_vec_env import TeamVecEnv
+
+            return super().__new__(TeamVecEnv)
+        return super().__new__(cls)
+
     def __init__(
         self,
         env_fn: Callable[..., Any],
@@ -309,8 +324,10 @@ class SelfPlayVecEnv(VecEnv):
         start_method: str | None = None,
         opponent_draw: str = "per_env",
         illegal_action: str = "loss",
+        teams: Any = None,
     ) -> None:
         _check_env_fn(env_fn)
+        self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
                 f"opponent_draw must be one of {OPPONENT_DRAWS}, got {opponent_draw!r}: 'per_env' "
@@ -342,30 +359,21 @@ class SelfPlayVecEnv(VecEnv):
         self.device = device
         self.closed = False
         self.games: _Games | _WorkerGames
+        team = teams is not None
         if num_workers:
-            self.games = _WorkerGames(env_fn, n_envs, num_workers, keep_dict_obs, start_method)
+            self.games = _WorkerGames(
+                env_fn, n_envs, num_workers, keep_dict_obs, start_method, team
+            )
         else:
-            self.games = _Games(env_fn, n_envs, keep_dict_obs)
+            self.games = _Games(env_fn, n_envs, keep_dict_obs, team)
         try:
             self._setup(n_envs, learner, opponents, keep_dict_obs, outcome_fn)
         except BaseException:
             self.games.close()
             raise
 
-    def _setup(
-        self,
-        n_envs: int,
-        learner: str,
-        opponents: list[Any],
-        keep_dict_obs: bool,
-        outcome_fn: OutcomeFn | None,
-    ) -> None:
-        spec = self.game_spec = self.games.spec()
-        self.keep_dict_obs = keep_dict_obs
-        self.outcome_fn = outcome_fn
-        self.learner_mode = learner
-        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
-        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
+    def _index_seats(self, spec: Any, keep_dict_obs: bool) -> None:
+        """Each seat's spaces, and which seats may share an opponent batch."""
         self._action_spaces = dict(spec.action_spaces)
         self._plain_discrete_seats = {
             seat
@@ -380,6 +388,23 @@ class SelfPlayVecEnv(VecEnv):
             if pair not in kinds:
                 kinds.append(pair)
             self._seat_kind[agent] = kinds.index(pair)
+
+    def _setup(
+        self,
+        n_envs: int,
+        learner: str,
+        opponents: list[Any],
+        keep_dict_obs: bool,
+        outcome_fn: OutcomeFn | None,
+    ) -> None:
+        spec = self.game_spec = self.games.spec()
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
+        self.n_games, self.team_size = n_envs, 1  # (with teams: one slot per team agent)
+        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
+        self._index_seats(spec, keep_dict_obs)
         self._default_opponents = {
             a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
         }
@@ -563,9 +588,12 @@ class SelfPlayVecEnv(VecEnv):
             ``{"komi": 5.5}``; ``{}`` rebuilds with ``env_kwargs`` alone.
         :param indices: the copies (default: all).
         """
+        self._stage_game_configs(game_kwargs, self._copy_indices(indices))
+
+    def _stage_game_configs(self, game_kwargs: Mapping[str, Any], chosen: list[int]) -> None:
+        """:meth:`set_game_config` for the copies ``chosen`` (copy indices), all or none."""
         self._check_open()
         kwargs = check_game_kwargs(game_kwargs)
-        chosen = list(self._get_indices(indices))
         staged: list[int] = []
         try:
             for i in chosen:
@@ -591,8 +619,12 @@ class SelfPlayVecEnv(VecEnv):
         :param indices: the copies (default: all).
         """
         check_reward_fn(fn)
-        for i in self._get_indices(indices):
+        for i in self._copy_indices(indices):
             self.copies[i].config.stage_reward(fn)
+
+    def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
+        """The env copies ``indices`` name (one slot per copy here; a team env maps slots)."""
+        return list(self._get_indices(indices))
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """Copies are not Gymnasium envs, so no Gymnasium wrapper wraps them."""

@@ -429,3 +429,32 @@ def test_the_komi_curriculum_example_runs_on_a_tiny_budget(tmp_path):
     assert "copies' komi [" in result.stdout
     assert '{"komi": 0.5}' in result.stdout
     assert (tmp_path / "env_generator.json").exists()
+
+
+def test_a_team_learners_game_copies_switch_together_whatever_slot_is_named():
+    from mpe2 import simple_tag_v3
+
+    tag = functools.partial(simple_tag_v3.env, max_cycles=6, continuous_actions=False)
+    with SelfPlayVecEnv(tag, n_envs=2, learner="adversary", teams="prefix") as venv:
+        size = venv.team_size  # 3 adversaries: slots 0-2 are game 0, slots 3-5 game 1
+        venv.seed(0)
+        venv.reset()
+        venv.set_game_config({"max_cycles": 3}, indices=[size])
+        venv.env_method("set_reward_fn", lambda reward, info: reward + 100.0, indices=[size + 1])
+        lengths, rewards = {0: [], 1: []}, []
+        for _ in range(18):
+            _, r, dones, infos = venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+            rewards.append(r.copy())
+            for g in (0, 1):
+                if dones[g * size]:
+                    summary = infos[g * size]["selfplay"]
+                    lengths[g].append((summary["length"], summary.get("config")))
+        assert venv.get_attr("game_config") == [None] * size + [
+            {"max_cycles": 3, "reward_fn": "test_a_team_learners_game_copies_switch_together_"
+             "whatever_slot_is_named.<locals>.<lambda>"}
+        ] * size  # fmt: skip
+    assert all(config is None for _, config in lengths[0])
+    assert lengths[1][0][1] is None and {c["max_cycles"] for _, c in lengths[1][1:]} == {3}
+    assert all(length == 3 for length, _ in lengths[1][1:])
+    after = np.array(rewards[7:])  # game 1 restarted under the transform by then
+    assert (after[:, size:] >= 99.0).all() and (after[:, :size] < 99.0).all()
