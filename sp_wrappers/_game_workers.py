@@ -108,14 +108,13 @@ class _Games:
         self, env_fn: Callable[[], Any], n: int, keep_dict_obs: bool, team: bool = False
     ) -> None:
         self.games = [as_aec_env(env_fn()) for _ in range(n)]
-        driver: type[SeatDriver] = SeatDriver
+        self.driver_type: type[SeatDriver] = SeatDriver  # (a TeamDriver for a learner team)
         self._advance: Callable[[Any, bool], _Status] = _advance
         if team:
             from ._team_seats import TeamDriver
 
-            driver, self._advance = TeamDriver, TeamDriver.advance
-        self.drivers = [driver(game, keep_dict_obs=keep_dict_obs) for game in self.games]
-        self._driver_class = driver
+            self.driver_type, self._advance = TeamDriver, TeamDriver.advance
+        self.drivers = [self.driver_type(game, keep_dict_obs=keep_dict_obs) for game in self.games]
         self.env_fn, self.keep_dict_obs = env_fn, keep_dict_obs
         self.next_games: dict[int, tuple[Any, dict]] = {}  # game i's next game and its kwargs
         self.kwargs: list[dict[str, Any]] = [{} for _ in range(n)]  # each game's game_kwargs
@@ -161,7 +160,7 @@ class _Games:
     def _switch_game(self, i: int) -> None:
         self.games[i].close()
         self.games[i], self.kwargs[i] = self.next_games.pop(i)
-        self.drivers[i] = self._driver_class(self.games[i], keep_dict_obs=self.keep_dict_obs)
+        self.drivers[i] = self.driver_type(self.games[i], keep_dict_obs=self.keep_dict_obs)
 
     def get_attr(self, i: int, name: str) -> Any:
         return getattr(self.games[i], name)
