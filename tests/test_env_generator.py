@@ -458,3 +458,17 @@ def test_a_team_learners_game_copies_switch_together_whatever_slot_is_named():
     assert all(length == 3 for length, _ in lengths[1][1:])
     after = np.array(rewards[7:])  # game 1 restarted under the transform by then
     assert (after[:, size:] >= 99.0).all() and (after[:, :size] < 99.0).all()
+
+
+def test_env_generator_drives_sb3s_own_vec_env_of_selfplay_envs():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    venv = DummyVecEnv([lambda: SelfPlayEnv(go5, learner="black_0") for _ in range(2)])
+    collect = CollectEpisodes()
+    envgen = EnvGenerator(alternating_komi)
+    make_model(venv).learn(256, callback=[envgen, collect])
+    assert {s["config"]["komi"] for _, i, s in collect.episodes if i == 1} == {1.5, 11.5}
+    assert venv.env_method("set_game_config", {"komi": 0.5}, indices=[0]) == [None]
+    with pytest.raises(ValueError, match="changes the game's spaces"):
+        venv.env_method("set_game_config", {"board_size": 7}, indices=[1])
+    venv.close()
