@@ -373,6 +373,10 @@ class EnvGenerator(BaseCallback):
         self._save_state()
         return True
 
+    def _on_rollout_end(self) -> None:
+        in_play = {_canonical(c.describe()) for c in self.configs if c is not None}
+        self.logger.record("env_generator/configs_in_play", len(in_play))
+
     # -- applying configurations -----------------------------------------------------------------
     def _ask(self, index: int) -> GameConfig | None:
         value = self.generator(int(self.num_timesteps), index, self.history)
