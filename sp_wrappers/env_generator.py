@@ -391,6 +391,9 @@ class EnvGenerator(BaseCallback):
             return
         old = self.configs[index]
         env = self.training_env
+        new_reward = (old.reward_fn if old is not None else None) is not config.reward_fn
+        if new_reward:  # before anything changes
+            _check_reaches_workers(env, config.reward_fn)
         if old is None or old.game_kwargs != config.game_kwargs:
             try:
                 env.env_method(
@@ -401,8 +404,7 @@ class EnvGenerator(BaseCallback):
                     f"{_name(self.generator)} gave copy {index} the configuration "
                     f"{config.describe()}: {error}"
                 ) from None
-        if (old.reward_fn if old is not None else None) is not config.reward_fn:
-            _check_reaches_workers(env, config.reward_fn)
+        if new_reward:
             env.env_method("set_reward_fn", config.reward_fn, indices=[index * self._slots])
         if old != config:
             self.configs[index] = config
