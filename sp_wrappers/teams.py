@@ -51,6 +51,7 @@ __all__ = [
     "LatestTeammates",
     "team_summary",
     "play_round",
+    "shared_random_policies",
     "LEARNER_TEAM_MODES",
 ]
 
@@ -360,9 +361,11 @@ class TeamSlots:
             for _ in range(len(teams[self.learner_team]) if self.learner_team else 1):
                 self.common.count_step()
             return
-        for team, slots in (self.by_team or {}).items():
+        by_team = self.by_team or {}
+        opposing = self.layout.opponents_of(self.learner_team) if self.learner_team else by_team
+        for team in opposing:
             for _ in range(len(teams[team])):
-                slots.count_step()
+                by_team[team].count_step()
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> bool:
         """Give a common source the learner's newest weights; a per-team mapping's sources belong

@@ -294,6 +294,37 @@ def test_a_turn_based_team_game_in_the_vec_env_warns_and_still_plays_whole_episo
         assert set(summary["opponents"]) == {"player_1", "player_3"}
 
 
+class DrawCounter:
+    """An opponent source that swaps every 10 steps and counts its draws."""
+
+    swap_every = 10
+    swap_unit = "steps"
+
+    def __init__(self) -> None:
+        self.draws = 0
+        self.policy = CountingPolicy()
+
+    def draw(self, rng: np.random.Generator) -> CountingPolicy:
+        self.draws += 1
+        return self.policy
+
+
+@pytest.mark.parametrize(
+    "learner, opposing, draws", [("agent", "adversary", 4), ("adversary", "agent", 2)]
+)
+def test_step_swaps_are_counted_in_the_opposing_team_s_own_agent_steps(learner, opposing, draws):
+    """Five rounds a game: three predators take 15 steps (a swap due every game), the prey 5
+    (every second game); four episode starts."""
+    source = DrawCounter()
+    env = SelfPlayVecEnv(
+        make_tag_short, n_envs=1, learner=learner, teams="prefix", opponent={opposing: source}
+    )
+    env.reset()
+    for _ in range(15):
+        env.step(np.zeros(env.num_envs, dtype=np.int64))
+    assert source.draws == draws
+
+
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
     env = SelfPlayVecEnv(make_adversary, n_envs=2, learner="agent", teams="prefix")
     env.seed(3)
