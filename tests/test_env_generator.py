@@ -217,7 +217,7 @@ class CollectEpisodes(BaseCallback):
         for index, (info, done) in enumerate(
             zip(self.locals["infos"], self.locals["dones"], strict=True)
         ):
-            if done:
+            if done and "selfplay" in info:  # (a team game reports on its first slot only)
                 self.episodes.append((self.num_timesteps, index, dict(info["selfplay"])))
         return True
 
@@ -472,3 +472,33 @@ def test_env_generator_drives_sb3s_own_vec_env_of_selfplay_envs():
     with pytest.raises(ValueError, match="changes the game's spaces"):
         venv.env_method("set_game_config", {"board_size": 7}, indices=[1])
     venv.close()
+
+
+def test_env_generator_gives_a_team_learners_game_copies_their_configurations():
+    from mpe2 import simple_tag_v3
+    from stable_baselines3 import PPO
+
+    tag = functools.partial(simple_tag_v3.env, max_cycles=8, continuous_actions=False)
+    venv = SelfPlayVecEnv(tag, n_envs=2, learner="adversary", teams="prefix")
+    calls = []
+
+    def cycles(step, index, history):
+        calls.append(index)
+        return {"max_cycles": 4 + 2 * index}
+
+    envgen = EnvGenerator(cycles)
+    collect = CollectEpisodes()
+    PPO("MlpPolicy", venv, n_steps=16, batch_size=48, n_epochs=1, seed=0).learn(
+        96, callback=[envgen, collect]
+    )
+    venv.close()
+    assert set(calls) == {0, 1} and len(envgen.configs) == 2
+    assert venv.get_attr("game_config") == [{"max_cycles": 4}] * 3 + [{"max_cycles": 6}] * 3
+    for slot, index in ((0, 0), (3, 1)):
+        lengths = {s["length"] for _, i, s in collect.episodes if i == slot}
+        assert lengths == {4 + 2 * index}
+        assert history_indices(envgen.history) <= {0, 1}
+
+
+def history_indices(history):
+    return {r.index for config in history.configs() for r in history.results(config)}
