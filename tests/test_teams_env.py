@@ -502,6 +502,19 @@ def test_ppo_learns_on_the_team_vec_env_with_the_callback_recording_teams(tmp_pa
     assert {(m.team_a, m.team_b) for m in matches} == {("adversary", "agent")}
 
 
+def test_maskable_ppo_and_sb3_vec_wrappers_work_on_the_team_vec_env():
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
+
+    team_env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env = VecFrameStack(VecNormalize(VecMonitor(team_env)), 2)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=48, n_epochs=1, seed=0)
+    model.learn(192)
+    assert model.num_timesteps == 192
+    assert [mask.shape for mask in env.env_method("action_masks")] == [(5,)] * 6
+    assert env.get_attr("learner") == ["adversary"] * 6
+
+
 def test_ppo_plays_both_sides_of_a_symmetric_team_game_against_its_own_snapshots(tmp_path):
     archive = SnapshotArchive(tmp_path / "quadrapong")
     env = SelfPlayVecEnv(
