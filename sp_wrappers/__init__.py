@@ -63,6 +63,12 @@ _EXPORTS: dict[str, str] = {
     "KOpponentRecord": "k_opponents",
     "EpisodeResult": "k_opponents",
     "novelty_reward": "k_opponents",
+    # environment generators (curricula, handicaps, environment design)
+    "EnvGenerator": "env_generator",
+    "GameConfig": "env_generator",
+    "EnvHistory": "env_generator",
+    "ConfigResult": "env_generator",
+    "win_rates_by_config": "env_generator",
     # league training
     "League": "league",
     "LeagueBuilder": "league",
@@ -94,6 +100,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .callbacks import SelfPlayCallback
     from .env import SelfPlayEnv
+    from .env_generator import (
+        ConfigResult,
+        EnvGenerator,
+        EnvHistory,
+        GameConfig,
+        win_rates_by_config,
+    )
     from .evaluation import (
         MatchResult,
         RoundRobinResult,

@@ -9,6 +9,9 @@ This module holds (all private to :mod:`sp_wrappers.vec_env`):
 - ``_WorkerGames``, the same operations with the games split over worker processes (``_worker``
   is a worker's loop; ``_shutdown`` stops them on ``close()``, garbage collection or exit);
 - ``_GameSpec``, what the main process knows about the game (its agents and spaces).
+
+``stage_game`` builds a game's next game for ``set_game_config`` (checked to keep the spaces)
+where the game lives; it replaces the game at that game's next reset.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper
 
+from ._game_config import build_candidate
 from ._seats import SeatDriver, as_aec_env
 
 __all__: list[str] = []
@@ -111,6 +115,9 @@ class _Games:
 
             self.driver_type, self._advance = TeamDriver, TeamDriver.advance
         self.drivers = [self.driver_type(game, keep_dict_obs=keep_dict_obs) for game in self.games]
+        self.env_fn, self.keep_dict_obs = env_fn, keep_dict_obs
+        self.next_games: dict[int, tuple[Any, dict]] = {}  # game i's next game and its kwargs
+        self.kwargs: list[dict[str, Any]] = [{} for _ in range(n)]  # each game's game_kwargs
 
     def spec(self) -> _GameSpec:
         game = self.games[0]
@@ -127,6 +134,8 @@ class _Games:
         """``(_RESET, i, seat, seed, options)`` or ``(_PLAY, i, action, pop)`` per item."""
         out = []
         for item in items:
+            if item[0] == _RESET and item[1] in self.next_games:
+                self._switch_game(item[1])
             driver = self.drivers[item[1]]
             if item[0] == _RESET:
                 driver.reset(item[2], seed=item[3], options=item[4])
@@ -135,6 +144,23 @@ class _Games:
                 driver.play(item[2])
                 out.append(self._advance(driver, item[3]))
         return out
+
+    def stage_game(self, i: int, game_kwargs: dict[str, Any]) -> None:
+        """Build game ``i``'s next game, ``env_fn(**game_kwargs)``, checked to keep the spaces;
+        it replaces the game at ``i``'s next reset."""
+        candidate = build_candidate(self.env_fn, game_kwargs, self.games[i], self.kwargs[i])
+        self.unstage_game(i)
+        self.next_games[i] = (candidate, dict(game_kwargs))
+
+    def unstage_game(self, i: int) -> None:
+        old = self.next_games.pop(i, None)
+        if old is not None:
+            old[0].close()
+
+    def _switch_game(self, i: int) -> None:
+        self.games[i].close()
+        self.games[i], self.kwargs[i] = self.next_games.pop(i)
+        self.drivers[i] = self.driver_type(self.games[i], keep_dict_obs=self.keep_dict_obs)
 
     def get_attr(self, i: int, name: str) -> Any:
         return getattr(self.games[i], name)
@@ -146,7 +172,7 @@ class _Games:
         return getattr(self.games[i], name)(*args, **kwargs)
 
     def close(self) -> None:
-        for game in self.games:
+        for game in [*self.games, *(game for game, _ in self.next_games.values())]:
             game.close()
 
 
@@ -312,6 +338,14 @@ class _WorkerGames:
     def call(self, i: int, name: str, args: tuple, kwargs: dict) -> Any:
         w, j = self.owner[i]
         return self._ask(w, "call", j, name, args, kwargs)
+
+    def stage_game(self, i: int, game_kwargs: dict[str, Any]) -> None:
+        w, j = self.owner[i]
+        self._ask(w, "stage_game", j, game_kwargs)
+
+    def unstage_game(self, i: int) -> None:
+        w, j = self.owner[i]
+        self._ask(w, "unstage_game", j)
 
     def close(self) -> None:
         self._finalizer()

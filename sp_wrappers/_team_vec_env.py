@@ -118,6 +118,8 @@ class _TeamCopy(_EnvCopy):
         )
         if status.illegal_action is not None:
             summary["illegal_action"] = status.illegal_action
+        if self.config.configured:
+            summary["config"] = self.config.describe()
         return summary
 
     def start_game(self) -> tuple:
@@ -259,9 +261,10 @@ class TeamVecEnv(SelfPlayVecEnv):
         for g, copy in enumerate(self.copies):
             results = self._results[g]
             if results is None:  # the episode goes on
-                rewards[g * size : (g + 1) * size] = copy.status.reward
-                for info in self._slot_infos(copy):
+                for k, info in enumerate(self._slot_infos(copy)):
                     info["TimeLimit.truncated"] = False
+                    reward = np.broadcast_to(copy.status.reward, (size,))[k]
+                    rewards[g * size + k] = copy.config.transform(reward, info)
                     infos.append(info)
                 continue
             for k, (reward, info) in enumerate(results):
@@ -283,7 +286,7 @@ class TeamVecEnv(SelfPlayVecEnv):
             info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
             if k == 0:
                 info["selfplay"] = summary
-            results.append((status.reward[k], info))
+            results.append((copy.config.transform(status.reward[k], info), info))
         self._results[copy.index] = results
 
     def _slot_infos(self, copy: _EnvCopy) -> list[dict[str, Any]]:
@@ -335,6 +338,10 @@ class TeamVecEnv(SelfPlayVecEnv):
             (_PLAY, copy.index, action, copy.phase == _PLAY, status.seat)
             for (copy, status), action in zip(members, actions, strict=True)
         ]
+
+    def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
+        """The game copies of the slots in ``indices`` (``set_game_config``, ``set_reward_fn``)."""
+        return self._games_of(indices)[1]
 
     def _games_of(self, indices: VecEnvIndices) -> tuple[list[int], list[int]]:
         """The game copy of each slot in ``indices``, and those copies once each."""

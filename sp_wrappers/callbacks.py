@@ -237,6 +237,7 @@ class SelfPlayCallback(BaseCallback):
                     step=self.archive_step,
                     seat_a=seat,
                     seat_b=opponent_seat,
+                    config=summary.get("config"),
                 )
             )
 

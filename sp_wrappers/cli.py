@@ -8,6 +8,8 @@ versions of the game registry's :func:`make_game` and :func:`game_factory` (the 
 Commands::
 
     sp-wrappers ratings RUN_DIR                 # table: rating, 95% interval, games, vs baselines
+    sp-wrappers ratings RUN_DIR --config '{"komi": 7.5}'   # only games under that configuration
+    sp-wrappers ratings RUN_DIR --by-config     # the learner's record per game configuration
     sp-wrappers tournament RUN_DIR --games-per-pair 20 --backend process --baseline random
     sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
     sp-wrappers train ...                       # when sp_wrappers.train_command provides it
@@ -239,13 +241,58 @@ def _ratings(archive: Any, args: argparse.Namespace) -> Any:
     from .evaluation import archive_ratings
 
     try:
-        return archive_ratings(archive, anchor=args.anchor, anchor_rating=args.anchor_rating)
+        return archive_ratings(
+            archive,
+            anchor=args.anchor,
+            anchor_rating=args.anchor_rating,
+            config=getattr(args, "config_filter", None),
+        )
     except ValueError as error:
         raise CLIError(str(error)) from None
 
 
+def _config_filter(text: str | None) -> dict[str, Any] | None:
+    """``--config``'s JSON object (``None`` when not given)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise CLIError(
+            f"--config takes a JSON object such as '{{\"komi\": 7.5}}': {error}."
+        ) from None
+    if not isinstance(value, dict):
+        raise CLIError(f"--config takes a JSON object such as '{{\"komi\": 7.5}}', got {text!r}.")
+    return value
+
+
+def _by_config_table(archive: Any) -> str:
+    from .env_generator import win_rates_by_config
+
+    rows = sorted(win_rates_by_config(archive).values(), key=lambda r: -r["games"])
+    if not rows:
+        raise CLIError(
+            f"The archive {archive.path} has no learner games to split by configuration."
+        )
+    lines = [f"{'configuration':<40} {'games':>6} {'W-D-L':>15} {'score':>6}"]
+    for row in rows:
+        record = f"{row['wins']}-{row['draws']}-{row['losses']}"
+        name = json.dumps(row["config"], sort_keys=True) if row["config"] else "{} (default)"
+        lines.append(f"{name:<40} {row['games']:>6} {record:>15} {row['score']:>6.3f}")
+    return "\n".join(lines)
+
+
 def cmd_ratings(args: argparse.Namespace) -> int:
     run, archive = _archive_with_games(args)
+    args.config_filter = _config_filter(getattr(args, "config", None))
+    if getattr(args, "by_config", False):
+        if args.json:
+            from .env_generator import win_rates_by_config
+
+            print(json.dumps(list(win_rates_by_config(archive).values()), indent=2))
+        else:
+            print(_by_config_table(archive))
+        return 0
     ratings = _ratings(archive, args)
     if args.json:
         print(
@@ -429,6 +476,18 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     _add_rating_options(ratings)
     ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ratings.add_argument(
+        "--config",
+        default=None,
+        metavar="JSON",
+        help="rate only the games whose game configuration has these keys and values, e.g. "
+        "'{\"komi\": 7.5}' (games without one count as {}); see --env-generator",
+    )
+    ratings.add_argument(
+        "--by-config",
+        action="store_true",
+        help="print the learner's games, W-D-L and score per game configuration instead",
+    )
     ratings.set_defaults(func=cmd_ratings)
 
     tournament = subparsers.add_parser(

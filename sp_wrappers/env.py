@@ -6,13 +6,14 @@ This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ._game_config import ConfigurableEnv, CopyConfig
 from ._opponents import OpponentSlots, as_opponent_source
 from ._seats import (
     OutcomeFn,
@@ -172,7 +173,7 @@ def learner_action(action: Any, space: spaces.Space) -> Any:
     )
 
 
-class SelfPlayEnv(gym.Env):
+class SelfPlayEnv(ConfigurableEnv, gym.Env):
     """A PettingZoo game seen from one seat, every other seat played by opponent policies.
 
     Observation and action spaces are those of the learner's seat. Opponents act until it is the
@@ -193,7 +194,8 @@ class SelfPlayEnv(gym.Env):
     drawn from ``s`` (see :class:`GameSeeds`), so games that take a seed in ``reset`` replay their
     chance events (deals, dice) and pass Gymnasium's determinism checks.
 
-    :param env: a PettingZoo ``AECEnv`` or ``ParallelEnv`` (also wrapped by SuperSuit).
+    :param env: a PettingZoo ``AECEnv`` or ``ParallelEnv`` (also wrapped by SuperSuit), or a
+        constructor returning one (then also the ``env_fn`` of :meth:`set_game_config`).
     :param learner: the learner's agent name, ``"random"`` (a seat drawn each episode) or
         ``"alternate"`` (seats taken in turn, episode by episode).
     :param opponent: a policy for every opponent seat, a callable returning one per episode (called
@@ -206,6 +208,8 @@ class SelfPlayEnv(gym.Env):
     :param illegal_action: ``"loss"`` (default) ends the learner's episode as a loss on an action
         its mask forbids; ``"raise"`` raises :class:`~sp_wrappers.IllegalActionError` naming the
         action and the legal ones.
+    :param env_fn: the game's constructor, for :meth:`set_game_config` when ``env`` is an
+        instance (``env_fn(**game_kwargs)`` builds the next game).
     :param teams: ``None`` (every agent its own team), ``"prefix"`` or ``{team: [agent, ...]}``
         (see :class:`~sp_wrappers.TeamLayout`). With teams, ``learner`` may be a team name (the
         learner acts for the team's first agent) or an agent name (that agent), and
@@ -223,6 +227,10 @@ class SelfPlayEnv(gym.Env):
 
     ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode
     (with teams: any agent of the learner's teams); other options go to the game's own ``reset``.
+
+    ``set_game_config(game_kwargs)`` / ``set_reward_fn(fn)`` change the game and the learner's
+    reward from the next episode start on (see :mod:`sp_wrappers.env_generator`); the episode's
+    ``info["selfplay"]["config"]`` then records the configuration.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
@@ -246,8 +254,15 @@ class SelfPlayEnv(gym.Env):
         keep_dict_obs: bool = False,
         outcome_fn: OutcomeFn | None = None,
         illegal_action: str = "loss",
+        env_fn: Callable[..., Any] | None = None,
         teams: Any = None,
     ) -> None:
+        self._built_by_env_fn = callable(env) and not hasattr(env, "possible_agents")
+        if self._built_by_env_fn:  # a constructor
+            env_fn, env = env, env()
+        self.env_fn = env_fn
+        self.config = CopyConfig()
+        self._next_game: Any = None
         game = as_aec_env(env)
         self.illegal_action = check_illegal_action_mode(illegal_action)
         self.game = game
@@ -302,6 +317,7 @@ class SelfPlayEnv(gym.Env):
         options = dict(options or {})
         forced_seat = pop_learner_seat(options, self.learner_seats)
         game_seed = self._game_seeds.next(seed)
+        self._start_configuration()
         for _ in range(_MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
@@ -342,6 +358,7 @@ class SelfPlayEnv(gym.Env):
             obs = self._final_observation()
         else:
             obs = driver.learner_observation()
+        reward = self.config.transform(reward, info)
         return self._fresh(obs), reward, driver.terminated, driver.truncated, info
 
     def render(self) -> Any:
@@ -350,6 +367,9 @@ class SelfPlayEnv(gym.Env):
 
     def close(self) -> None:
         self.game.close()
+        if self._next_game is not None:
+            self._next_game.close()
+            self._next_game = None
 
     # -- SB3 / sb3-contrib hooks -------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
@@ -432,6 +452,8 @@ class SelfPlayEnv(gym.Env):
             )
         if driver.illegal_action_played is not None:
             summary["illegal_action"] = driver.illegal_action_played
+        if self.config.configured:
+            summary["config"] = self.config.describe()
         return summary
 
     def _play_opponents(self) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -606,20 +606,33 @@ def round_robin(
 # ------------------------------------------------------------------------------------------------
 
 
-def _attributed_games(archive: Any, source: str | None = None) -> list[tuple[str, str, float]]:
+def _attributed_games(
+    archive: Any, source: str | None = None, config: Mapping[str, Any] | None = None
+) -> list[tuple[str, str, float]]:
     """The archive's match history as ``(player_a, player_b, score_a)``, with the learner's games
     credited to the snapshot it descends from (see ``attribute_learner_matches``); in a league's
     archive (snapshots tagged ``parent:<player>``) each player's games are credited to the
-    snapshot it grew into (see ``sp_wrappers.league.league_games``)."""
+    snapshot it grew into (see ``sp_wrappers.league.league_games``). ``config`` keeps the games
+    whose configuration has its keys and values (see ``sp_wrappers.env_generator``)."""
     from .callbacks import attribute_learner_matches
 
     every = archive.snapshots(include_pruned=True)
     if any(tag.startswith("parent:") for info in every for tag in info.tags):
+        if config is not None:
+            raise ValueError(
+                f"{archive.path} is a league's archive; filtering its games by configuration is "
+                "not supported. Drop --config (config=...)."
+            )
         from .league.runner import league_games
 
         return league_games(archive, source=source)
     steps = sorted((info.step, info.id) for info in archive.snapshots())
-    return attribute_learner_matches(archive.matches(source=source), steps, "learner")
+    matches: Any = archive.iter_matches(source=source)
+    if config is not None:
+        from .env_generator import config_matches
+
+        matches = (m for m in matches if config_matches(m.config, config))
+    return attribute_learner_matches(matches, steps, "learner")
 
 
 @dataclass
@@ -765,7 +778,10 @@ def _interval(fit: Any, player: str) -> tuple[float, float]:
 
 
 def archive_ratings(
-    archive: Any, anchor: str | None = "random", anchor_rating: float = 1000.0
+    archive: Any,
+    anchor: str | None = "random",
+    anchor_rating: float = 1000.0,
+    config: Mapping[str, Any] | None = None,
 ) -> ArchiveRatings:
     """Fit Bradley-Terry ratings over an archive's whole match history.
 
@@ -777,6 +793,8 @@ def archive_ratings(
     :param anchor: the player pinned at ``anchor_rating`` when it has games (e.g. ``"random"``);
         otherwise the fit's own default anchoring applies.
     :param anchor_rating: the anchor's rating.
+    :param config: rate only the games whose game configuration has these keys and values
+        (games recorded without one count as ``{}``; see :mod:`sp_wrappers.env_generator`).
     :raises ValueError: the archive has no rateable games yet.
 
     >>> import tempfile
@@ -792,8 +810,13 @@ def archive_ratings(
     from .ratings import fit_bradley_terry
 
     archive = as_archive(archive, create=False, owner="archive_ratings(archive=...)")
-    games = _attributed_games(archive)
+    games = _attributed_games(archive, config=config)
     if not games:
+        if config is not None:
+            raise ValueError(
+                f"The archive {archive.path} has no rateable games under the configuration "
+                f"{dict(config)}; `sp-wrappers ratings RUN --by-config` lists the ones it has."
+            )
         raise ValueError(
             f"The archive {archive.path} has no games to rate yet; train with SelfPlayCallback or "
             "run a tournament (`sp-wrappers tournament`) first."

@@ -16,6 +16,8 @@ A run directory holds::
                     --max-snapshots snapshots listed; older ones are pruned)
     ratings.json    Bradley-Terry ratings over the whole match history, anchored on RandomPolicy,
                     and the final learner's record against the baselines
+    env_generator.json  with --env-generator: each env copy's current game configuration,
+                    reapplied on --resume (see sp_wrappers.env_generator)
     plots/          ratings.png, payoff.png (when matplotlib is installed)
     tb/             TensorBoard logs (when tensorboard is installed)
 
@@ -404,6 +406,13 @@ def _check_config(config: Mapping[str, Any]) -> None:
         )
     if config["algo"] not in ALGOS:
         raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
+    if config.get("env_generator"):
+        from .env_generator import load_generator
+
+        try:
+            load_generator(config["env_generator"])
+        except ValueError as error:
+            raise TrainError(str(error)) from None
     lr = config["hyperparams"].get("learning_rate")
     if lr is not None:
         try:
@@ -436,6 +445,7 @@ def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "fit_every",
         "opponent_draw",
         "illegal_action",
+        "env_generator",
     ):
         value = getattr(args, key, None)
         if value is not None:
@@ -498,6 +508,7 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "fit_every": 0,
         "opponent_draw": "per_env",
         "illegal_action": "loss",
+        "env_generator": None,
     }
     if same_game:
         for key in (
@@ -513,6 +524,7 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "fit_every",
             "opponent_draw",
             "illegal_action",
+            "env_generator",
         ):
             if key in base:
                 config[key] = base[key]
@@ -784,6 +796,11 @@ def train(
             ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
             selfplay,
         ]
+        from .env_generator import env_generator_callback
+
+        envgen = env_generator_callback(config.get("env_generator"), run)
+        if envgen is not None:
+            callbacks.append(envgen)
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
         start = time.perf_counter()

@@ -160,6 +160,14 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="snapshot opponents take their most likely action",
     )
     parser.add_argument(
+        "--env-generator",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="an environment generator: FUNCTION(step, index, history) returns each env copy's "
+        "game configuration (game keyword arguments, e.g. a komi) at its episode starts; kept "
+        "in config.json, the current configurations in env_generator.json (see the how-to)",
+    )
+    parser.add_argument(
         "--learner",
         default=None,
         metavar="SEAT",
@@ -325,6 +333,7 @@ def run_train_command(args: argparse.Namespace) -> int:
             ("--config", args.config),
             ("--seed", args.seed),
             ("--learner", args.learner),
+            ("--env-generator", getattr(args, "env_generator", None)),
         ):
             if value is not None:
                 raise TrainError(f"{option} cannot change on --resume; start a new run instead.")

@@ -34,6 +34,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from ._fast_path import _batch_key, _FastSB3, _normalises_twice, _RowGenerators
+from ._game_config import CopyConfig, RewardFn, check_game_kwargs, check_reward_fn
 from ._game_workers import _PLAY, _RESET, _Games, _Status, _WorkerGames
 from ._opponents import OPPONENT_DRAWS, OpponentSlots, as_opponent_source
 from ._seats import (
@@ -100,6 +101,7 @@ class _EnvCopy:
         self._game_seed: int | None = None
         self._game_seeds = GameSeeds()
         self._empty_games = 0
+        self.config = CopyConfig()
 
     def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
         self._default_opponents: dict[str, RandomPolicy] | None = None
@@ -138,6 +140,19 @@ class _EnvCopy:
         self.slots = OpponentSlots(self.opponent_source)
         self._default_opponents = None
 
+    def set_game_config(self, game_kwargs: Mapping[str, Any]) -> None:
+        """This copy's part of :meth:`SelfPlayVecEnv.set_game_config` (``env_method``'s way in)."""
+        self._owner._stage_game_configs(game_kwargs, [self.index])
+
+    def set_reward_fn(self, fn: RewardFn | None) -> None:
+        """This copy's part of :meth:`SelfPlayVecEnv.set_reward_fn` (``env_method``'s way in)."""
+        self.config.stage_reward(check_reward_fn(fn))
+
+    @property
+    def game_config(self) -> dict[str, Any] | None:
+        """The configuration this copy's episode plays under (``None``: never configured)."""
+        return self.config.describe()
+
     def episode_summary(self, status: _Status) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
@@ -155,6 +170,8 @@ class _EnvCopy:
         }
         if status.illegal_action is not None:
             summary["illegal_action"] = status.illegal_action
+        if self.config.configured:
+            summary["config"] = self.config.describe()
         return summary
 
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
@@ -168,6 +185,7 @@ class _EnvCopy:
         self._reset_options = options or None
         self._game_seed = self._game_seeds.next(seed)
         self._empty_games = 0
+        self.config.start_episode()  # the game side switches games at this reset too
         return self.start_game()
 
     def start_game(self) -> tuple:
@@ -252,7 +270,8 @@ class SelfPlayVecEnv(VecEnv):
     :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1] (see ``SelfPlayEnv``).
     :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does
         (see ``SelfPlayEnv``).
-    :param env_kwargs: keyword arguments for ``env_fn``.
+    :param env_kwargs: keyword arguments for ``env_fn``. :meth:`set_game_config` rebuilds chosen
+        copies with ``env_fn(**env_kwargs, **game_kwargs)`` at their next episode start.
     :param num_workers: 0 steps every game in this process; ``k > 0`` spreads the copies over ``k``
         worker processes (worth it when one game step costs more than about 50 microseconds, as
         for Atari). Opponent inference always runs in this process.
@@ -442,9 +461,9 @@ class SelfPlayVecEnv(VecEnv):
         for i, copy in enumerate(self.copies):
             result = self._results[i]
             if result is None:  # the episode goes on
-                status = copy.status
-                rewards[i] = status.reward
-                infos.append({"seat": copy.learner, "TimeLimit.truncated": False})
+                info = {"seat": copy.learner, "TimeLimit.truncated": False}
+                rewards[i] = copy.config.transform(copy.status.reward, info)
+                infos.append(info)
             else:
                 rewards[i], dones[i], info = result
                 infos.append(info)
@@ -553,6 +572,60 @@ class SelfPlayVecEnv(VecEnv):
                 out.append(self.games.call(i, method_name, method_args, method_kwargs))
         return out
 
+    def set_game_config(
+        self, game_kwargs: Mapping[str, Any], indices: VecEnvIndices = None
+    ) -> None:
+        """Rebuild the chosen copies' games with ``env_fn(**game_kwargs)`` (on top of
+        ``env_kwargs``), each at its next episode start, never mid-game; in the workers too.
+
+        The new games are built now (in their workers) and compared with the current ones: a
+        configuration that changes an agent's observation or action space raises ``ValueError``
+        naming them, and every chosen copy keeps its game. ``info["selfplay"]["config"]`` then
+        records ``game_kwargs`` (see :mod:`sp_wrappers.env_generator`). Also reached through
+        ``env_method("set_game_config", game_kwargs, indices=...)``.
+
+        :param game_kwargs: keyword arguments of ``env_fn`` (JSON-able values), e.g.
+            ``{"komi": 5.5}``; ``{}`` rebuilds with ``env_kwargs`` alone.
+        :param indices: the copies (default: all).
+        """
+        self._stage_game_configs(game_kwargs, self._copy_indices(indices))
+
+    def _stage_game_configs(self, game_kwargs: Mapping[str, Any], chosen: list[int]) -> None:
+        """:meth:`set_game_config` for the copies ``chosen`` (copy indices), all or none."""
+        self._check_open()
+        kwargs = check_game_kwargs(game_kwargs)
+        staged: list[int] = []
+        try:
+            for i in chosen:
+                self.games.stage_game(i, kwargs)
+                staged.append(i)
+        except BaseException:
+            for i in staged:  # all or nothing
+                self.games.unstage_game(i)
+                self.copies[i].config.unstage_game()
+            raise
+        for i in chosen:
+            self.copies[i].config.stage_game(kwargs)
+
+    def set_reward_fn(self, fn: RewardFn | None, indices: VecEnvIndices = None) -> None:
+        """Map the chosen copies' learner rewards with ``fn(reward, info) -> float`` from each
+        copy's next episode start on (``None``: the game's own reward).
+
+        ``fn`` sees a copy of the step's info (``seat``, and ``selfplay`` with the game's outcome
+        at the episode's end); only the learner's reward changes, not the info nor the recorded
+        outcome. It runs in this process, also with ``num_workers > 0``.
+
+        :param fn: the transform, or ``None``.
+        :param indices: the copies (default: all).
+        """
+        check_reward_fn(fn)
+        for i in self._copy_indices(indices):
+            self.copies[i].config.stage_reward(fn)
+
+    def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
+        """The env copies ``indices`` name (one slot per copy here; a team env maps slots)."""
+        return list(self._get_indices(indices))
+
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """Copies are not Gymnasium envs, so no Gymnasium wrapper wraps them."""
         return [False for _ in self._get_indices(indices)]
@@ -586,7 +659,8 @@ class SelfPlayVecEnv(VecEnv):
         info: dict[str, Any] = {"seat": copy.learner, "selfplay": copy.episode_summary(status)}
         info["TimeLimit.truncated"] = status.truncated and not status.terminated
         info["terminal_observation"] = obs
-        self._results[copy.index] = (status.reward, True, info)
+        reward = copy.config.transform(status.reward, info)
+        self._results[copy.index] = (reward, True, info)
 
     def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
         """One ``act`` call per group of (policy, seat spaces, masked or not)."""
@@ -744,8 +818,8 @@ class _WithKwargs:
     def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         self.fn, self.kwargs = fn, kwargs
 
-    def __call__(self) -> Any:
-        return self.fn(**self.kwargs)
+    def __call__(self, **overrides: Any) -> Any:
+        return self.fn(**{**self.kwargs, **overrides})
 
 
 def _check_env_fn(env_fn: Any) -> None:
