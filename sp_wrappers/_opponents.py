@@ -115,6 +115,13 @@ class OpponentSlots:
     policy until the schedule says to draw again.
 
     :param source: the output of :func:`as_opponent_source`.
+    A draw only happens at an episode start, so with ``swap_unit="steps"`` each line-up plays at
+    least ``swap_every`` steps, usually a little more. A source with ``exact_swap_rate = True``
+    (:class:`~sp_wrappers.TeamSampler`-style sources, where every team must see the same number
+    of swaps) has the steps an episode ran past a due swap counted towards the next one (at most
+    ``swap_every - 1``), so that over a run the number of draws is the steps over ``swap_every``
+    whatever the episode lengths.
+
     :param shared_by: how many env copies share these slots (one line-up for all of them). Their
         episodes and learner steps are counted together, and a new line-up is drawn after
         ``shared_by * swap_every`` of them: each line-up gets as much play as it would in one
@@ -138,8 +145,11 @@ class OpponentSlots:
         unit = getattr(self.source, "swap_unit", "episodes")
         since = self._episodes_since_draw if unit == "episodes" else self._steps_since_draw
         if len(self.policies) != n_slots or since >= every:
+            carry = 0
+            if self.policies and unit == "steps" and getattr(self.source, "exact_swap_rate", False):
+                carry = min(since - every, every - 1)  # the steps the last episode ran over
             self.policies = [self.source.draw(rng) for _ in range(n_slots)]
-            self._steps_since_draw = 0
+            self._steps_since_draw = carry
             self._episodes_since_draw = 0
         self._episodes_since_draw += 1
         return self.policies

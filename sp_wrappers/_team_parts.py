@@ -130,6 +130,11 @@ class TeamSampler(OpponentSampler):
     :param kwargs: :class:`~sp_wrappers.OpponentSampler`'s other arguments.
     """
 
+    #: Count the steps an episode runs past a due swap towards the next swap (see
+    #: ``OpponentSlots``): a swap waits for an episode start, and without this the team whose
+    #: interval fits its episode length worse would see fewer swaps per team change.
+    exact_swap_rate = True
+
     def __init__(self, team: str, archive: SnapshotArchive, **kwargs: Any) -> None:
         super().__init__(archive, **kwargs)
         self.team = team

@@ -19,8 +19,8 @@ slot per agent of the team in every game copy, parameter sharing), and its own
   team sizes (ML-Agents' ``swap_steps = (num_agents / num_opponent_agents) * (team_change /
   swaps)``, see :func:`swap_steps`; :meth:`TeamSelfPlay.swap_every_steps` shows the result).
   Each game copy keeps its own schedule, and a new draw takes effect at the copy's next episode
-  start, so the count is exact when the interval is a multiple of the episode length (else each
-  swap waits for the next episode start: fewer swaps, for the team whose interval fits worse);
+  start; the steps an episode runs past a due swap count towards the next swap, so the number
+  of swaps over a run stays exact whatever the episode lengths (rounded to whole episodes);
   :attr:`TeamSelfPlay.turns` records the draws each frozen team made in each turn;
 - each team's :class:`~sp_wrappers.SelfPlayCallback` saves the team's snapshots every
   ``save_every`` of its learner steps (the interval runs on across team changes); Elo is per team,

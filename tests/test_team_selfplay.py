@@ -185,6 +185,35 @@ def test_swaps_are_fair_with_three_predators_against_one_prey(tmp_path: Path) ->
     ]
 
 
+def test_swaps_stay_fair_when_the_interval_does_not_divide_the_episode_length(
+    tmp_path: Path,
+) -> None:
+    # One game copy, episodes of 8 game steps, 4 swaps per team change of 240 learner steps: the
+    # frozen prey should swap every 20 of its steps, the frozen predators every 180 of theirs (60
+    # rounds). Swaps wait for an episode start (every 8 rounds), so a schedule that restarted its
+    # count at each draw would swap every 24 and every 64 rounds: 10 and 11 swaps below instead
+    # of 12 and 12.
+    models = {team: ppo(team, n_envs=1, n_steps=16) for team in TEAMS}
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=240,
+        swaps_per_team_change=4,
+        save_every=10_000,
+        seed=0,
+    )
+    run.learn(6 * 240)
+    swaps = {team: 0 for team in TEAMS}
+    for turn in run.turns:
+        for frozen, n in turn["swaps"].items():
+            swaps[frozen] += n
+    # 3 predator turns of 80 rounds give the prey 240 steps (12 swaps); 3 prey turns of 240 rounds
+    # give the predators 720 steps in their own count (12 swaps); plus each team's first draw
+    assert swaps == {"agent": 1 + 12, "adversary": 1 + 12}
+
+
 def test_sampler_knobs_are_set_per_team_and_pfsp_reads_the_learners_archive(
     tmp_path: Path,
 ) -> None:
