@@ -116,21 +116,30 @@ def decode_config(text: str | None, match_id: int, index: Path) -> dict[str, Any
     return config
 
 
-def upgrade_from_format_1(conn: sqlite3.Connection) -> bool:
-    """Add format 2's match columns to a format-1 index; ``True`` when it upgraded.
-
-    Only an index whose ``meta`` says format 1 and whose ``matches`` table has exactly format 1's
-    columns is touched, in one transaction (a crash leaves it at format 1, readable again).
-    Anything else is left for the schema and format checks to judge.
-    """
+def _is_format_1(conn: sqlite3.Connection) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
     if row is None or str(row[0]) != "1":
         return False
     columns = [r[1] for r in conn.execute("PRAGMA table_info(matches)").fetchall()]
-    if columns != _FORMAT_1_MATCH_COLUMNS:
+    return columns == _FORMAT_1_MATCH_COLUMNS
+
+
+def upgrade_from_format_1(conn: sqlite3.Connection) -> bool:
+    """Add format 2's match columns to a format-1 index; ``True`` when it upgraded.
+
+    Only an index whose ``meta`` says format 1 and whose ``matches`` table has exactly format 1's
+    columns is touched, in one transaction (a crash leaves it at format 1, readable again). The
+    check is repeated inside the transaction, so processes opening the archive at the same moment
+    (env workers) upgrade it once.
+    Anything else is left for the schema and format checks to judge.
+    """
+    if not _is_format_1(conn):
         return False
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if not _is_format_1(conn):  # another process upgraded it while this one waited
+            conn.execute("ROLLBACK")
+            return False
         for column in _ADDED_IN_FORMAT_2:
             conn.execute(f"ALTER TABLE matches ADD COLUMN {column} TEXT")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'format_version'")

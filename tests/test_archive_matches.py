@@ -134,3 +134,35 @@ def test_a_team_column_of_the_wrong_type_is_refused_when_the_archive_opens(tmp_p
     conn.close()
     with pytest.raises(ArchiveFormatError, match="teams and config text or null"):
         SnapshotArchive(tmp_path / "a")
+
+
+def _open_and_read(root, barrier, results):
+    barrier.wait()
+    try:
+        SnapshotArchive(root).matches()
+        results.put("ok")
+    except Exception as error:  # reported to the parent, which asserts on it
+        results.put(f"{type(error).__name__}: {error}")
+
+
+def test_processes_opening_a_format_1_archive_at_once_upgrade_it_once(tmp_path):
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for trial in range(4):
+        root = tmp_path / f"old-{trial}"
+        (root / "snapshots").mkdir(parents=True)
+        conn = sqlite3.connect(root / "index.sqlite")
+        conn.executescript(FORMAT_1_SCHEMA)
+        conn.close()
+        barrier, results = context.Barrier(4), context.Queue()
+        workers = [
+            context.Process(target=_open_and_read, args=(root, barrier, results)) for _ in range(4)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join()
+        assert outcomes == ["ok"] * 4
+        assert len(SnapshotArchive(root).matches()) == 1
