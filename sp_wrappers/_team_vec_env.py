@@ -286,7 +286,10 @@ class TeamVecEnv(SelfPlayVecEnv):
             info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
             if k == 0:
                 info["selfplay"] = summary
-            results.append((copy.config.transform(status.reward[k], info), info))
+            # Only the copy's first slot reports the episode (one match per game), but every
+            # teammate's reward transform sees the outcome, as the docs promise.
+            view = info if k == 0 else {**info, "selfplay": summary}
+            results.append((copy.config.transform(status.reward[k], view), info))
         self._results[copy.index] = results
 
     def _slot_infos(self, copy: _EnvCopy) -> list[dict[str, Any]]:

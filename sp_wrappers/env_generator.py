@@ -119,7 +119,8 @@ class ConfigResult:
 
     :param step: the learner step (``model.num_timesteps``) it ended at.
     :param index: the env copy that played it.
-    :param opponents: the opponents' policy ids.
+    :param opponents: the distinct policy ids the learner faced (each once, however many seats
+        or agents of an opposing team it played).
     :param outcome: the learner's outcome (1 win, 0.5 draw, 0 loss).
     """
 
@@ -176,11 +177,17 @@ class EnvHistory:
     ) -> None:
         """Add one episode (``summary`` is its ``info["selfplay"]``)."""
         key = self._key(config)
-        opponents = summary.get("opponents") or {"?": summary.get("opponent", "?")}
+        # One entry per distinct opposing policy: three predators on one snapshot (or a team
+        # game's opposing team) count one episode against it, not three.
+        opponents = (
+            summary.get("opponent_teams")
+            or summary.get("opponents")
+            or {"?": summary.get("opponent", "?")}
+        )
         result = ConfigResult(
             int(step),
             int(index),
-            tuple(str(o) for o in opponents.values()),
+            tuple(dict.fromkeys(str(o) for o in opponents.values())),
             float(summary["outcome"]),
         )
         results = self._results.get(key)
@@ -233,7 +240,8 @@ class EnvHistory:
         return float(np.mean([r.outcome == 1.0 for r in results])) if results else math.nan
 
     def by_opponent(self, config: Any) -> dict[str, tuple[int, float]]:
-        """``opponent id -> (episodes, learner's mean outcome)`` over the kept episodes."""
+        """``opponent id -> (episodes, learner's mean outcome)`` over the kept episodes; an
+        episode counts once for each distinct policy the learner faced in it."""
         totals: dict[str, list[float]] = {}
         for result in self.results(config):
             for opponent in result.opponents:
@@ -334,6 +342,7 @@ class EnvGenerator(BaseCallback):
         self._slots = 1
         self._last_call = 0
         self._changed = False
+        self._env: Any = None
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -341,8 +350,13 @@ class EnvGenerator(BaseCallback):
         # configurations are per game copy, and only a copy's first slot reports its episode.
         self._slots = max(1, int(getattr(self.training_env, "team_size", 1) or 1))
         n = self.training_env.num_envs // self._slots
-        self.configs = [None] * n
         self._last_call = self.num_timesteps
+        if self._env is self.training_env and len(self.configs) == n:
+            # learn() called again on the same env (chunked training): the copies keep the
+            # configurations they play and their episodes go on, as SB3's own do.
+            return
+        self._env = self.training_env
+        self.configs = [None] * n
         restored = self._restore() if self.state_path is not None else set()
         for index in range(n):
             if index not in restored:

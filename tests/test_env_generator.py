@@ -502,3 +502,64 @@ def test_env_generator_gives_a_team_learners_game_copies_their_configurations():
 
 def history_indices(history):
     return {r.index for config in history.configs() for r in history.results(config)}
+
+
+def test_every_teammates_reward_transform_sees_the_episodes_outcome():
+    from mpe2 import simple_tag_v3
+
+    tag = functools.partial(simple_tag_v3.env, max_cycles=3, continuous_actions=False)
+    seen: list[tuple[str, float]] = []
+
+    def end_bonus(reward, info):
+        if "selfplay" in info:
+            seen.append((info["seat"], info["selfplay"]["outcome"]))
+            return reward + 1000.0
+        return reward
+
+    with SelfPlayVecEnv(tag, n_envs=1, learner="adversary", teams="prefix") as venv:
+        venv.set_reward_fn(end_bonus)
+        venv.seed(0)
+        venv.reset()
+        for _ in range(3):
+            _, rewards, dones, infos = venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+    assert dones.all()
+    assert sorted(seat for seat, _ in seen) == ["adversary_0", "adversary_1", "adversary_2"]
+    assert (rewards >= 900.0).all()  # the end bonus reached every slot of the team
+    assert "selfplay" in infos[0] and all("selfplay" not in info for info in infos[1:])
+
+
+def test_the_history_counts_an_episode_once_per_distinct_opposing_policy():
+    history = EnvHistory()
+    three_seats = {"outcome": 1.0, "opponents": {"a": "s-1", "b": "s-1", "c": "s-2"}}
+    history.record({"komi": 1.5}, three_seats, 10, 0)
+    team_game = {
+        "outcome": 0.0,
+        "opponents": {"adversary_0": "s-3", "adversary_1": "s-3", "adversary_2": "s-3"},
+        "opponent_teams": {"adversary": "s-3"},
+    }
+    history.record({"komi": 1.5}, team_game, 20, 0)
+    assert history.by_opponent({"komi": 1.5}) == {"s-1": (1, 1.0), "s-2": (1, 1.0), "s-3": (1, 0.0)}
+    assert [r.opponents for r in history.results({"komi": 1.5})] == [("s-1", "s-2"), ("s-3",)]
+
+
+def test_learning_again_on_the_same_env_keeps_each_copys_configuration_and_episode():
+    venv = make_selfplay_vec_env(go5, n_envs=2, seed=0, learner="black_0")
+    calls = []
+
+    def generator(step, index, history):
+        calls.append((step, index))
+        return {"komi": 0.5 + index + step / 1000}
+
+    model = make_model(venv)
+    envgen = EnvGenerator(generator, every=10_000)
+    model.learn(64, callback=envgen)
+    configs, resets = list(envgen.configs), []
+    reset = venv.reset
+    venv.reset = lambda *args, **kwargs: resets.append(1) or reset(*args, **kwargs)
+    model.learn(64, callback=envgen, reset_num_timesteps=False)
+    assert calls == [(0, 0), (0, 1)]  # asked once per copy, at the first start only
+    assert envgen.configs == configs
+    assert venv.get_attr("game_config") == [{"komi": 0.5}, {"komi": 1.5}]
+    assert resets == []  # the games in play went on
+    assert model.num_timesteps == 256  # two rollouts of 64 steps x 2 copies
+    venv.close()
