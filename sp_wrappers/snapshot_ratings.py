@@ -218,7 +218,7 @@ def archive_ratings(
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
-    >>> from sp_wrappers import PerfectTicTacToePolicy, RandomPolicy, SnapshotArchive
+    >>> from sp_wrappers import PerfectTicTacToePolicy, RandomPolicy, SnapshotArchive, play_match
     >>> archive = SnapshotArchive(tempfile.mkdtemp())
     >>> _ = play_match(tictactoe_v3.env, PerfectTicTacToePolicy(), RandomPolicy(), 6,
     ...                archive=archive)
@@ -290,7 +290,7 @@ def store_archive_ratings(archive: Any) -> ArchiveRatings:
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
     >>> from sb3_contrib import MaskablePPO
-    >>> from sp_wrappers import RandomPolicy, SelfPlayEnv, SnapshotArchive
+    >>> from sp_wrappers import RandomPolicy, SelfPlayEnv, SnapshotArchive, play_match
     >>> archive = SnapshotArchive(tempfile.mkdtemp())
     >>> info = archive.save(MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env())), step=0)
     >>> _ = play_match(tictactoe_v3.env, info.id, RandomPolicy(), 4, archive=archive)

@@ -132,7 +132,7 @@ def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_ma
     >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
     Traceback (most recent call last):
     ...
-    sp_wrappers.train.TrainError: --algo dqn needs a Discrete action space, but the learner's \
+    sp_wrappers.run_config.TrainError: --algo dqn needs a Discrete action space, but the learner's \
 is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
     """
     from gymnasium import spaces
