@@ -87,8 +87,8 @@ _EXPORTS: dict[str, str] = {
     "MatchResult": "evaluation",
     "round_robin": "evaluation",
     "RoundRobinResult": "evaluation",
-    "archive_ratings": "evaluation",
-    "store_archive_ratings": "evaluation",
+    "archive_ratings": "snapshot_ratings",
+    "store_archive_ratings": "snapshot_ratings",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -107,14 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         GameConfig,
         win_rates_by_config,
     )
-    from .evaluation import (
-        MatchResult,
-        RoundRobinResult,
-        archive_ratings,
-        play_match,
-        round_robin,
-        store_archive_ratings,
-    )
+    from .evaluation import MatchResult, RoundRobinResult, play_match, round_robin
     from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .openings import OpeningsResult, legal_openings, play_openings
@@ -123,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .registration import ENV_IDS, register_envs
     from .sampler import OpponentSampler
     from .shaping import DrawReward
+    from .snapshot_ratings import archive_ratings, store_archive_ratings
     from .team_selfplay import TeamSelfPlay, make_team_vec_env, swap_steps
     from .teams import TeamLayout, team_outcome
     from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env

@@ -40,6 +40,7 @@ from ._fast_path import _FastSB3
 from ._game_workers import _PLAY, _RESET, _Status
 from ._seats import OutcomeFn, check_learner_action, seat_spaces
 from ._team_seats import OpponentActions, TeamActions
+from ._vec_copy import _EnvCopy
 from .env import _zeros
 from .teams import (
     LEARNER_TEAM_MODES,
@@ -50,7 +51,7 @@ from .teams import (
     shared_random_policies,
     team_summary,
 )
-from .vec_env import SelfPlayVecEnv, _EnvCopy
+from .vec_env import SelfPlayVecEnv
 
 __all__ = ["TeamVecEnv"]
 

@@ -238,7 +238,7 @@ def _archive_with_games(args: argparse.Namespace) -> tuple[RunDir, Any]:
 
 
 def _ratings(archive: Any, args: argparse.Namespace) -> Any:
-    from .evaluation import archive_ratings
+    from .snapshot_ratings import archive_ratings
 
     try:
         return archive_ratings(
@@ -312,7 +312,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     from .archive import IncompatibleSnapshotError
-    from .evaluation import BACKENDS, round_robin, store_archive_ratings
+    from .evaluation import BACKENDS, round_robin
+    from .snapshot_ratings import store_archive_ratings
 
     if args.backend not in BACKENDS:
         raise CLIError(f"Unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}.")

@@ -38,13 +38,13 @@ def _figure(width: float, height: float) -> Any:
 def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
     """Draw each snapshot's rating against its training step and save it as a PNG.
 
-    :param ratings: an :class:`~sp_wrappers.evaluation.ArchiveRatings`.
+    :param ratings: an :class:`~sp_wrappers.snapshot_ratings.ArchiveRatings`.
     :param path: the PNG file to write.
     :param title: the figure title.
     :return: the path written.
 
     >>> import os, tempfile
-    >>> from sp_wrappers.evaluation import ArchiveRatings, SnapshotRating
+    >>> from sp_wrappers.snapshot_ratings import ArchiveRatings, SnapshotRating
     >>> rows = [SnapshotRating("snapshot-0000", 0, 1000.0, 900.0, 1100.0, 50.0, 10),
     ...         SnapshotRating("snapshot-0001", 100, 1200.0, 1100.0, 1300.0, 50.0, 10)]
     >>> path = plot_ratings(ArchiveRatings(None, rows, {"random": 1000.0}, "random", 1000.0),

@@ -51,7 +51,7 @@ def _evaluate(
 
 
 def _rate(archive: Any) -> Any:
-    from .evaluation import archive_ratings
+    from .snapshot_ratings import archive_ratings
 
     try:
         return archive_ratings(archive, anchor="random")

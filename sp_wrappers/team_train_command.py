@@ -28,12 +28,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._opponents import SWAP_UNITS
+from .cli import PROG
 from .games import GAMES, UnknownGameError, game_factory
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
 from .recipes import linear_schedule as _learning_rate
+from .run_config import TrainError, _parse_pairs, _read_json
 from .rundir import CONFIG_NAME, _slug
+from .sampler import STRATEGIES
 from .team_train import TEAM_CONFIG_KIND, train_teams
-from .train import PROG, STRATEGIES, SWAP_UNITS, TrainError, _parse_pairs, _read_json
 
 __all__ = ["is_team_run", "new_team_run_config", "run_team_train_command", "TEAM_SAMPLER_KEYS"]
 

@@ -1,10 +1,11 @@
 """``sp-wrappers train GAME``: one command from a PettingZoo game to a self-play-trained agent.
 
 This module holds the Python entry point :func:`train` and its result :class:`TrainResult`, the
-run configuration (:func:`new_run_config`), the checks that an
-algorithm fits a game (:func:`check_algo_fits`), the one place that builds the training vector
-env (:func:`make_training_env`) and the callbacks the command adds (:class:`ProgressBar`,
-:class:`ModelCheckpoint`).
+checks that an algorithm fits a game (:func:`check_algo_fits`), the one place that builds the
+training vector env (:func:`make_training_env`) and the callbacks the command adds
+(:class:`ProgressBar`, :class:`ModelCheckpoint`). The run configuration it runs
+(``config.json``: :func:`~sp_wrappers.run_config.new_run_config`) lives in
+:mod:`sp_wrappers.run_config`.
 
 A run directory holds::
 
@@ -26,26 +27,24 @@ The ``sp-wrappers train`` command that drives it lives in :mod:`sp_wrappers.trai
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ._opponents import OPPONENT_DRAWS
-from ._seats import ILLEGAL_ACTION_MODES, IllegalActionError
-from .cli import CLIError
-from .games import GAMES, UnknownGameError, game_factory, reference_opponents
-from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
+from ._seats import IllegalActionError
+from .games import game_factory, reference_opponents
+from .recipes import ALGOS
 from .recipes import linear_schedule as _learning_rate
+from .run_config import CONFIG_FORMAT_VERSION, TrainError, _Probe, _probe_or_fail
 from .rundir import (
     ARCHIVE_DIR,
     CONFIG_NAME,
@@ -66,15 +65,6 @@ __all__ = [
     "ModelCheckpoint",
     "CONFIG_FORMAT_VERSION",
 ]
-
-PROG = "sp-wrappers"
-CONFIG_FORMAT_VERSION = 1
-SWAP_UNITS = ("episodes", "steps")
-STRATEGIES = ("uniform", "pfsp")
-
-
-class TrainError(CLIError):
-    """A user error in ``train``: the command prints it on one line and exits with status 2."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -142,7 +132,7 @@ def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_ma
     >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
     Traceback (most recent call last):
     ...
-    sp_wrappers.train.TrainError: --algo dqn needs a Discrete action space, but the learner's \
+    sp_wrappers.run_config.TrainError: --algo dqn needs a Discrete action space, but the learner's \
 is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
     """
     from gymnasium import spaces
@@ -193,44 +183,6 @@ def _policy_name(observation_space: Any) -> str:
     if isinstance(observation_space, spaces.Box) and is_image_space(observation_space):
         return "CnnPolicy"
     return "MlpPolicy"
-
-
-@dataclass
-class _Probe:
-    """What one copy of the game tells about itself before training."""
-
-    observation_space: Any
-    action_space: Any
-    has_masks: bool
-
-
-def _probe_game(env_fn: Callable[[], Any], learner: str) -> _Probe:
-    from .env import SelfPlayEnv
-
-    try:
-        env = SelfPlayEnv(env_fn(), learner=learner)
-    except ValueError as error:  # e.g. learner="random" on a game whose seats differ
-        raise TrainError(str(error)) from None
-    try:
-        env.reset(seed=0)
-        has_masks = env.driver.learner_mask() is not None
-        return _Probe(env.observation_space, env.action_space, has_masks)
-    finally:
-        env.close()
-
-
-def _probe_or_fail(
-    env_fn: Callable[[], Any], game: str, kwargs: Mapping[str, Any], learner: str
-) -> _Probe:
-    try:
-        return _probe_game(env_fn, learner)
-    except TrainError:
-        raise
-    except Exception as error:
-        raise TrainError(
-            f"Cannot build the game {game!r} with game_kwargs {dict(kwargs)}: "
-            f"{type(error).__name__}: {error}"
-        ) from None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -318,235 +270,6 @@ def save_model(model: Any, path: Path) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def _parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
-    """``["a=1", "b=[64, 64]", "c=tanh"]`` -> ``{"a": 1, "b": [64, 64], "c": "tanh"}``."""
-    result: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise TrainError(
-                f"{option} takes KEY=VALUE (VALUE in JSON, or a plain string), got {pair!r}."
-            )
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        result[key.strip()] = value
-    return result
-
-
-def _read_json(path: Path, what: str) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TrainError(f"{path} does not exist; {what}.") from None
-    except (OSError, ValueError) as error:
-        raise TrainError(f"Cannot read {path}: {error}.") from None
-    if not isinstance(data, dict):
-        raise TrainError(f"{path} must hold a JSON object.")
-    return data
-
-
-def _check_config(config: Mapping[str, Any]) -> None:
-    """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
-    s = config["sampler"]
-    if config["timesteps"] < 1:
-        raise TrainError(f"--timesteps must be at least 1, got {config['timesteps']}.")
-    if config["n_envs"] < 1:
-        raise TrainError(f"--n-envs must be at least 1, got {config['n_envs']}.")
-    if config["save_every"] < 1:
-        raise TrainError(f"--save-every must be at least 1 step, got {config['save_every']}.")
-    if config["eval_games"] < 0:
-        raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
-    max_snapshots = config.get("max_snapshots")
-    if max_snapshots is not None and max_snapshots < 2:
-        raise TrainError(
-            f"--max-snapshots must be at least 2 (0 keeps every snapshot), got {max_snapshots}."
-        )
-    if config.get("fit_every", 0) < 0:
-        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config['fit_every']}.")
-    if not -1.0 <= float(config.get("draw_reward", 0.0)) <= 1.0:
-        raise TrainError(
-            f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
-            f"{config['draw_reward']}."
-        )
-    if config.get("opponent_draw", "per_env") not in OPPONENT_DRAWS:
-        raise TrainError(
-            f"--opponent-draw must be one of {', '.join(OPPONENT_DRAWS)}, got "
-            f"{config['opponent_draw']!r}."
-        )
-    if config.get("illegal_action", "loss") not in ILLEGAL_ACTION_MODES:
-        raise TrainError(
-            f"--illegal-action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got "
-            f"{config['illegal_action']!r}."
-        )
-    if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
-    for key in ("latest_ratio", "random_ratio", "reference_ratio"):
-        if not 0.0 <= float(s[key]) <= 1.0:
-            option = "--" + key.replace("_", "-")
-            raise TrainError(f"{option} must be between 0 and 1, got {s[key]}.")
-    if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
-        raise TrainError("--random-ratio and --reference-ratio add up to more than 1.")
-    if float(s["reference_ratio"]) > 0 and len(reference_opponents(config["game"])) < 2:
-        with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
-        raise TrainError(
-            f"--reference-ratio needs a game with a reference bot ({with_bots}); "
-            f"{config['game']} has none."
-        )
-    if s["swap_every"] < 1:
-        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
-    if s["swap_unit"] not in SWAP_UNITS:
-        raise TrainError(
-            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
-        )
-    if s["strategy"] not in STRATEGIES:
-        raise TrainError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
-        )
-    if config["algo"] not in ALGOS:
-        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
-    if config.get("env_generator"):
-        from .env_generator import load_generator
-
-        try:
-            load_generator(config["env_generator"])
-        except ValueError as error:
-            raise TrainError(str(error)) from None
-    lr = config["hyperparams"].get("learning_rate")
-    if lr is not None:
-        try:
-            _learning_rate(lr)
-        except (TypeError, ValueError) as error:
-            raise TrainError(str(error)) from None
-
-
-_SAMPLER_OPTIONS = (
-    "window",
-    "latest_ratio",
-    "swap_every",
-    "swap_unit",
-    "strategy",
-    "random_ratio",
-    "reference_ratio",
-)
-
-
-def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
-    for key in (
-        "timesteps",
-        "n_envs",
-        "save_every",
-        "seed",
-        "eval_games",
-        "learner",
-        "draw_reward",
-        "max_snapshots",
-        "fit_every",
-        "opponent_draw",
-        "illegal_action",
-        "env_generator",
-    ):
-        value = getattr(args, key, None)
-        if value is not None:
-            config[key] = value
-    if getattr(args, "max_snapshots", None) == 0:
-        config["max_snapshots"] = None
-    for key in _SAMPLER_OPTIONS:
-        value = getattr(args, key, None)
-        if value is not None:
-            config["sampler"][key] = value
-    if getattr(args, "window", None) == 0:
-        config["sampler"]["window"] = None
-    if getattr(args, "deterministic_opponents", None) is not None:
-        config["sampler"]["deterministic"] = args.deterministic_opponents
-
-
-def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The config of a new run: the game's recipe, then ``--config``'s file, then the options."""
-    base: dict[str, Any] = {}
-    if args.config:
-        base = _read_json(Path(args.config), "pass the config.json of a run")
-    game = args.game or base.get("game")
-    if not game:
-        raise TrainError(
-            f"Name a game: {', '.join(GAMES)} or an import path 'module:function' "
-            f"(e.g. `{PROG} train tictactoe_v3`)."
-        )
-    try:
-        game_factory(game)
-    except UnknownGameError as error:
-        raise TrainError(str(error)) from None
-    same_game = base.get("game") == game
-    algo = args.algo or (base.get("algo") if same_game else None)
-    if algo is None and game not in RECIPES:
-        # No recipe: MaskablePPO when the game has action masks, PPO otherwise.
-        kwargs = dict(base.get("game_kwargs") or {}) if same_game else {}
-        kwargs.update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
-        probe = _probe_or_fail(game_factory(game, kwargs), game, kwargs, args.learner or "random")
-        algo = "maskable_ppo" if probe.has_masks else "ppo"
-    try:
-        recipe = recipe_for(game, algo)
-    except KeyError:
-        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.") from None
-    config: dict[str, Any] = {
-        "format_version": CONFIG_FORMAT_VERSION,
-        "game": game,
-        "game_kwargs": dict(recipe.game_kwargs),
-        "algo": recipe.algo,
-        "recipe": "tuned" if recipe.tuned else "generic",
-        "hyperparams": dict(recipe.hyperparams),
-        "sampler": {**SAMPLER_DEFAULTS, **recipe.sampler},
-        "learner": recipe.learner,
-        "n_envs": recipe.n_envs,
-        "save_every": recipe.save_every,
-        "seed": 0,
-        "timesteps": recipe.timesteps,
-        "eval_games": recipe.eval_games,
-        "draw_reward": recipe.draw_reward,
-        "max_snapshots": None,
-        "fit_every": 0,
-        "opponent_draw": "per_env",
-        "illegal_action": "loss",
-        "env_generator": None,
-    }
-    if same_game:
-        for key in (
-            "game_kwargs",
-            "learner",
-            "n_envs",
-            "save_every",
-            "seed",
-            "timesteps",
-            "eval_games",
-            "draw_reward",
-            "max_snapshots",
-            "fit_every",
-            "opponent_draw",
-            "illegal_action",
-            "env_generator",
-        ):
-            if key in base:
-                config[key] = base[key]
-        config["sampler"].update(base.get("sampler") or {})
-        if base.get("algo") == config["algo"]:
-            config["hyperparams"] = dict(base.get("hyperparams") or config["hyperparams"])
-            config["recipe"] = base.get("recipe", "file")
-    config["game_kwargs"].update(_parse_pairs(args.game_kwarg, "--game-kwarg"))
-    hp = _parse_pairs(args.hp, "--hp")
-    if hp:
-        config["hyperparams"].update(hp)
-        config["recipe"] = config["recipe"] + "+overrides"
-    _apply_overrides(config, args)
-    _check_config(config)
-    return config
-
-
-# ------------------------------------------------------------------------------------------------
-# Training
-# ------------------------------------------------------------------------------------------------
-
-
 @dataclass
 class TrainResult:
     """What :func:`train` produced.
@@ -555,7 +278,8 @@ class TrainResult:
     :param config: the run's config (as written to ``config.json``).
     :param steps: learner steps taken by this call; ``total_steps`` counts the whole run.
     :param evaluation: baseline id -> ``MatchResult`` of the final learner.
-    :param ratings: the :class:`~sp_wrappers.evaluation.ArchiveRatings` (``None`` without games).
+    :param ratings: the :class:`~sp_wrappers.snapshot_ratings.ArchiveRatings` (``None``
+        without games).
     :param final_snapshot: the id of the snapshot holding the final learner.
     :param written: the files and folders written, by name.
     :param notes: things skipped and why (no tensorboard, no matplotlib).

@@ -30,23 +30,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._opponents import OPPONENT_DRAWS
+from ._opponents import OPPONENT_DRAWS, SWAP_UNITS
 from ._seats import ILLEGAL_ACTION_MODES
-from .cli import CLIError
+from .cli import PROG, CLIError
 from .games import GAMES
 from .recipes import ALGOS, SAMPLER_DEFAULTS
-from .rundir import CONFIG_NAME, _slug
-from .train import (
-    PROG,
-    STRATEGIES,
-    SWAP_UNITS,
+from .run_config import (
     TrainError,
     _apply_overrides,
     _check_config,
     _read_json,
     new_run_config,
-    train,
 )
+from .rundir import CONFIG_NAME, _slug
+from .sampler import STRATEGIES
+from .train import train
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
 

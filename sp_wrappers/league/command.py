@@ -42,19 +42,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cli import CLIError
+from ..cli import PROG, CLIError
 from ..games import GAMES, game_factory
 from ..recipes import ALGOS, recipe_for
+from ..run_config import _parse_pairs, _probe_or_fail, _read_json
 from ..rundir import CONFIG_NAME, _slug, _tensorboard_dir, _write_json
 from ..summary import _duration, _evaluate
 from ..train import (
-    PROG,
     _algo_class,
     _learning_rate,
-    _parse_pairs,
     _policy_name,
-    _probe_or_fail,
-    _read_json,
     check_algo_fits,
 )
 from .backends import BACKENDS
