@@ -254,6 +254,13 @@ class TeamCallback(SelfPlayCallback):
     def _on_training_end(self) -> None:
         super()._on_training_end()
         self.resume_save_step = self._last_save_step
+        self.publish_elo()
+
+    def publish_elo(self) -> None:
+        """Hand the Elo this callback computes to the run: this team's and the frozen teams'
+        ``team_elo`` (what ``team_selfplay.json`` stores) and the Elo of the frozen teams'
+        snapshots in their archives. Called at every snapshot and at the end of each turn, so a
+        run killed after a snapshot resumes with the Elo of that snapshot."""
         self.owner.team_elo[self.team] = self.elo.rating(self.learner_id)
         if self.shared:
             return
@@ -299,6 +306,7 @@ class TeamCallback(SelfPlayCallback):
         saved = super()._save_snapshot()
         if saved:
             self.resume_save_step = self._last_save_step
+            self.publish_elo()
             self.owner.write_state()
         return saved
 

@@ -376,6 +376,55 @@ def test_learn_stopped_mid_turn_goes_on_in_a_new_process_where_it_stopped(tmp_pa
     assert models["agent"].num_timesteps == 96 and again.learning_team == "adversary"
 
 
+class Killed(Exception):
+    """Stands for the process being killed: raised from inside ``learn``, so that no end-of-turn
+    bookkeeping runs."""
+
+
+class KillAfterSnapshots(BaseCallback):
+    """Stops ``learn`` (raises :class:`Killed`) in the step where a team's callback has saved
+    ``n`` snapshots, remembering the Elo that callback computed at that snapshot."""
+
+    def __init__(self, run: TeamSelfPlay, team: str, n: int) -> None:
+        super().__init__()
+        self.run, self.team, self.n = run, team, n
+        self.elo: dict[str, float] = {}
+
+    def _on_step(self) -> bool:
+        callback = self.run.callbacks[self.team]
+        if callback.snapshots_saved >= self.n:
+            self.elo = dict(callback.elo.ratings)
+            raise Killed
+        return True
+
+
+def test_each_snapshot_writes_the_teams_current_elo_and_a_killed_run_resumes_with_it(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    models = {t: ppo(t, n_envs=4) for t in TEAMS}  # 4 games every 96 predator steps
+    run = TeamSelfPlay(
+        tag_game, "prefix", models, run_dir=run_dir, team_change=768, save_every=192, seed=0
+    )
+    kill = KillAfterSnapshots(run, "adversary", n=2)  # at step 384, mid-turn
+    with pytest.raises(Killed):
+        run.learn(4 * 768, callback=kill)
+    learner, prey = kill.elo["learner"], kill.elo["agent/latest"]
+    assert learner != 1200.0  # the predators played rated games before the snapshot
+    state = json.loads((run_dir / STATE_NAME).read_text())
+    assert state["elo"] == {"adversary": learner, "agent": prey}
+    assert run.team_elo == {"adversary": learner, "agent": prey}
+    # the prey's snapshots carry the Elo the predators' games gave them
+    for info in SnapshotArchive(run_dir / "archives" / "agent"):
+        assert (info.ratings or {}).get("elo") == kill.elo[f"agent/{info.id}"]
+
+    models = {t: ppo(t, n_envs=4) for t in TEAMS}
+    again = TeamSelfPlay(
+        tag_game, "prefix", models, run_dir=run_dir, team_change=768, save_every=192, resume=True
+    )
+    assert again.team_elo == {"adversary": learner, "agent": prey}
+
+
 # ------------------------------------------------------------------------------------------------
 # Bad input
 # ------------------------------------------------------------------------------------------------
