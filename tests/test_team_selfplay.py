@@ -274,6 +274,27 @@ def test_swap_unit_episodes_keeps_a_frozen_teams_draw_for_that_many_episodes(
     ]
 
 
+def test_team_games_record_the_game_configuration_in_every_match_row(tmp_path: Path) -> None:
+    models = {team: ppo(team) for team in TEAMS}
+    for model in models.values():  # as an environment generator would set it
+        model.get_env().env_method("set_game_config", {"max_cycles": 6})
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=96,
+        save_every=96,
+        seed=0,
+    )
+    run.learn(2 * 96)
+    for team in TEAMS:
+        games = SnapshotArchive(tmp_path / team).matches()
+        configured = SnapshotArchive(tmp_path / team).matches(config={"max_cycles": 6})
+        assert games and configured == games
+        assert {(g.team_a, g.team_b) for g in games} == {(team, *set(TEAMS) - {team})}
+
+
 def test_one_model_plays_every_team_of_a_symmetric_game(tmp_path: Path) -> None:
     from pettingzoo.classic import rps_v2
 
