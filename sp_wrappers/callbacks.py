@@ -36,9 +36,11 @@ def match_records(
     :meth:`~sp_wrappers.SnapshotArchive.record_matches` takes.
 
     A team game (the summary has ``team``) gives one row per opposing team (``team_a``,
-    ``team_b``; teammates are never opponents), any other game one row per opponent seat
-    (``seat_b``). Every row carries the game configuration the episode was played under
-    (``config``, set by an environment generator; ``None`` without one).
+    ``team_b``; teammates are never opponents) scored by the learner's result against that team
+    alone (``team_outcomes``, see :func:`~sp_wrappers.teams.team_summary`), any other game one
+    row per opponent seat (``seat_b``) scored by ``outcome``. Every row carries the game
+    configuration the episode was played under (``config``, set by an environment generator;
+    ``None`` without one).
 
     :param summary: ``info["selfplay"]`` of an episode's end.
     :param learner_id: the name the learner is recorded under (``player_a``).
@@ -57,16 +59,20 @@ def match_records(
     team = summary.get("team")
     if team is not None:
         by_team = summary.get("opponent_teams") or {None: summary["opponent"]}
-        pairs = [(None, other, opponent) for other, opponent in by_team.items()]
+        scores = summary.get("team_outcomes") or {}
+        pairs = [
+            (None, other, opponent, float(scores.get(other, outcome)))
+            for other, opponent in by_team.items()
+        ]
     else:
         opponents = summary.get("opponents") or {"?": summary["opponent"]}
-        pairs = [(other_seat, None, opponent) for other_seat, opponent in opponents.items()]
+        pairs = [(seat_b, None, opponent, outcome) for seat_b, opponent in opponents.items()]
     rows = []
-    for seat_b, team_b, opponent in pairs:
+    for seat_b, team_b, opponent, score in pairs:
         row = dict(
             player_a=learner_id,
             player_b=opponent,
-            score_a=outcome,
+            score_a=score,
             step=step,
             seat_a=seat,
             seat_b=seat_b,
