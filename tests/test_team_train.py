@@ -216,6 +216,17 @@ def test_bad_team_options_fail_with_one_line_naming_the_fix(options, fragments, 
     assert_exit_2(status, err, *fragments)
 
 
+def test_an_env_generator_on_a_team_run_is_refused_naming_both_options(tmp_path, capsys):
+    out = tmp_path / "run"
+    status, _, err = train(
+        capsys, "simple_tag_v3", "--teams", "prefix", "--env-generator", "gen:configs",
+        "--timesteps", 128, "--team-change", 192, *TAG_TINY, "--out", out,
+    )  # fmt: skip
+    assert_exit_2(status, err, "--env-generator does not work with a team run")
+    assert "Drop --teams or --env-generator." in err
+    assert not out.exists()
+
+
 def test_team_options_on_a_game_without_teams_name_teams(tmp_path, capsys):
     status, _, err = train(capsys, "tictactoe_v3", "--team-change", 100, "--out", tmp_path)
     assert_exit_2(status, err, "--team-change applies to team runs", "--teams prefix")
