@@ -462,6 +462,18 @@ def test_team_change_must_be_a_positive_number_of_steps(tag_models: dict, team_c
         TeamSelfPlay(tag_game, "prefix", tag_models, archives={}, team_change=team_change)
 
 
+def test_team_change_shorter_than_a_teams_rollout_is_refused_with_both_numbers(
+    tmp_path: Path,
+) -> None:
+    models = {team: ppo(team, n_envs=2) for team in TEAMS}  # predators: 32 x 6 slots = 192
+    archives = {team: tmp_path / team for team in TEAMS}
+    with pytest.raises(ValueError, match=r"team_change=96 .* 'adversary'.* = 192 learner") as e:
+        TeamSelfPlay(tag_game, "prefix", models, archives=archives, team_change=96)
+    assert "Raise team_change to at least 192" in str(e.value) and "lower n_steps" in str(e.value)
+    run = TeamSelfPlay(tag_game, "prefix", models, archives=archives, team_change=192)
+    run.check_rollouts()  # a turn of one rollout or more is accepted
+
+
 def test_models_and_archives_must_name_the_games_teams(tmp_path: Path, tag_models: dict) -> None:
     archives = {team: tmp_path / team for team in TEAMS}
     wrong = {"predator": tag_models["adversary"], "agent": tag_models["agent"]}
