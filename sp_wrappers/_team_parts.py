@@ -254,6 +254,13 @@ class TeamCallback(SelfPlayCallback):
     def _on_training_end(self) -> None:
         super()._on_training_end()
         self.resume_save_step = self._last_save_step
+        self.publish_elo()
+
+    def publish_elo(self) -> None:
+        """Hand the Elo this callback computes to the run: this team's and the frozen teams'
+        ``team_elo`` (what ``team_selfplay.json`` stores) and the Elo of the frozen teams'
+        snapshots in their archives. Called at every snapshot and at the end of each turn, so a
+        run killed after a snapshot resumes with the Elo of that snapshot."""
         self.owner.team_elo[self.team] = self.elo.rating(self.learner_id)
         if self.shared:
             return
@@ -269,29 +276,6 @@ class TeamCallback(SelfPlayCallback):
             if updates:
                 archive.set_ratings(updates)
 
-    # -- the self-play steps -----------------------------------------------------------------------
-    def _record(self, summary: dict[str, Any]) -> None:
-        """One match per opposing team (teammates are never opponents; a team is one player)."""
-        outcome = float(summary["outcome"])
-        self.outcomes.append(outcome)
-        team_a = summary.get("team", self.team)
-        by_team = summary.get("opponent_teams") or {None: summary["opponent"]}
-        for team_b, opponent in by_team.items():
-            self.recent_opponents.append(opponent)
-            if opponent != LATEST_ID:
-                self.elo.update(self.learner_id, opponent, outcome)
-            self._pending_matches.append(
-                dict(
-                    player_a=self.learner_id,
-                    player_b=opponent,
-                    score_a=outcome,
-                    step=self.archive_step,
-                    seat_a=summary.get("seat"),
-                    team_a=team_a,
-                    team_b=team_b,
-                )
-            )
-
     def _save_snapshot(self) -> bool:
         # the checkpoint first (as `sp-wrappers train`): a run killed between the two writes
         # resumes with its archive steps equal to the learner's
@@ -299,6 +283,7 @@ class TeamCallback(SelfPlayCallback):
         saved = super()._save_snapshot()
         if saved:
             self.resume_save_step = self._last_save_step
+            self.publish_elo()
             self.owner.write_state()
         return saved
 

@@ -1,6 +1,7 @@
 """``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
 
-This module holds :class:`SelfPlayCallback` and :func:`attribute_learner_matches`.
+This module holds :class:`SelfPlayCallback`, :func:`match_records` and
+:func:`attribute_learner_matches`.
 
 The callback is the one piece that writes: it saves snapshots into the
 :class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]``, updates
@@ -15,7 +16,7 @@ import itertools
 import os
 import warnings
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,64 @@ from .archive import CorruptSnapshotError, SnapshotArchive, as_archive
 from .ratings import EloRatings, fit_bradley_terry
 from .sampler import LATEST_ID
 
-__all__ = ["SelfPlayCallback", "attribute_learner_matches"]
+__all__ = ["SelfPlayCallback", "match_records", "attribute_learner_matches"]
+
+
+def match_records(
+    summary: Mapping[str, Any], learner_id: str, step: int | None, source: str | None = None
+) -> list[dict[str, Any]]:
+    """The archive match rows of one finished episode's ``info["selfplay"]`` summary, in the form
+    :meth:`~sp_wrappers.SnapshotArchive.record_matches` takes.
+
+    A team game (the summary has ``team``) gives one row per opposing team (``team_a``,
+    ``team_b``; teammates are never opponents) scored by the learner's result against that team
+    alone (``team_outcomes``, see :func:`~sp_wrappers.teams.team_summary`), any other game one
+    row per opponent seat (``seat_b``) scored by ``outcome``. Every row carries the game
+    configuration the episode was played under (``config``, set by an environment generator;
+    ``None`` without one).
+
+    :param summary: ``info["selfplay"]`` of an episode's end.
+    :param learner_id: the name the learner is recorded under (``player_a``).
+    :param step: the learner step recorded with the rows.
+    :param source: the rows' ``source`` (left out: the archive's default, ``"training"``).
+
+    >>> rows = match_records(
+    ...     {"outcome": 1.0, "seat": "a_0", "team": "a", "opponent": "b/snapshot-0001",
+    ...      "opponent_teams": {"b": "b/snapshot-0001"}, "config": {"max_cycles": 5}},
+    ...     "learner", step=64)
+    >>> [(r["player_b"], r["score_a"], r["team_a"], r["team_b"], r["config"]) for r in rows]
+    [('b/snapshot-0001', 1.0, 'a', 'b', {'max_cycles': 5})]
+    """
+    outcome = float(summary["outcome"])
+    seat = summary.get("seat")
+    team = summary.get("team")
+    if team is not None:
+        by_team = summary.get("opponent_teams") or {None: summary["opponent"]}
+        scores = summary.get("team_outcomes") or {}
+        pairs = [
+            (None, other, opponent, float(scores.get(other, outcome)))
+            for other, opponent in by_team.items()
+        ]
+    else:
+        opponents = summary.get("opponents") or {"?": summary["opponent"]}
+        pairs = [(seat_b, None, opponent, outcome) for seat_b, opponent in opponents.items()]
+    rows = []
+    for seat_b, team_b, opponent, score in pairs:
+        row = dict(
+            player_a=learner_id,
+            player_b=opponent,
+            score_a=score,
+            step=step,
+            seat_a=seat,
+            seat_b=seat_b,
+            team_a=team,
+            team_b=team_b,
+            config=summary.get("config"),
+        )
+        if source is not None:
+            row["source"] = source
+        rows.append(row)
+    return rows
 
 
 def attribute_learner_matches(
@@ -202,44 +260,15 @@ class SelfPlayCallback(BaseCallback):
 
     # -- the self-play steps -----------------------------------------------------------------------
     def _record(self, summary: dict[str, Any]) -> None:
-        outcome = float(summary["outcome"])
-        self.outcomes.append(outcome)
-        seat = summary.get("seat")
-        team = summary.get("team")
-        if team is not None:  # a team game: one match per opposing team, teams recorded
-            for opponent_team, opponent in summary["opponent_teams"].items():
-                self.recent_opponents.append(opponent)
-                if opponent != LATEST_ID:
-                    self.elo.update(self.learner_id, opponent, outcome)
-                self._pending_matches.append(
-                    dict(
-                        player_a=self.learner_id,
-                        player_b=opponent,
-                        score_a=outcome,
-                        step=self.archive_step,
-                        seat_a=seat,
-                        seat_b=None,
-                        team_a=team,
-                        team_b=opponent_team,
-                    )
-                )
-            return
-        opponents = summary.get("opponents") or {"?": summary["opponent"]}
-        for opponent_seat, opponent in opponents.items():
+        """Count the episode's outcome; rate and record one match per opponent (per opposing
+        team in a team game, see :func:`match_records`)."""
+        self.outcomes.append(float(summary["outcome"]))
+        for match in match_records(summary, self.learner_id, self.archive_step):
+            opponent = match["player_b"]
             self.recent_opponents.append(opponent)
             if opponent != LATEST_ID:
-                self.elo.update(self.learner_id, opponent, outcome)
-            self._pending_matches.append(
-                dict(
-                    player_a=self.learner_id,
-                    player_b=opponent,
-                    score_a=outcome,
-                    step=self.archive_step,
-                    seat_a=seat,
-                    seat_b=opponent_seat,
-                    config=summary.get("config"),
-                )
-            )
+                self.elo.update(self.learner_id, opponent, match["score_a"])
+            self._pending_matches.append(match)
 
     def _gate_open(self) -> bool:
         if self.win_rate_threshold is None:

@@ -220,10 +220,11 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         arrive): this env has one slot, so the learner acts for one agent of its team. To learn
         from every agent of a team, use :class:`~sp_wrappers.SelfPlayVecEnv` with ``teams=``.
         ``info["selfplay"]`` then also holds ``team``, ``team_return`` (the sum of the team's
-        agents' returns), ``team_returns`` and ``opponent_teams`` (team -> policy id); the
-        ``outcome`` is the team's against the other teams' returns
-        (:func:`~sp_wrappers.team_outcome`) unless ``outcome_fn`` is given, and ``opponents``
-        never lists teammates.
+        agents' returns), ``team_returns``, ``opponent_teams`` (team -> policy id) and
+        ``team_outcomes`` (team -> the learner team's result against that team alone, what its
+        match records and Elo use); the ``outcome`` is the team's against the other teams'
+        returns (:func:`~sp_wrappers.team_outcome`) unless ``outcome_fn`` is given, and
+        ``opponents`` never lists teammates.
 
     ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode
     (with teams: any agent of the learner's teams); other options go to the game's own ``reset``.

@@ -311,6 +311,7 @@ class TeamSelfPlay:
                 )
             self._restore(read_state(state_path))
         self._wire_envs()
+        self.check_rollouts()
 
     # -- setup -------------------------------------------------------------------------------------
     def _layout(self, teams: Any) -> Any:
@@ -458,6 +459,35 @@ class TeamSelfPlay:
             else:
                 opponent = {t: self.samplers[t] for t in self.team_names if t != team}
             env.env_method("set_opponent", opponent)
+
+    def check_rollouts(self) -> None:
+        """Refuse a ``team_change`` shorter than a team model's rollout (called by ``__init__``).
+
+        An on-policy learner (PPO, A2C, ``MaskablePPO``) collects a whole rollout of ``n_steps``
+        per env slot in every ``learn`` call, so a turn shorter than ``n_steps * num_envs``
+        learner steps would silently run a whole rollout each turn. (The shared model has no
+        team change.)
+
+        :raises ValueError: naming the team, both numbers and the fix.
+        """
+        if self.shared:
+            return
+        from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+        for team, model in self.models.items():
+            env = model.get_env()
+            if not isinstance(model, OnPolicyAlgorithm) or env is None:
+                continue
+            rollout = int(model.n_steps) * int(env.num_envs)
+            if self.team_change < rollout:
+                raise ValueError(
+                    f"team_change={self.team_change} is shorter than the rollout of team "
+                    f"{team!r}'s model: n_steps={model.n_steps} x {env.num_envs} env slots = "
+                    f"{rollout} learner steps, which it collects whole in every turn, so each "
+                    f"turn would run {rollout} steps instead of {self.team_change}. Raise "
+                    f"team_change to at least {rollout} (a multiple of every team's rollout "
+                    "keeps turns exact), or lower n_steps (or the number of env copies)."
+                )
 
     # -- the loop ----------------------------------------------------------------------------------
     @property

@@ -278,6 +278,12 @@ def _check_team_config(config: Mapping[str, Any]) -> None:
 
 def run_team_train_command(args: argparse.Namespace) -> int:
     """``sp-wrappers train`` for a team run: resolve the config, train, print the summary."""
+    if getattr(args, "env_generator", None) is not None:
+        raise TrainError(
+            "--env-generator does not work with a team run (--teams, a team game's recipe or a "
+            "team run's directory): environment generators configure the games of single-learner "
+            "runs only, and a team run would ignore it. Drop --teams or --env-generator."
+        )
     run = _resume_dir(args)
     timesteps = None
     if run is not None:

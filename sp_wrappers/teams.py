@@ -440,13 +440,28 @@ def team_summary(
     illegal_action: Any,
 ) -> dict[str, Any]:
     """The team keys of ``info["selfplay"]`` (``team``, ``team_return``, ``team_returns``,
-    ``opponent_teams``) and the ``opponents`` (seat -> id, teammates left out) and ``outcome``
-    (team against team, unless ``outcome_fn`` is given)."""
+    ``opponent_teams``, ``team_outcomes``) and the ``opponents`` (seat -> id, teammates left out)
+    and ``outcome`` (team against team, unless ``outcome_fn`` is given).
+
+    ``outcome`` is the team's overall result (:func:`team_outcome`: the mean over the other
+    teams when there are more than two); ``team_outcomes`` is its result against each opposing
+    team alone (1, 0.5 or 0 from the two teams' returns), what each per-team match record and
+    Elo update uses. A given ``outcome_fn`` overrides both (its outcome against every team), and
+    an illegal learner action is a loss against every team.
+    """
     by_team = team_returns(layout, returns)
+    opposing = layout.opponents_of(team)
     if outcome_fn is None:
         outcome = 0.0 if illegal_action is not None else team_outcome(by_team, team)
+        team_outcomes = {
+            other: 0.0
+            if illegal_action is not None
+            else team_outcome({team: by_team[team], other: by_team[other]}, team)
+            for other in opposing
+        }
     else:
         outcome = episode_outcome(returns, seat, outcome_fn, illegal_action)
+        team_outcomes = dict.fromkeys(opposing, float(outcome))
     opponents = {
         agent: p.policy_id for agent, p in seat_policies.items() if layout.team_of(agent) != team
     }
@@ -461,6 +476,7 @@ def team_summary(
         "team_return": by_team[team],
         "team_returns": by_team,
         "opponent_teams": opponent_teams,
+        "team_outcomes": team_outcomes,
     }
 
 

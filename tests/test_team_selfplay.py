@@ -274,6 +274,27 @@ def test_swap_unit_episodes_keeps_a_frozen_teams_draw_for_that_many_episodes(
     ]
 
 
+def test_team_games_record_the_game_configuration_in_every_match_row(tmp_path: Path) -> None:
+    models = {team: ppo(team) for team in TEAMS}
+    for model in models.values():  # as an environment generator would set it
+        model.get_env().env_method("set_game_config", {"max_cycles": 6})
+    run = TeamSelfPlay(
+        tag_game,
+        "prefix",
+        models,
+        archives={team: tmp_path / team for team in TEAMS},
+        team_change=96,
+        save_every=96,
+        seed=0,
+    )
+    run.learn(2 * 96)
+    for team in TEAMS:
+        games = SnapshotArchive(tmp_path / team).matches()
+        configured = SnapshotArchive(tmp_path / team).matches(config={"max_cycles": 6})
+        assert games and configured == games
+        assert {(g.team_a, g.team_b) for g in games} == {(team, *set(TEAMS) - {team})}
+
+
 def test_one_model_plays_every_team_of_a_symmetric_game(tmp_path: Path) -> None:
     from pettingzoo.classic import rps_v2
 
@@ -376,6 +397,55 @@ def test_learn_stopped_mid_turn_goes_on_in_a_new_process_where_it_stopped(tmp_pa
     assert models["agent"].num_timesteps == 96 and again.learning_team == "adversary"
 
 
+class Killed(Exception):
+    """Stands for the process being killed: raised from inside ``learn``, so that no end-of-turn
+    bookkeeping runs."""
+
+
+class KillAfterSnapshots(BaseCallback):
+    """Stops ``learn`` (raises :class:`Killed`) in the step where a team's callback has saved
+    ``n`` snapshots, remembering the Elo that callback computed at that snapshot."""
+
+    def __init__(self, run: TeamSelfPlay, team: str, n: int) -> None:
+        super().__init__()
+        self.run, self.team, self.n = run, team, n
+        self.elo: dict[str, float] = {}
+
+    def _on_step(self) -> bool:
+        callback = self.run.callbacks[self.team]
+        if callback.snapshots_saved >= self.n:
+            self.elo = dict(callback.elo.ratings)
+            raise Killed
+        return True
+
+
+def test_each_snapshot_writes_the_teams_current_elo_and_a_killed_run_resumes_with_it(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    models = {t: ppo(t, n_envs=4) for t in TEAMS}  # 4 games every 96 predator steps
+    run = TeamSelfPlay(
+        tag_game, "prefix", models, run_dir=run_dir, team_change=768, save_every=192, seed=0
+    )
+    kill = KillAfterSnapshots(run, "adversary", n=2)  # at step 384, mid-turn
+    with pytest.raises(Killed):
+        run.learn(4 * 768, callback=kill)
+    learner, prey = kill.elo["learner"], kill.elo["agent/latest"]
+    assert learner != 1200.0  # the predators played rated games before the snapshot
+    state = json.loads((run_dir / STATE_NAME).read_text())
+    assert state["elo"] == {"adversary": learner, "agent": prey}
+    assert run.team_elo == {"adversary": learner, "agent": prey}
+    # the prey's snapshots carry the Elo the predators' games gave them
+    for info in SnapshotArchive(run_dir / "archives" / "agent"):
+        assert (info.ratings or {}).get("elo") == kill.elo[f"agent/{info.id}"]
+
+    models = {t: ppo(t, n_envs=4) for t in TEAMS}
+    again = TeamSelfPlay(
+        tag_game, "prefix", models, run_dir=run_dir, team_change=768, save_every=192, resume=True
+    )
+    assert again.team_elo == {"adversary": learner, "agent": prey}
+
+
 # ------------------------------------------------------------------------------------------------
 # Bad input
 # ------------------------------------------------------------------------------------------------
@@ -390,6 +460,18 @@ def tag_models() -> dict[str, PPO]:
 def test_team_change_must_be_a_positive_number_of_steps(tag_models: dict, team_change: Any) -> None:
     with pytest.raises(ValueError, match="team_change must be a positive number of learner steps"):
         TeamSelfPlay(tag_game, "prefix", tag_models, archives={}, team_change=team_change)
+
+
+def test_team_change_shorter_than_a_teams_rollout_is_refused_with_both_numbers(
+    tmp_path: Path,
+) -> None:
+    models = {team: ppo(team, n_envs=2) for team in TEAMS}  # predators: 32 x 6 slots = 192
+    archives = {team: tmp_path / team for team in TEAMS}
+    with pytest.raises(ValueError, match=r"team_change=96 .* 'adversary'.* = 192 learner") as e:
+        TeamSelfPlay(tag_game, "prefix", models, archives=archives, team_change=96)
+    assert "Raise team_change to at least 192" in str(e.value) and "lower n_steps" in str(e.value)
+    run = TeamSelfPlay(tag_game, "prefix", models, archives=archives, team_change=192)
+    run.check_rollouts()  # a turn of one rollout or more is accepted
 
 
 def test_models_and_archives_must_name_the_games_teams(tmp_path: Path, tag_models: dict) -> None:

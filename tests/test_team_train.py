@@ -145,7 +145,7 @@ def test_a_team_run_config_replays_with_config(tag_run, tmp_path, capsys):
 def test_train_teams_prints_each_turn_and_each_teams_rating(tmp_path, capsys):
     with_progress = [option for option in TAG_TINY if option != "--no-progress"]
     status, out, err = train(
-        capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *with_progress,
+        capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 192, *with_progress,
         "--out", tmp_path / "run",
     )  # fmt: skip
     assert status == 0, err
@@ -160,7 +160,7 @@ def test_train_teams_prints_each_turn_and_each_teams_rating(tmp_path, capsys):
 def test_resume_continues_with_the_same_learning_team_and_step_counts(tmp_path, capsys):
     out = tmp_path / "run"
     common = (*TAG_TINY, "--out", out)
-    assert train(capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *common)[0] == 0
+    assert train(capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 192, *common)[0] == 0
     before = json.loads((out / "team_selfplay.json").read_text())
     status, stdout, err = train(capsys, "--resume", out, "--timesteps", 192, "--no-progress")
     assert status == 0, err
@@ -214,6 +214,27 @@ def test_shared_is_refused_when_the_teams_spaces_differ(tmp_path, capsys):
 def test_bad_team_options_fail_with_one_line_naming_the_fix(options, fragments, tmp_path, capsys):
     status, _, err = train(capsys, "simple_tag_v3", *options, *TAG_TINY, "--out", tmp_path)
     assert_exit_2(status, err, *fragments)
+
+
+def test_an_env_generator_on_a_team_run_is_refused_naming_both_options(tmp_path, capsys):
+    out = tmp_path / "run"
+    status, _, err = train(
+        capsys, "simple_tag_v3", "--teams", "prefix", "--env-generator", "gen:configs",
+        "--timesteps", 128, "--team-change", 192, *TAG_TINY, "--out", out,
+    )  # fmt: skip
+    assert_exit_2(status, err, "--env-generator does not work with a team run")
+    assert "Drop --teams or --env-generator." in err
+    assert not out.exists()
+
+
+def test_a_team_change_shorter_than_a_teams_rollout_is_refused_naming_both(tmp_path, capsys):
+    # the predators' PPO collects 32 steps x 2 games x 3 predators = 192 learner steps a rollout
+    status, _, err = train(
+        capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *TAG_TINY,
+        "--out", tmp_path / "run",
+    )  # fmt: skip
+    assert_exit_2(status, err, "team_change=96", "'adversary'", "= 192 learner steps")
+    assert "Raise team_change to at least 192" in err and "lower n_steps" in err
 
 
 def test_team_options_on_a_game_without_teams_name_teams(tmp_path, capsys):

@@ -19,11 +19,12 @@ from conftest import RaceGame
 from stable_baselines3 import PPO
 
 from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback
+from sp_wrappers.callbacks import SelfPlayCallback, match_records
 from sp_wrappers.env import SelfPlayEnv
 from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.ratings import EloRatings
 from sp_wrappers.sampler import OpponentSampler
-from sp_wrappers.teams import TeamLayout, team_outcome
+from sp_wrappers.teams import TeamLayout, team_outcome, team_summary
 from sp_wrappers.vec_env import SelfPlayVecEnv, make_selfplay_vec_env
 
 mpe2 = pytest.importorskip("mpe2")
@@ -353,6 +354,65 @@ def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_retu
         assert summary["opponent_teams"] == {"adversary": "random"}
     assert {s["outcome"] for s in summaries} <= {0.0, 1.0}
     assert any(s["team_return"] != 0 for s in summaries)
+
+
+THREE_TEAMS = {"a": ["player_0"], "b": ["player_1"], "c": ["player_2"]}
+
+
+def three_team_summary(outcome_fn: Any = None, illegal_action: Any = None) -> dict[str, Any]:
+    """Team ``a``'s summary of a game that team ``b`` won (returns a -1, b 2, c -1)."""
+    layout = TeamLayout.from_spec(THREE_TEAMS, ["player_0", "player_1", "player_2"])
+    returns = {"player_0": -1.0, "player_1": 2.0, "player_2": -1.0}
+    policies = {"player_1": RandomPolicy(), "player_2": RandomPolicy()}
+    policies["player_1"].policy_id, policies["player_2"].policy_id = "b-snap", "c-snap"
+    return team_summary(layout, "a", returns, policies, outcome_fn, "player_0", illegal_action)
+
+
+def test_with_three_teams_each_opposing_team_is_scored_by_the_two_teams_returns_alone():
+    summary = three_team_summary()
+    assert summary["outcome"] == 0.25  # the overall placement: lost to b, level with c
+    assert summary["team_outcomes"] == {"b": 0.0, "c": 0.5}
+    rows = match_records(summary, "learner", step=0)
+    assert {r["team_b"]: (r["player_b"], r["score_a"]) for r in rows} == {
+        "b": ("b-snap", 0.0),
+        "c": ("c-snap", 0.5),
+    }
+    # a user outcome_fn decides against every team; an illegal action loses against every team
+    assert three_team_summary(outcome_fn=lambda r, s: 1.0)["team_outcomes"] == {"b": 1.0, "c": 1.0}
+    assert three_team_summary(illegal_action=2)["team_outcomes"] == {"b": 0.0, "c": 0.0}
+
+
+def test_with_three_teams_the_callback_rates_each_opposing_team_by_its_own_result(tmp_path):
+    callback = SelfPlayCallback(SnapshotArchive(tmp_path))
+    callback._record(three_team_summary())
+    expected = EloRatings(k=16.0, initial_rating=1200.0)
+    expected.update("learner", "b-snap", 0.0)  # b beat the learner's team
+    expected.update("learner", "c-snap", 0.5)  # c drew with it
+    assert callback.elo.ratings == pytest.approx(expected.ratings)
+    scores = {m["team_b"]: m["score_a"] for m in callback._pending_matches}
+    assert scores == {"b": 0.0, "c": 0.5}
+
+
+def test_three_team_vec_env_summaries_score_each_opposing_team_pairwise():
+    env = SelfPlayVecEnv(lambda: RaceGame(3, 10), n_envs=2, learner="a", teams=THREE_TEAMS)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    summaries: list[dict[str, Any]] = []
+    while len(summaries) < 10:
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in env.action_masks()]
+        _, _, _, infos = env.step(np.array(actions))
+        summaries += [info["selfplay"] for info in infos if "selfplay" in info]
+    env.close()
+    for summary in summaries:
+        mine = summary["team_returns"]["a"]
+        expected = {
+            t: 1.0 if mine > r else 0.5 if mine == r else 0.0
+            for t, r in summary["team_returns"].items()
+            if t != "a"
+        }
+        assert summary["team_outcomes"] == expected
+    assert any(len(set(s["team_outcomes"].values())) == 2 for s in summaries)
 
 
 def test_a_user_outcome_fn_still_decides_the_outcome():

@@ -125,23 +125,14 @@ class _RecordGames(BaseCallback):
         self.matches: list[dict[str, Any]] = []
 
     def _on_step(self) -> bool:
+        from ..callbacks import match_records
+
         for info in self.locals.get("infos", ()):
             summary = info.get("selfplay") if isinstance(info, dict) else None
             if summary is None:
                 continue
-            opponents = summary.get("opponents") or {"?": summary["opponent"]}
-            for seat, opponent in opponents.items():
-                self.matches.append(
-                    dict(
-                        player_a=self.name,
-                        player_b=opponent,
-                        score_a=float(summary["outcome"]),
-                        step=int(self.num_timesteps),
-                        seat_a=summary.get("seat"),
-                        seat_b=seat,
-                        source=LEAGUE_SOURCE,
-                    )
-                )
+            step = int(self.num_timesteps)
+            self.matches += match_records(summary, self.name, step, source=LEAGUE_SOURCE)
         return True
 
 
