@@ -23,6 +23,7 @@ from .cli import PROG, CLIError
 from .games import GAMES, UnknownGameError, game_factory, reference_opponents
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
 from .recipes import linear_schedule as _learning_rate
+from .rundir import CONFIG_NAME
 from .sampler import STRATEGIES
 
 __all__ = ["new_run_config", "TrainError", "CONFIG_FORMAT_VERSION"]
@@ -101,6 +102,31 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def read_resume_config(
+    run: Path,
+    game: str | None,
+    fixed_options: Sequence[tuple[str, Any]],
+    required: Sequence[str],
+    writer: str = "train",
+) -> dict[str, Any]:
+    """The ``config.json`` of the run in ``run`` for ``--resume``, checked: the same game as
+    ``game`` (when given), none of ``fixed_options`` (``(option, value)``) given, and every key
+    in ``required`` present (else the file was not written by ``writer``)."""
+    config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
+    if game and game != config.get("game"):
+        raise TrainError(
+            f"{run} holds a run of {config.get('game')!r}, not {game!r}; drop GAME or "
+            "pick the right run directory."
+        )
+    for option, value in fixed_options:
+        if value is not None:
+            raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
+    for key in required:
+        if key not in config:
+            raise TrainError(f"{run / CONFIG_NAME} has no {key!r}; it was not written by {writer}.")
+    return config
+
+
 def _check_config(config: Mapping[str, Any]) -> None:
     """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
     s = config["sampler"]
@@ -134,8 +160,6 @@ def _check_config(config: Mapping[str, Any]) -> None:
             f"--illegal-action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got "
             f"{config['illegal_action']!r}."
         )
-    if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
     for key in ("latest_ratio", "random_ratio", "reference_ratio"):
         if not 0.0 <= float(s[key]) <= 1.0:
             option = "--" + key.replace("_", "-")
@@ -148,7 +172,23 @@ def _check_config(config: Mapping[str, Any]) -> None:
             f"--reference-ratio needs a game with a reference bot ({with_bots}); "
             f"{config['game']} has none."
         )
-    if s["swap_every"] < 1:
+    if config.get("env_generator"):
+        from .env_generator import load_generator
+
+        try:
+            load_generator(config["env_generator"])
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+    check_sampler_and_algo(config)
+
+
+def check_sampler_and_algo(config: Mapping[str, Any]) -> None:
+    """The checks a single-learner and a team run share: the sampler's window, swap interval,
+    unit and strategy, the algorithm's name and the learning rate (a number or a schedule)."""
+    s = config["sampler"]
+    if s["window"] is not None and s["window"] < 1:
+        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
+    if s["swap_every"] is not None and s["swap_every"] < 1:
         raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
     if s["swap_unit"] not in SWAP_UNITS:
         raise TrainError(
@@ -160,13 +200,6 @@ def _check_config(config: Mapping[str, Any]) -> None:
         )
     if config["algo"] not in ALGOS:
         raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
-    if config.get("env_generator"):
-        from .env_generator import load_generator
-
-        try:
-            load_generator(config["env_generator"])
-        except ValueError as error:
-            raise TrainError(str(error)) from None
     lr = config["hyperparams"].get("learning_rate")
     if lr is not None:
         try:

@@ -34,16 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from .games import MissingGameError, game_factory
-from .recipes import linear_schedule as _learning_rate
 from .rundir import CONFIG_NAME, _tensorboard_dir, _write_json
 from .summary import _duration
-from .train import (
-    TrainError,
-    _algo_class,
-    _policy_name,
-    _torch_threads,
-    check_algo_fits,
-)
+from .train import TrainError, _torch_threads, build_model, check_algo_fits
 
 __all__ = [
     "train_teams",
@@ -250,31 +243,6 @@ def _steps(steps: Mapping[str, int]) -> str:
     return " / ".join(f"{n:,d}" for n in steps.values())
 
 
-def _build_team_model(
-    config: Mapping[str, Any], venv: Any, observation_space: Any, tb: str | None, device: str
-) -> Any:
-    cls = _algo_class(config["algo"])
-    hp = dict(config["hyperparams"])
-    if "learning_rate" in hp:
-        hp["learning_rate"] = _learning_rate(hp["learning_rate"])
-    try:
-        return cls(
-            _policy_name(observation_space),
-            venv,
-            seed=int(config["seed"]),
-            tensorboard_log=tb,
-            device=device,
-            verbose=0,
-            **hp,
-        )
-    except TypeError as error:
-        raise TrainError(
-            f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
-        ) from None
-    except (ValueError, AssertionError) as error:
-        raise TrainError(f"{cls.__name__} rejected the settings: {error}") from None
-
-
 def train_teams(
     config: dict[str, Any],
     run_dir: str | os.PathLike[str],
@@ -359,9 +327,7 @@ def train_teams(
                 env_fn, config["teams"], learner, int(config["n_envs"]), seed=venv_seed
             )
             seeded = {**config, "seed": int(config["seed"]) + index}
-            models[name] = _build_team_model(
-                seeded, venv, probe.observation_spaces[teams[0]], tb, device
-            )
+            models[name] = build_model(seeded, venv, probe.observation_spaces[teams[0]], tb, device)
         s = config["sampler"]
         try:
             selfplay = TeamSelfPlay(

@@ -28,14 +28,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._opponents import SWAP_UNITS
 from .cli import PROG
 from .games import GAMES, UnknownGameError, game_factory
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
-from .recipes import linear_schedule as _learning_rate
-from .run_config import TrainError, _parse_pairs, _read_json
+from .run_config import (
+    TrainError,
+    _parse_pairs,
+    _read_json,
+    check_sampler_and_algo,
+    read_resume_config,
+)
 from .rundir import CONFIG_NAME, _slug
-from .sampler import STRATEGIES
 from .team_train import TEAM_CONFIG_KIND, train_teams
 
 __all__ = ["is_team_run", "new_team_run_config", "run_team_train_command", "TEAM_SAMPLER_KEYS"]
@@ -247,28 +250,9 @@ def _check_team_config(config: Mapping[str, Any]) -> None:
             f"--team-change must be a positive number of learner steps, got "
             f"{config['team_change']}."
         )
-    if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
     if not 0.0 <= float(s["latest_ratio"]) <= 1.0:
         raise TrainError(f"--latest-ratio must be between 0 and 1, got {s['latest_ratio']}.")
-    if s["swap_every"] is not None and s["swap_every"] < 1:
-        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
-    if s["swap_unit"] not in SWAP_UNITS:
-        raise TrainError(
-            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
-        )
-    if s["strategy"] not in STRATEGIES:
-        raise TrainError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
-        )
-    if config["algo"] not in ALGOS:
-        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
-    lr = config["hyperparams"].get("learning_rate")
-    if lr is not None:
-        try:
-            _learning_rate(lr)
-        except (TypeError, ValueError) as error:
-            raise TrainError(str(error)) from None
+    check_sampler_and_algo(config)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -287,13 +271,7 @@ def run_team_train_command(args: argparse.Namespace) -> int:
     run = _resume_dir(args)
     timesteps = None
     if run is not None:
-        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
-        if args.game and args.game != config.get("game"):
-            raise TrainError(
-                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
-                "pick the right run directory."
-            )
-        for option, value in (
+        fixed = (
             ("--algo", args.algo),
             ("--hp", args.hp),
             ("--game-kwarg", args.game_kwarg),
@@ -303,15 +281,9 @@ def run_team_train_command(args: argparse.Namespace) -> int:
             ("--shared", args.shared),
             ("--team-change", args.team_change),
             ("--n-envs", args.n_envs),
-        ):
-            if value is not None:
-                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
-        for key in ("game", "teams", "team_change", "models", "timesteps", "sampler", "algo"):
-            if key not in config:
-                raise TrainError(
-                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by a team run of "
-                    "train."
-                )
+        )
+        required = ("game", "teams", "team_change", "models", "timesteps", "sampler", "algo")
+        config = read_resume_config(run, args.game, fixed, required, "a team run of train")
         timesteps = args.timesteps
         args.timesteps = None
         _apply_team_overrides(config, args)

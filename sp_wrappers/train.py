@@ -44,7 +44,7 @@ from ._seats import IllegalActionError
 from .games import game_factory, reference_opponents
 from .recipes import ALGOS
 from .recipes import linear_schedule as _learning_rate
-from .run_config import CONFIG_FORMAT_VERSION, TrainError, _Probe, _probe_or_fail
+from .run_config import CONFIG_FORMAT_VERSION, TrainError, _probe_or_fail
 from .rundir import (
     ARCHIVE_DIR,
     CONFIG_NAME,
@@ -381,14 +381,18 @@ def _build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, h
         raise TrainError(str(error)) from None
 
 
-def _build_model(config: Mapping[str, Any], venv: Any, probe: _Probe, tb: str | None, device: str):
+def build_model(
+    config: Mapping[str, Any], venv: Any, observation_space: Any, tb: str | None, device: str
+) -> Any:
+    """A fresh model of ``config["algo"]`` with its hyperparameters on ``venv`` (a bad setting
+    becomes a :class:`TrainError` naming the option); the team command uses it too."""
     cls = _algo_class(config["algo"])
     hp = dict(config["hyperparams"])
     if "learning_rate" in hp:
         hp["learning_rate"] = _learning_rate(hp["learning_rate"])
     try:
         return cls(
-            _policy_name(probe.observation_space),
+            _policy_name(observation_space),
             venv,
             seed=int(config["seed"]),
             tensorboard_log=tb,
@@ -491,7 +495,7 @@ def train(
             cls = _algo_class(config["algo"])
             model = cls.load(run / MODEL_NAME, env=venv, device=device, tensorboard_log=tb)
         else:
-            model = _build_model(config, venv, probe, tb, device)
+            model = build_model(config, venv, probe.observation_space, tb, device)
         config["timesteps"] = int(model.num_timesteps) + steps
         history = config.setdefault("history", [])
         history.append(

@@ -39,8 +39,8 @@ from .run_config import (
     TrainError,
     _apply_overrides,
     _check_config,
-    _read_json,
     new_run_config,
+    read_resume_config,
 )
 from .rundir import CONFIG_NAME, _slug
 from .sampler import STRATEGIES
@@ -318,13 +318,7 @@ def run_train_command(args: argparse.Namespace) -> int:
         )
         if args.game is None and args.out is None and not isinstance(resume, str):
             raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
-        config = _read_json(run / CONFIG_NAME, "--resume needs a run directory written by train")
-        if args.game and args.game != config.get("game"):
-            raise TrainError(
-                f"{run} holds a run of {config.get('game')!r}, not {args.game!r}; drop GAME or "
-                "pick the right run directory."
-            )
-        for option, value in (
+        fixed = (
             ("--algo", args.algo),
             ("--hp", args.hp),
             ("--game-kwarg", args.game_kwarg),
@@ -332,10 +326,8 @@ def run_train_command(args: argparse.Namespace) -> int:
             ("--seed", args.seed),
             ("--learner", args.learner),
             ("--env-generator", getattr(args, "env_generator", None)),
-        ):
-            if value is not None:
-                raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
-        for key in (
+        )
+        required = (
             "game",
             "game_kwargs",
             "algo",
@@ -347,11 +339,8 @@ def run_train_command(args: argparse.Namespace) -> int:
             "timesteps",
             "eval_games",
             "learner",
-        ):
-            if key not in config:
-                raise TrainError(
-                    f"{run / CONFIG_NAME} has no {key!r}; it was not written by train."
-                )
+        )
+        config = read_resume_config(run, args.game, fixed, required)
         config["sampler"] = {**SAMPLER_DEFAULTS, **config["sampler"]}
         timesteps = args.timesteps
         args.timesteps = None
