@@ -262,13 +262,16 @@ def _check_team_config(config: Mapping[str, Any]) -> None:
 
 def run_team_train_command(args: argparse.Namespace) -> int:
     """``sp-wrappers train`` for a team run: resolve the config, train, print the summary."""
-    if getattr(args, "env_generator", None) is not None:
-        raise TrainError(
-            "--env-generator does not work with a team run (--teams, a team game's recipe or a "
-            "team run's directory): environment generators configure the games of single-learner "
-            "runs only, and a team run would ignore it. Drop --teams or --env-generator."
-        )
     run = _resume_dir(args)
+    from_config = run is None and bool(_base_config(args).get("env_generator"))
+    if getattr(args, "env_generator", None) is not None or from_config:
+        where = "the --config file's env_generator" if from_config else "--env-generator"
+        raise TrainError(
+            f"{where} does not work with a team run (--teams, a team game's recipe or a team "
+            "run's directory): environment generators configure the games of single-learner "
+            "runs only, and a team run would ignore it. Drop --teams or --env-generator (or the "
+            "env_generator key of the config file)."
+        )
     timesteps = None
     if run is not None:
         fixed = (

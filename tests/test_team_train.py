@@ -223,7 +223,19 @@ def test_an_env_generator_on_a_team_run_is_refused_naming_both_options(tmp_path,
         "--timesteps", 128, "--team-change", 192, *TAG_TINY, "--out", out,
     )  # fmt: skip
     assert_exit_2(status, err, "--env-generator does not work with a team run")
-    assert "Drop --teams or --env-generator." in err
+    assert "Drop --teams or --env-generator" in err
+    assert not out.exists()
+
+
+def test_a_config_files_env_generator_on_a_team_run_is_refused(tmp_path, capsys):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"game": "simple_tag_v3", "env_generator": "gen:configs"}))
+    out = tmp_path / "run"
+    status, _, err = train(
+        capsys, "--config", config, "--teams", "prefix", "--timesteps", 192, *TAG_TINY,
+        "--out", out,
+    )  # fmt: skip
+    assert_exit_2(status, err, "the --config file's env_generator does not work with a team run")
     assert not out.exists()
 
 
