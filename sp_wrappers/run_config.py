@@ -219,8 +219,18 @@ _SAMPLER_OPTIONS = (
 )
 
 
+def copy_given_options(
+    args: argparse.Namespace, keys: Sequence[str], target: dict[str, Any]
+) -> None:
+    """Copy into ``target`` each option of ``keys`` given on the command line (not ``None``)."""
+    for key in keys:
+        value = getattr(args, key, None)
+        if value is not None:
+            target[key] = value
+
+
 def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
-    for key in (
+    given = (
         "timesteps",
         "n_envs",
         "save_every",
@@ -233,16 +243,11 @@ def _apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "opponent_draw",
         "illegal_action",
         "env_generator",
-    ):
-        value = getattr(args, key, None)
-        if value is not None:
-            config[key] = value
+    )
+    copy_given_options(args, given, config)
     if getattr(args, "max_snapshots", None) == 0:
         config["max_snapshots"] = None
-    for key in _SAMPLER_OPTIONS:
-        value = getattr(args, key, None)
-        if value is not None:
-            config["sampler"][key] = value
+    copy_given_options(args, _SAMPLER_OPTIONS, config["sampler"])
     if getattr(args, "window", None) == 0:
         config["sampler"]["window"] = None
     if getattr(args, "deterministic_opponents", None) is not None:

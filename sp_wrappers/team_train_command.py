@@ -36,6 +36,7 @@ from .run_config import (
     _parse_pairs,
     _read_json,
     check_sampler_and_algo,
+    copy_given_options,
     read_resume_config,
 )
 from .rundir import CONFIG_NAME, _slug
@@ -224,16 +225,9 @@ def _apply_team_overrides(config: dict[str, Any], args: argparse.Namespace) -> N
                 f"{option} applies to single-learner runs, not to team runs (TeamSelfPlay draws "
                 "each team's opponents from the other teams' archives); drop it."
             )
-    for key in ("timesteps", "n_envs", "save_every", "seed", "eval_games", "team_change"):
-        value = getattr(args, key, None)
-        if value is not None:
-            config[key] = value
-    if getattr(args, "shared", None) is not None:
-        config["shared"] = args.shared
-    for key in TEAM_SAMPLER_KEYS:
-        value = getattr(args, key, None)
-        if value is not None:
-            config["sampler"][key] = value
+    keys = ("timesteps", "n_envs", "save_every", "seed", "eval_games", "team_change", "shared")
+    copy_given_options(args, keys, config)
+    copy_given_options(args, TEAM_SAMPLER_KEYS, config["sampler"])
     if getattr(args, "window", None) == 0:
         config["sampler"]["window"] = None
 
