@@ -3,7 +3,7 @@ for the others.
 
 For every environment in ``pettingzoo.classic``, the two- and four-player ``pettingzoo.atari``
 games on RAM observations, ``pettingzoo.butterfly``, ``mpe2`` and the two-player OpenSpiel games
-that Shimmy exposes (through :func:`sp_wrappers.adapters.openspiel_env`), one row each:
+that Shimmy exposes (through :func:`sp_wrappers.games.adapters.openspiel_env`), one row each:
 
 - API (AEC or Parallel, the one the row drives), seats, masks (in the observation, in ``info``
   or none), and the learner seat (``"random"``, or a fixed seat when the seats' spaces differ);
@@ -221,7 +221,9 @@ def openspiel_entries() -> list[GameEntry]:
             GameEntry(
                 game_type.short_name,
                 "openspiel",
-                _Factory("sp_wrappers.adapters", "openspiel_env", game_name=game_type.short_name),
+                _Factory(
+                    "sp_wrappers.games.adapters", "openspiel_env", game_name=game_type.short_name
+                ),
                 cooperative,
             )
         )
@@ -479,8 +481,8 @@ def _check_into(row: Row, entry: GameEntry, random_steps: int, learn_steps: int)
     from pettingzoo.utils.env import ParallelEnv
 
     from sp_wrappers import SelfPlayEnv, SelfPlayVecEnv
-    from sp_wrappers._seats import as_aec_env, seat_spaces
-    from sp_wrappers.env import resolve_learner_seats
+    from sp_wrappers.core.seats import as_aec_env, seat_spaces
+    from sp_wrappers.envs.selfplay_env import resolve_learner_seats
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -664,8 +666,8 @@ def render(rows: list[Row], command: str) -> str:
         "`OpponentSampler` and `SelfPlayCallback`) that completes. "
         "*Masks*: where the seat's legal actions are (the observation dict, `info`, or "
         "none). Atari games run on RAM observations with `max_cycles=200`; OpenSpiel games through "
-        "`sp_wrappers.adapters.openspiel_env` (Shimmy's `OpenSpielCompatibilityV0` without its "
-        "early truncation of games with chance events).",
+        "`sp_wrappers.games.adapters.openspiel_env` (Shimmy's `OpenSpielCompatibilityV0` "
+        "without its early truncation of games with chance events).",
         "",
     ]
     lines += BRING_YOUR_OWN_GAME.splitlines()

@@ -108,7 +108,7 @@ def checkpoint_step(run: Path) -> int:
 def loadable(run: Path, ids: list[str]) -> int:
     """How many of the snapshots ``ids`` load from the archive (hash checked)."""
     from sp_wrappers import SnapshotArchive
-    from sp_wrappers.archive import CorruptSnapshotError
+    from sp_wrappers.archive.store import CorruptSnapshotError
 
     archive = SnapshotArchive(run / "archive", create=False)
     ok = 0

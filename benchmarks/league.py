@@ -40,13 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.baselines import AlphaBetaConnectFourPolicy
-from sp_wrappers.games import game_factory
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli.league import RecipeModel
+from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
+from sp_wrappers.games.registry import game_factory
 from sp_wrappers.league import AlphaStarLeague, League, SelfPlayLeague
-from sp_wrappers.league.command import RecipeModel
-from sp_wrappers.ratings import fit_bradley_terry
-from sp_wrappers.recipes import recipe_for
+from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
+from sp_wrappers.runs.recipes import recipe_for
 
 GAME = "connect_four_v3"
 OPENINGS = list(itertools.product(range(7), repeat=2))
@@ -156,7 +156,7 @@ def exploitability(
     target: tuple[str, Any], args: argparse.Namespace, make_model: RecipeModel
 ) -> float:
     """A fresh learner's score against ``target`` (sampling) after ``--exploit-steps``."""
-    from sp_wrappers.vec_env import make_selfplay_vec_env
+    from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
 
     opponent = make_player(target, deterministic=False)
     venv = make_selfplay_vec_env(
@@ -164,7 +164,7 @@ def exploitability(
     )
     model = make_model(venv)
     model.learn(args.exploit_steps)
-    from sp_wrappers.policies import SB3Policy
+    from sp_wrappers.core.policies import SB3Policy
 
     exploiter = SB3Policy(model, policy_id="exploiter", deterministic=False)
     games = []

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sp_wrappers.ratings import EloRatings, fit_bradley_terry
+from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
+from sp_wrappers.ratings.elo import EloRatings
 
 
 def parse_args() -> argparse.Namespace:
@@ -133,12 +134,13 @@ def real(args: argparse.Namespace) -> None:
         from pettingzoo.classic import tictactoe_v3
         from sb3_contrib import MaskablePPO
 
-        from sp_wrappers.archive import SnapshotArchive
-        from sp_wrappers.callbacks import SelfPlayCallback, attribute_learner_matches
-        from sp_wrappers.env import SelfPlayEnv
-        from sp_wrappers.evaluation import play_match
-        from sp_wrappers.policies import RandomPolicy
-        from sp_wrappers.sampler import OpponentSampler
+        from sp_wrappers.archive.store import SnapshotArchive
+        from sp_wrappers.core.policies import RandomPolicy
+        from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+        from sp_wrappers.evaluation.match import play_match
+        from sp_wrappers.opponents.sampler import OpponentSampler
+        from sp_wrappers.ratings.attribution import attribute_learner_matches
+        from sp_wrappers.training.callbacks import SelfPlayCallback
     except ImportError as error:
         print(f"\n== real: skipped ({error}); install the 'masking' and 'games' extras ==")
         return

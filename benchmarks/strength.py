@@ -49,12 +49,12 @@ from typing import Any
 
 import torch
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-from sp_wrappers.games import game_factory
-from sp_wrappers.openings import OpeningsResult, legal_openings, play_openings
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.train_command import main_train
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli.train import main_train
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.evaluation.openings import OpeningsResult, legal_openings, play_openings
+from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+from sp_wrappers.games.registry import game_factory
 
 
 @dataclass(frozen=True)

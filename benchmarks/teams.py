@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from sp_wrappers.games import make_game
-from sp_wrappers.train_command import main_train
+from sp_wrappers.cli.train import main_train
+from sp_wrappers.games.registry import make_game
 
 PREDATORS = ("adversary_0", "adversary_1", "adversary_2")
 PREY = ("agent_0",)

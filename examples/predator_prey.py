@@ -22,7 +22,8 @@ import torch
 from mpe2 import simple_tag_v3
 from stable_baselines3 import PPO
 
-from sp_wrappers.team_selfplay import TeamSelfPlay, make_team_vec_env
+from sp_wrappers.training.team_selfplay import TeamSelfPlay
+from sp_wrappers.training.team_setup import make_team_vec_env
 
 TEAMS = "prefix"  # adversary_0..2 -> "adversary", agent_0 -> "agent"
 

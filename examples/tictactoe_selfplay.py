@@ -79,7 +79,7 @@ def main() -> None:
 
     env = DummyVecEnv([lambda rank=rank: make_env(rank) for rank in range(args.n_envs)])
     env.seed(args.seed)
-    model = MaskablePPO(  # the tic-tac-toe recipe of `sp-wrappers train` (sp_wrappers.recipes)
+    model = MaskablePPO(  # the tic-tac-toe recipe of `sp-wrappers train` (sp_wrappers.runs.recipes)
         "MlpPolicy",
         env,
         n_steps=256,

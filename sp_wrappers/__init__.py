@@ -11,7 +11,7 @@ Wrap a game, build the callback, call ``model.learn``::
     MaskablePPO("MlpPolicy", env).learn(100_000, callback=SelfPlayCallback(archive))
 
 Or, without a script, from a Gymnasium id that ``import sp_wrappers`` registers (one per game of
-``sp_wrappers.games.GAMES``)::
+``sp_wrappers.games.registry.GAMES``)::
 
     import gymnasium as gym
     env = gym.make("sp_wrappers/ConnectFour-v0", archive="runs/c4/archive", latest_ratio=0.5)
@@ -26,49 +26,49 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _EXPORTS: dict[str, str] = {
     # opponents
-    "Policy": "policies",
-    "RandomPolicy": "policies",
-    "CallablePolicy": "policies",
-    "SB3Policy": "policies",
-    "PerfectTicTacToePolicy": "baselines",
-    "AlphaBetaConnectFourPolicy": "baselines",
+    "Policy": "core.policies",
+    "RandomPolicy": "core.policies",
+    "CallablePolicy": "core.policies",
+    "SB3Policy": "core.policies",
+    "PerfectTicTacToePolicy": "games.baselines",
+    "AlphaBetaConnectFourPolicy": "games.baselines",
     # envs
-    "SelfPlayEnv": "env",
-    "SelfPlayVecEnv": "vec_env",
-    "make_selfplay_vec_env": "vec_env",
-    "ENV_IDS": "registration",
-    "register_envs": "registration",
-    "IllegalActionError": "_seats",
-    "openspiel_env": "adapters",
+    "SelfPlayEnv": "envs.selfplay_env",
+    "SelfPlayVecEnv": "envs.vector.vec_env",
+    "make_selfplay_vec_env": "envs.vector.factory",
+    "ENV_IDS": "envs.registration",
+    "register_envs": "envs.registration",
+    "IllegalActionError": "core.seats",
+    "openspiel_env": "games.adapters",
     # teams
-    "TeamLayout": "teams",
-    "team_outcome": "teams",
+    "TeamLayout": "core.teams",
+    "team_outcome": "core.teams",
     # the self-play loop
-    "SnapshotArchive": "archive",
-    "SnapshotInfo": "archive",
-    "MatchRecord": "archive",
-    "OpponentSampler": "sampler",
-    "SelfPlayCallback": "callbacks",
-    "DrawReward": "shaping",
+    "SnapshotArchive": "archive.store",
+    "SnapshotInfo": "archive.records",
+    "MatchRecord": "archive.records",
+    "OpponentSampler": "opponents.sampler",
+    "SelfPlayCallback": "training.callbacks",
+    "DrawReward": "envs.shaping",
     # asymmetric self-play over teams
-    "TeamSelfPlay": "team_selfplay",
-    "make_team_vec_env": "team_selfplay",
-    "swap_steps": "team_selfplay",
+    "TeamSelfPlay": "training.team_selfplay",
+    "make_team_vec_env": "training.team_setup",
+    "swap_steps": "training.team_selfplay",
     # k-opponent rollouts
-    "KOpponentRollouts": "k_opponents",
-    "KOpponentRecord": "k_opponents",
-    "EpisodeResult": "k_opponents",
-    "novelty_reward": "k_opponents",
+    "KOpponentRollouts": "training.k_opponents",
+    "KOpponentRecord": "training.k_opponents",
+    "EpisodeResult": "training.k_opponents",
+    "novelty_reward": "training.k_opponents",
     # environment generators (curricula, handicaps, environment design)
-    "EnvGenerator": "env_generator",
-    "GameConfig": "env_generator",
-    "EnvHistory": "env_generator",
-    "ConfigResult": "env_generator",
-    "win_rates_by_config": "env_generator",
+    "EnvGenerator": "training.env_generator",
+    "GameConfig": "training.env_history",
+    "EnvHistory": "training.env_history",
+    "ConfigResult": "training.env_history",
+    "win_rates_by_config": "training.env_generator",
     # league training
     "League": "league",
     "LeagueBuilder": "league",
@@ -76,54 +76,63 @@ _EXPORTS: dict[str, str] = {
     "SelfPlayLeague": "league",
     "PayoffTable": "league",
     # ratings and evaluation
-    "EloRatings": "ratings",
-    "BradleyTerryResult": "ratings",
-    "fit_bradley_terry": "ratings",
-    "expected_score": "ratings",
-    "play_match": "evaluation",
-    "legal_openings": "openings",
-    "play_openings": "openings",
-    "OpeningsResult": "openings",
-    "MatchResult": "evaluation",
-    "round_robin": "evaluation",
-    "RoundRobinResult": "evaluation",
-    "archive_ratings": "snapshot_ratings",
-    "store_archive_ratings": "snapshot_ratings",
+    "EloRatings": "ratings.elo",
+    "BradleyTerryResult": "ratings.results",
+    "fit_bradley_terry": "ratings.bradley_terry",
+    "expected_score": "ratings.elo",
+    "play_match": "evaluation.match",
+    "legal_openings": "evaluation.openings",
+    "play_openings": "evaluation.openings",
+    "OpeningsResult": "evaluation.openings",
+    "MatchResult": "evaluation.match",
+    "round_robin": "evaluation.round_robin",
+    "RoundRobinResult": "evaluation.round_robin",
+    "archive_ratings": "ratings.archive_ratings",
+    "store_archive_ratings": "ratings.archive_ratings",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ._seats import IllegalActionError
-    from .adapters import openspiel_env
-    from .archive import MatchRecord, SnapshotArchive, SnapshotInfo
-    from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-    from .callbacks import SelfPlayCallback
-    from .env import SelfPlayEnv
-    from .env_generator import (
-        ConfigResult,
-        EnvGenerator,
-        EnvHistory,
-        GameConfig,
-        win_rates_by_config,
-    )
-    from .evaluation import MatchResult, RoundRobinResult, play_match, round_robin
-    from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
+    from .archive.records import MatchRecord, SnapshotInfo
+    from .archive.store import SnapshotArchive
+    from .core.policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
+    from .core.seats import IllegalActionError
+    from .core.teams import TeamLayout, team_outcome
+    from .envs.registration import ENV_IDS, register_envs
+    from .envs.selfplay_env import SelfPlayEnv
+    from .envs.shaping import DrawReward
+    from .envs.vector.factory import make_selfplay_vec_env
+    from .envs.vector.vec_env import SelfPlayVecEnv
+    from .evaluation.match import MatchResult, play_match
+    from .evaluation.openings import OpeningsResult, legal_openings, play_openings
+    from .evaluation.round_robin import RoundRobinResult, round_robin
+    from .games.adapters import openspiel_env
+    from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
-    from .openings import OpeningsResult, legal_openings, play_openings
-    from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
-    from .ratings import BradleyTerryResult, EloRatings, expected_score, fit_bradley_terry
-    from .registration import ENV_IDS, register_envs
-    from .sampler import OpponentSampler
-    from .shaping import DrawReward
-    from .snapshot_ratings import archive_ratings, store_archive_ratings
-    from .team_selfplay import TeamSelfPlay, make_team_vec_env, swap_steps
-    from .teams import TeamLayout, team_outcome
-    from .vec_env import SelfPlayVecEnv, make_selfplay_vec_env
+    from .opponents.sampler import OpponentSampler
+    from .ratings.archive_ratings import archive_ratings, store_archive_ratings
+    from .ratings.bradley_terry import fit_bradley_terry
+    from .ratings.elo import EloRatings, expected_score
+    from .ratings.results import BradleyTerryResult
+    from .training.callbacks import SelfPlayCallback
+    from .training.env_generator import EnvGenerator, win_rates_by_config
+    from .training.env_history import ConfigResult, EnvHistory, GameConfig
+    from .training.k_opponents import (
+        EpisodeResult,
+        KOpponentRecord,
+        KOpponentRollouts,
+        novelty_reward,
+    )
+    from .training.team_selfplay import TeamSelfPlay, swap_steps
+    from .training.team_setup import make_team_vec_env
 
+
+# Old module paths (sp_wrappers.env, sp_wrappers.vec_env, ...) keep working, with a warning.
+importlib.import_module("._moved", __name__).install()
 
 # Gymnasium ids (string entry points: registering imports neither torch nor the games).
-importlib.import_module(".registration", __name__).register_envs()
+importlib.import_module(".envs.registration", __name__).register_envs()
 
 
 def __getattr__(name: str) -> Any:

@@ -16,20 +16,20 @@ import pytest
 from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.archive import (
+from sp_wrappers.archive.store import (
     ArchiveFormatError,
     CorruptSnapshotError,
     IncompatibleSnapshotError,
     SnapshotArchive,
 )
-from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
 # A model the subprocesses can build too: tic-tac-toe, a small MaskablePPO.
 MAKE_MODEL = textwrap.dedent(
     """
     from pettingzoo.classic import tictactoe_v3
     from sb3_contrib import MaskablePPO
-    from sp_wrappers.env import SelfPlayEnv
+    from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
     def make_model(seed=0):
         env = SelfPlayEnv(tictactoe_v3.env(), learner="random")
@@ -108,7 +108,7 @@ def test_reopening_in_a_new_process_restores_snapshots_ratings_and_matches(tmp_p
     result = run_python(
         f"""
         import json, numpy as np
-        from sp_wrappers.archive import SnapshotArchive
+        from sp_wrappers.archive.store import SnapshotArchive
         archive = SnapshotArchive({str(tmp_path)!r}, create=False)
         obs = np.load({str(tmp_path / "obs.npy")!r})
         policy = archive.load_policy("snapshot-0002", deterministic=True)
@@ -169,7 +169,7 @@ def test_spec_naming_an_untrusted_class_is_refused_without_importing_it(tmp_path
 
 SAVE_FOREVER = """
 import sys
-from sp_wrappers.archive import SnapshotArchive
+from sp_wrappers.archive.store import SnapshotArchive
 archive = SnapshotArchive(sys.argv[1])
 model = make_model()
 print("ready", flush=True)
@@ -210,7 +210,7 @@ def test_sigkill_during_saves_leaves_a_consistent_archive(tmp_path):
 
 READ_WHILE_WRITING = """
 import sys, time
-from sp_wrappers.archive import SnapshotArchive
+from sp_wrappers.archive.store import SnapshotArchive
 archive = SnapshotArchive(sys.argv[1])
 model = make_model()
 for step in range(40):
@@ -343,7 +343,7 @@ def test_bad_arguments_are_named(tmp_path):
 
 FULL_DISK = """
 import resource, signal, sys
-from sp_wrappers.archive import ArchiveWriteError, SnapshotArchive
+from sp_wrappers.archive.store import ArchiveWriteError, SnapshotArchive
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails with EFBIG instead
 archive = SnapshotArchive(sys.argv[1])
 model = make_model()

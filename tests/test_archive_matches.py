@@ -6,12 +6,8 @@ import sqlite3
 
 import pytest
 
-from sp_wrappers.archive import (
-    FORMAT_VERSION,
-    ArchiveFormatError,
-    SnapshotArchive,
-    config_key,
-)
+from sp_wrappers.archive.index import FORMAT_VERSION
+from sp_wrappers.archive.store import ArchiveFormatError, SnapshotArchive, config_key
 
 FORMAT_1_SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -22,8 +22,8 @@ from sp_wrappers import (
     round_robin,
     store_archive_ratings,
 )
-from sp_wrappers.archive import ArchiveFormatError
-from sp_wrappers.evaluation import RoundRobinResult
+from sp_wrappers.archive.store import ArchiveFormatError
+from sp_wrappers.evaluation.round_robin import RoundRobinResult
 
 
 def train(archive_arg_env, archive_arg_callback, seed: int = 0) -> None:

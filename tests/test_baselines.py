@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 
-from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import play_match
-from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.match import play_match
+from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 
 
 def rng(seed: int = 0) -> np.random.Generator:

@@ -15,10 +15,10 @@ from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from sp_wrappers.archive import IncompatibleSnapshotError, SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.sampler import LATEST_ID, OpponentSampler
+from sp_wrappers.archive.store import IncompatibleSnapshotError, SnapshotArchive
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.opponents.sampler import LATEST_ID, OpponentSampler
+from sp_wrappers.training.callbacks import SelfPlayCallback
 
 LOGGED_KEYS = {
     "selfplay/elo",
@@ -160,8 +160,8 @@ FULL_DISK_DURING_TRAINING = """
 import resource, signal, sys
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.training.callbacks import SelfPlayCallback
 sys.path.insert(0, {tests!r})
 from test_callback import make_ttt_env
 

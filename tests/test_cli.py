@@ -15,12 +15,13 @@ import pytest
 from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback
-from sp_wrappers.cli import game_factory, main, make_game, resolve_run_dir
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import archive_ratings
-from sp_wrappers.sampler import OpponentSampler
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli.common import game_factory, make_game, resolve_run_dir
+from sp_wrappers.cli.main import main
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.opponents.sampler import OpponentSampler
+from sp_wrappers.ratings.archive_ratings import archive_ratings
+from sp_wrappers.training.callbacks import SelfPlayCallback
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -232,7 +233,7 @@ def test_config_of_a_run_is_found_from_its_archive_folder(run):
 
 
 def test_train_command_comes_from_sp_wrappers_train_command_when_it_exists(monkeypatch, capsys):
-    fake = types.ModuleType("sp_wrappers.train_command")
+    fake = types.ModuleType("sp_wrappers.cli.train")
 
     def add_train_parser(subparsers):
         parser = subparsers.add_parser("train")
@@ -240,7 +241,7 @@ def test_train_command_comes_from_sp_wrappers_train_command_when_it_exists(monke
         parser.set_defaults(func=lambda args: print(f"training {args.game}") or 0)
 
     fake.add_train_parser = add_train_parser
-    monkeypatch.setitem(sys.modules, "sp_wrappers.train_command", fake)
+    monkeypatch.setitem(sys.modules, "sp_wrappers.cli.train", fake)
     status, out, _ = cli(capsys, "train", "tictactoe_v3")
     assert status == 0 and out.strip() == "training tictactoe_v3"
 
@@ -250,7 +251,7 @@ def test_a_broken_train_module_does_not_break_the_other_commands(monkeypatch, ca
 
     def import_module(name, *args):
         if (
-            name == "sp_wrappers.train_command"
+            name == "sp_wrappers.cli.train"
         ):  # the train module needs something that is not installed
             raise ModuleNotFoundError("No module named 'wandb'", name="wandb")
         return real_import(name, *args)

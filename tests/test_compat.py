@@ -32,7 +32,7 @@ def entry(name, family, module, function="env", cooperative=False, **kwargs):
 SUBSET = [
     entry("tictactoe_v3", "classic", "pettingzoo.classic.tictactoe_v3"),
     entry("rps_v2", "classic", "pettingzoo.classic.rps_v2"),
-    entry("kuhn_poker", "openspiel", "sp_wrappers.adapters", "openspiel_env",
+    entry("kuhn_poker", "openspiel", "sp_wrappers.games.adapters", "openspiel_env",
           game_name="kuhn_poker"),
     entry("pong_v3", "atari", "pettingzoo.atari.pong_v3", "parallel_env", obs_type="ram",
           max_cycles=50, auto_rom_install_path=compat._rom_path()),

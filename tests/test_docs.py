@@ -42,7 +42,7 @@ def test_every_docs_page_is_in_the_nav_and_every_nav_entry_exists():
 
 def test_doctest_blocks_after_the_fields_become_a_fenced_example_before_them():
     text = (
-        "Summary with :class:`~sp_wrappers.archive.SnapshotArchive`.\n\n"
+        "Summary with :class:`~sp_wrappers.archive.store.SnapshotArchive`.\n\n"
         ":param x: the x,\n    over two lines.\n\n"
         ">>> f(1)\n2\n"
     )
@@ -54,9 +54,9 @@ def test_doctest_blocks_after_the_fields_become_a_fenced_example_before_them():
 
 
 def test_a_literal_block_marker_becomes_a_colon_and_full_role_targets_stay_whole():
-    text = "Use it like this::\n\n    code()\n\nSee :func:`sp_wrappers.games.make_game`."
+    text = "Use it like this::\n\n    code()\n\nSee :func:`sp_wrappers.games.registry.make_game`."
     assert load_extension().markdown_docstring(text) == (
-        "Use it like this:\n\n    code()\n\nSee `sp_wrappers.games.make_game`."
+        "Use it like this:\n\n    code()\n\nSee `sp_wrappers.games.registry.make_game`."
     )
 
 

@@ -11,9 +11,9 @@ import pytest
 from conftest import AsymmetricGuessGame, EarlyExitGame, GuessGame
 from gymnasium import spaces
 
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import play_match
-from sp_wrappers.policies import CallablePolicy, RandomPolicy, SB3Policy
+from sp_wrappers.core.policies import CallablePolicy, RandomPolicy, SB3Policy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.match import play_match
 
 SUMMARY_KEYS = {"opponent", "opponents", "outcome", "seat", "return", "returns", "length"}
 

@@ -30,8 +30,8 @@ from sp_wrappers import (
     make_selfplay_vec_env,
     win_rates_by_config,
 )
-from sp_wrappers.cli import main as cli_main
-from sp_wrappers.train_command import main_train
+from sp_wrappers.cli.main import main as cli_main
+from sp_wrappers.cli.train import main_train
 
 ROOT = Path(__file__).resolve().parents[1]
 go5 = functools.partial(go_v5.env, board_size=5)

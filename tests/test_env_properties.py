@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sp_wrappers.env import GameSeeds, SelfPlayEnv
-from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import GameSeeds, SelfPlayEnv
 
 GAMES = {
     "tictactoe": ["player_1", "player_2"],

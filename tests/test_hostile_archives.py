@@ -23,8 +23,8 @@ from pettingzoo.classic import tictactoe_v3
 from safetensors.torch import save as save_safetensors
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers._policy_spec import TRUSTED_MODULES
-from sp_wrappers.archive import (
+from sp_wrappers.archive.policy_spec import TRUSTED_MODULES
+from sp_wrappers.archive.store import (
     ArchiveError,
     ArchiveFormatError,
     CorruptSnapshotError,
@@ -32,7 +32,7 @@ from sp_wrappers.archive import (
     SnapshotArchive,
     UnsafeArchiveError,
 )
-from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
 PROBE = textwrap.dedent(
     """
@@ -608,7 +608,7 @@ def test_legitimate_specs_of_every_sb3_policy_family_still_rebuild(
     import numpy as np
     import torch
 
-    from sp_wrappers._policy_spec import build_policy, policy_spec
+    from sp_wrappers.archive.policy_spec import build_policy, policy_spec
 
     module, name = algorithm.split(":")
     cls = getattr(importlib.import_module(module), name)

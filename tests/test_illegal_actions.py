@@ -25,7 +25,7 @@ from sp_wrappers import (
 )
 
 pytest.importorskip("shimmy")
-from sp_wrappers.adapters import openspiel_env  # noqa: E402
+from sp_wrappers.games.adapters import openspiel_env  # noqa: E402
 
 
 def first_legal(obs, mask):

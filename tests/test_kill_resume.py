@@ -16,7 +16,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from sp_wrappers.archive import SnapshotArchive
+from sp_wrappers.archive.store import SnapshotArchive
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -143,7 +143,7 @@ def test_a_save_removes_the_temporary_file_of_a_save_that_was_killed(tmp_path):
 
 
 def test_max_snapshots_below_two_and_a_negative_fit_every_are_refused_in_one_line(tmp_path, capsys):
-    from sp_wrappers.train_command import main_train
+    from sp_wrappers.cli.train import main_train
 
     for option, value, message in (
         ("--max-snapshots", "1", "--max-snapshots must be at least 2"),

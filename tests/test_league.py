@@ -26,7 +26,7 @@ from sp_wrappers.league import (
 )
 from sp_wrappers.league.runner import STATE_NAME
 from sp_wrappers.league.worker import ChunkPlan, PlayerWorker
-from sp_wrappers.ratings import fit_bradley_terry
+from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 
 CHUNK = 64
 

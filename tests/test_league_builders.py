@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.league import (
     ALPHASTAR_DEFAULTS,
     AlphaStarLeague,
@@ -21,8 +22,7 @@ from sp_wrappers.league import (
     SelfPlayLeague,
 )
 from sp_wrappers.league.worker import MatchmakingSource
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.sampler import pfsp_weights
+from sp_wrappers.opponents.sampler import pfsp_weights
 
 MAIN, EXPLOITER, LEAGUE_EXPLOITER = "main_agent_0", "main_exploiter_0", "league_exploiter_0"
 

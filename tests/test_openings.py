@@ -1,4 +1,5 @@
-"""Specification of games from forced openings (``sp_wrappers.openings``) on real games."""
+"""Specification of games from forced openings (``sp_wrappers.evaluation.openings``) on real
+games."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3, texas_holdem_v4, tictactoe_v3
 
-from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-from sp_wrappers.openings import (
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.evaluation.openings import (
     ForcedOpening,
     OpeningGame,
     OpeningsResult,
     legal_openings,
     play_openings,
 )
-from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 
 
 def test_connect_four_has_49_two_move_openings_and_tictactoe_9_first_moves():

@@ -7,9 +7,9 @@ import pytest
 from conftest import GuessGame
 from pettingzoo.classic import connect_four_v3, texas_holdem_v4, tictactoe_v3
 
-from sp_wrappers.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
-from sp_wrappers.evaluation import MatchResult, play_match
-from sp_wrappers.policies import CallablePolicy, RandomPolicy
+from sp_wrappers.core.policies import CallablePolicy, RandomPolicy
+from sp_wrappers.evaluation.match import MatchResult, play_match
+from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 
 
 def test_play_match_counts_every_game_once():
@@ -92,7 +92,7 @@ def test_play_match_on_a_game_without_masks():
 def test_play_match_accepts_an_sb3_model():
     from stable_baselines3 import PPO
 
-    from sp_wrappers.env import SelfPlayEnv
+    from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
     model = PPO("MlpPolicy", SelfPlayEnv(GuessGame()), n_steps=32, batch_size=32, seed=0)
     result = play_match(GuessGame, model, RandomPolicy(), 4)

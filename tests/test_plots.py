@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sp_wrappers.evaluation import RoundRobinResult
-from sp_wrappers.plots import _payoff_layers, plot_payoff
+from sp_wrappers.evaluation.plots import _payoff_layers, plot_payoff
+from sp_wrappers.evaluation.round_robin import RoundRobinResult
 
 pytest.importorskip("matplotlib")
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sp_wrappers.policies import (
+from sp_wrappers.core.policies import (
     CallablePolicy,
     Policy,
     RandomPolicy,
@@ -139,7 +139,7 @@ def _play_one_episode(env: Any) -> dict[str, Any]:
 def test_random_policy_without_a_space_plays_pong_in_selfplay_env():
     from conftest import make_pong_parallel
 
-    from sp_wrappers.env import SelfPlayEnv
+    from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
     env = SelfPlayEnv(make_pong_parallel(), learner="first_0", opponent=RandomPolicy())
     env.action_space.seed(0)
@@ -151,7 +151,7 @@ def test_random_policy_without_a_space_plays_pong_in_selfplay_env():
 def test_random_policy_without_a_space_plays_pong_in_selfplay_vec_env_as_one_policy_per_seat():
     from conftest import make_pong_parallel
 
-    from sp_wrappers.vec_env import SelfPlayVecEnv
+    from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
 
     venv = SelfPlayVecEnv(make_pong_parallel, n_envs=3, learner="random", opponent=RandomPolicy())
     venv.seed(0)
@@ -176,7 +176,7 @@ def test_random_policy_without_a_space_plays_pong_in_selfplay_vec_env_as_one_pol
 def test_play_match_plays_pong_with_random_policies_built_without_a_space():
     from conftest import make_pong_parallel
 
-    from sp_wrappers.evaluation import play_match
+    from sp_wrappers.evaluation.match import play_match
 
     result = play_match(make_pong_parallel, RandomPolicy(), RandomPolicy(policy_id="r2"), 2)
     assert result.n_games == 2 and sorted(result.by_seat()) == ["first_0", "second_0"]
@@ -360,7 +360,7 @@ def test_sb3_policy_masks_dqn_q_values():
 def test_sb3_policy_wraps_a_maskable_ppo_model(tictactoe):
     from sb3_contrib import MaskablePPO
 
-    from sp_wrappers.env import SelfPlayEnv
+    from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 
     env = SelfPlayEnv(tictactoe, learner="player_1")
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.game_wrappers import ScaledObservations
-from sp_wrappers.games import make_game
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.games.registry import make_game
+from sp_wrappers.games.wrappers import ScaledObservations
 
 pytest.importorskip("ale_py")
 

@@ -1,4 +1,5 @@
-"""Specification of ``sp_wrappers.ratings``: Elo arithmetic, the Bradley-Terry fit, team ratings."""
+"""Specification of ``sp_wrappers.ratings.elo``: Elo arithmetic, the Bradley-Terry fit, team
+ratings."""
 
 from __future__ import annotations
 
@@ -14,13 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sp_wrappers import ratings as ratings_module
-from sp_wrappers.ratings import (
-    BradleyTerryResult,
-    EloRatings,
-    elo_update,
-    expected_score,
-    fit_bradley_terry,
-)
+from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
+from sp_wrappers.ratings.elo import EloRatings, elo_update, expected_score
+from sp_wrappers.ratings.results import BradleyTerryResult
 
 HAS_OPENSKILL = importlib.util.find_spec("openskill") is not None
 
@@ -48,7 +45,11 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 def test_docstring_examples_run():
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    tests = finder.find(ratings_module, globs=vars(ratings_module).copy())
+    modules = [
+        importlib.import_module(f"sp_wrappers.ratings.{name}")
+        for name in ("elo", "bradley_terry", "results", "team_ratings")
+    ]
+    tests = [test for m in modules for test in finder.find(m, globs=vars(m).copy())]
     if not HAS_OPENSKILL:  # those examples need the multiplayer extra
         tests = [t for t in tests if "OpenSkill" not in t.name and "team" not in t.name]
     assert sum(len(t.examples) for t in tests) >= 10

@@ -26,8 +26,8 @@ from sp_wrappers import (
     SnapshotArchive,
     make_selfplay_vec_env,
 )
-from sp_wrappers.games import GAMES
-from sp_wrappers.registration import register_envs
+from sp_wrappers.envs.registration import register_envs
+from sp_wrappers.games.registry import GAMES
 
 # Pong's episodes are long; its own max_cycles keyword keeps them short.
 QUICK = {env_id: dict(GAMES[game].quick_kwargs) for game, env_id in ENV_IDS.items()}

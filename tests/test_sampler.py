@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.sampler import LATEST_ID, OpponentSampler
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.opponents.sampler import LATEST_ID, OpponentSampler
 
 
 @pytest.fixture(scope="module")

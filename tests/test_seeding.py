@@ -12,7 +12,7 @@ from pettingzoo.classic import texas_holdem_v4
 from sp_wrappers import SelfPlayEnv, SelfPlayVecEnv
 
 pytest.importorskip("shimmy")
-from sp_wrappers.adapters import openspiel_env  # noqa: E402
+from sp_wrappers.games.adapters import openspiel_env  # noqa: E402
 
 
 def kuhn():

@@ -26,14 +26,10 @@ from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.logger import KVWriter, Logger  # noqa: E402
 
 from sp_wrappers import SnapshotArchive  # noqa: E402
-from sp_wrappers.archive import IncompatibleSnapshotError  # noqa: E402
-from sp_wrappers.sampler import pfsp_weights  # noqa: E402
-from sp_wrappers.team_selfplay import (  # noqa: E402
-    STATE_NAME,
-    TeamSelfPlay,
-    make_team_vec_env,
-    swap_steps,
-)
+from sp_wrappers.archive.store import IncompatibleSnapshotError  # noqa: E402
+from sp_wrappers.opponents.sampler import pfsp_weights  # noqa: E402
+from sp_wrappers.training.team_selfplay import STATE_NAME, TeamSelfPlay, swap_steps
+from sp_wrappers.training.team_setup import make_team_vec_env
 
 ROOT = Path(__file__).resolve().parents[1]
 TEAMS = ("adversary", "agent")  # teams="prefix": adversary_0..2 and agent_0
@@ -321,7 +317,7 @@ SCRIPT = textwrap.dedent(
     torch.set_num_threads(1)
     sys.path.insert(0, {tests!r})
     from test_team_selfplay import TEAMS, ppo, tag_game
-    from sp_wrappers.team_selfplay import TeamSelfPlay
+    from sp_wrappers.training.team_selfplay import TeamSelfPlay
     models = {{team: ppo(team) for team in TEAMS}}
     run = TeamSelfPlay(tag_game, "prefix", models, run_dir={run!r}, team_change=96,
                        save_every=32, resume=True, seed=0)

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sp_wrappers.games import GAMES, QUADRAPONG_TEAMS, MissingGameError, make_game
-from sp_wrappers.recipes import recipe_for
-from sp_wrappers.train_command import main_train
+from sp_wrappers.cli.train import main_train
+from sp_wrappers.games.registry import GAMES, QUADRAPONG_TEAMS, MissingGameError, make_game
+from sp_wrappers.runs.recipes import recipe_for
 
 ROOT = Path(__file__).resolve().parents[1]
 # Tiny PPO settings: n_steps * slots must exceed batch_size only a little.
@@ -80,8 +80,8 @@ def test_quadrapong_groups_first_and_third_against_second_and_fourth_on_scaled_r
 
 
 def test_quadrapong_teams_step_with_a_team_learner_one_slot_per_teammate():
-    from sp_wrappers.games import game_factory
-    from sp_wrappers.team_selfplay import make_team_vec_env
+    from sp_wrappers.games.registry import game_factory
+    from sp_wrappers.training.team_setup import make_team_vec_env
 
     env_fn = game_factory("quadrapong_v4", {"max_cycles": 12, "frame_skip": 4})
     venv = make_team_vec_env(env_fn, GAMES["quadrapong_v4"].teams, "first_third", 2, seed=0)
@@ -312,7 +312,7 @@ def test_the_team_games_ids_play_a_team_with_the_games_own_teams():
 
 
 def test_the_ratings_command_on_a_team_run_names_each_teams_archive(tag_run, capsys):
-    from sp_wrappers.cli import main as cli_main
+    from sp_wrappers.cli.main import main as cli_main
 
     assert cli_main(["ratings", str(tag_run)]) == 2
     err = capsys.readouterr().err

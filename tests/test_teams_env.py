@@ -18,14 +18,15 @@ import pytest
 from conftest import RaceGame
 from stable_baselines3 import PPO
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback, match_records
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.ratings import EloRatings
-from sp_wrappers.sampler import OpponentSampler
-from sp_wrappers.teams import TeamLayout, team_outcome, team_summary
-from sp_wrappers.vec_env import SelfPlayVecEnv, make_selfplay_vec_env
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.core.teams import TeamLayout, team_outcome, team_summary
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
+from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
+from sp_wrappers.opponents.sampler import OpponentSampler
+from sp_wrappers.ratings.elo import EloRatings
+from sp_wrappers.training.callbacks import SelfPlayCallback, match_records
 
 mpe2 = pytest.importorskip("mpe2")
 from mpe2 import simple_adversary_v3, simple_tag_v3  # noqa: E402

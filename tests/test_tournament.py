@@ -10,19 +10,15 @@ import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.archive import IncompatibleSnapshotError, SnapshotArchive
-from sp_wrappers.baselines import PerfectTicTacToePolicy
-from sp_wrappers.callbacks import SelfPlayCallback
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import (
-    RoundRobinResult,
-    archive_ratings,
-    pair_seed,
-    play_match,
-    round_robin,
-)
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.sampler import OpponentSampler
+from sp_wrappers.archive.store import IncompatibleSnapshotError, SnapshotArchive
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.match import play_match
+from sp_wrappers.evaluation.round_robin import RoundRobinResult, pair_seed, round_robin
+from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+from sp_wrappers.opponents.sampler import OpponentSampler
+from sp_wrappers.ratings.archive_ratings import archive_ratings
+from sp_wrappers.training.callbacks import SelfPlayCallback
 
 BASELINES = [RandomPolicy(), PerfectTicTacToePolicy()]
 

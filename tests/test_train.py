@@ -15,11 +15,11 @@ import pytest
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.cli import main as cli_main
-from sp_wrappers.games import GAMES
-from sp_wrappers.recipes import ALGOS, RECIPES, recipe_for
-from sp_wrappers.train_command import main_train
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli.main import main as cli_main
+from sp_wrappers.cli.train import main_train
+from sp_wrappers.games.registry import GAMES
+from sp_wrappers.runs.recipes import ALGOS, RECIPES, recipe_for
 
 TINY = ("--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128")
 TINY_GAME_KWARGS = {"pong_v3": ("--game-kwarg", "max_cycles=40")}

@@ -22,13 +22,14 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
 
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.callbacks import SelfPlayCallback
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import play_match
-from sp_wrappers.policies import RandomPolicy, SB3Policy
-from sp_wrappers.sampler import OpponentSampler
-from sp_wrappers.vec_env import SelfPlayVecEnv, make_selfplay_vec_env
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.core.policies import RandomPolicy, SB3Policy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
+from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
+from sp_wrappers.evaluation.match import play_match
+from sp_wrappers.opponents.sampler import OpponentSampler
+from sp_wrappers.training.callbacks import SelfPlayCallback
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +122,7 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
 
 
 def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
-    from sp_wrappers._fast_path import _FastSB3
+    from sp_wrappers.envs.vector.fast_path import _FastSB3
 
     opponent = SB3Policy(ttt_model, deterministic=True)
     other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
@@ -555,7 +556,7 @@ def test_workers_do_not_outlive_a_trainer_that_raises():
         from conftest import make_tictactoe
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.callbacks import BaseCallback
-        from sp_wrappers.vec_env import SelfPlayVecEnv
+        from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
 
         class Boom(BaseCallback):
             def _on_step(self):
@@ -615,7 +616,7 @@ def test_bad_input_is_refused_with_the_fix():
 
 
 def test_an_opponent_returning_illegal_actions_is_named():
-    from sp_wrappers.policies import CallablePolicy
+    from sp_wrappers.core.policies import CallablePolicy
 
     cheat = CallablePolicy(
         lambda obs, masks: np.zeros(len(obs), dtype=np.int64), "cheat", batched=True

@@ -5,6 +5,8 @@ This package holds :class:`League` (the runner, :mod:`.runner`), the builders
 the payoff table (:class:`PayoffTable`, :mod:`.payoff`), the players (:mod:`.worker`) and where
 they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only).
 
+The league layer may import ``sp_wrappers.training``, ``evaluation`` and every layer below them.
+
 >>> from sp_wrappers.league import AlphaStarLeague
 >>> [p.name for p in AlphaStarLeague().players()]
 ['main_agent_0', 'main_exploiter_0', 'league_exploiter_0']
@@ -12,6 +14,7 @@ they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported th
 
 from __future__ import annotations
 
+from ..ratings.attribution import league_games
 from .backends import BACKENDS
 from .builders import (
     ALPHASTAR_DEFAULTS,
@@ -24,7 +27,7 @@ from .builders import (
     SelfPlayLeague,
 )
 from .payoff import PayoffTable
-from .runner import League, LeagueResult, league_games
+from .runner import League, LeagueResult
 from .worker import LeagueSetupError
 
 __all__ = [

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..sampler import pfsp_weights
+from ..opponents.sampler import pfsp_weights
 from .payoff import PayoffTable
 
 __all__ = [
@@ -437,8 +437,8 @@ class SelfPlayLeague:
     :param save_every: learner steps between snapshots (checked between chunks).
     :param latest_ratio: probability (0..1) of playing its own current weights.
     :param window: how many of its newest snapshots are eligible (``None``: all).
-    :param pfsp_weighting: ``None`` for uniform, else a :func:`~sp_wrappers.sampler.pfsp_weights`
-        weighting.
+    :param pfsp_weighting: ``None`` for uniform, else a
+        :func:`~sp_wrappers.opponents.sampler.pfsp_weights` weighting.
 
     >>> from sp_wrappers.league import SelfPlayLeague, LearnerState, LeagueView, FrozenPlayer
     >>> from sp_wrappers.league import PayoffTable

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import RoundRobinResult
-from .runner import league_games
+from ..evaluation.round_robin import RoundRobinResult
+from ..ratings.attribution import league_games
 
 __all__ = ["league_payoff", "plot_league_payoff", "ROLE_COLOURS"]
 

@@ -23,7 +23,6 @@ finally ``league.json``. A league killed at any moment resumes from its last com
 
 from __future__ import annotations
 
-import bisect
 import json
 import os
 import time
@@ -35,12 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from ..archive import SnapshotArchive
+from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
-__all__ = ["League", "LeagueResult", "league_games", "STATE_FORMAT_VERSION", "STATE_NAME"]
+__all__ = [
+    "League",
+    "LeagueResult",
+    "STATE_FORMAT_VERSION",
+    "STATE_NAME",
+]
 
 STATE_FORMAT_VERSION = 1
 STATE_NAME = "league.json"
@@ -301,7 +305,7 @@ class League:
         return kwargs
 
     def _policy(self, name: str) -> Any:
-        from .._policy_spec import TRUSTED_MODULES, build_policy
+        from ..archive.policy_spec import TRUSTED_MODULES, build_policy
 
         if name not in self._policies:
             self._policies[name] = build_policy(self._specs[name], TRUSTED_MODULES, device="cpu")
@@ -551,7 +555,7 @@ class League:
 
     def _check_players_fit(self) -> None:
         """All players must be able to face each other: the same spaces."""
-        from .._policy_spec import space_from_json
+        from ..archive.spaces import space_from_json
 
         first = self.specs[0].name
         reference = self._specs[first]
@@ -565,47 +569,3 @@ class League:
                     f"Player {name}'s model has other spaces than {first}'s; every make_model "
                     "must build its model on the env it receives."
                 )
-
-
-def league_games(
-    archive: SnapshotArchive, include_evaluation: bool = True, source: str | None = None
-) -> list[tuple[str, str, float]]:
-    """The archive's games as snapshot-vs-snapshot games for a Bradley-Terry fit.
-
-    A learning player's game at step ``s`` is credited to the first snapshot taken from it at or
-    after ``s`` (the weights it was growing into; the run's final snapshot closes every player's
-    last stretch, and a reset player's games go to its new lineage). Games a player played
-    against its own current weights, and games with no such snapshot, are left out.
-
-    :param include_evaluation: also keep games between snapshots and bots (e.g. ``evaluation``).
-    :param source: only the games recorded with this source (``"league"``, ``"evaluation"``).
-    """
-    by_player: dict[str, list[tuple[int, int, str]]] = {}
-    for info in archive.snapshots(include_pruned=True):
-        for tag in info.tags:
-            if tag.startswith("parent:"):
-                by_player.setdefault(tag[len("parent:") :], []).append(
-                    (info.step, info.seq, info.id)
-                )
-    for entries in by_player.values():
-        entries.sort()
-
-    def credit(player: str, step: int | None) -> str | None:
-        entries = by_player.get(player)
-        if entries is None:
-            return player
-        if step is None:
-            return entries[-1][2]
-        index = bisect.bisect_left([e[0] for e in entries], step)
-        return entries[index][2] if index < len(entries) else None
-
-    games = []
-    for match in archive.matches(source=source):
-        if match.source != "league" and not include_evaluation:
-            continue
-        a = credit(match.player_a, match.step)
-        b = credit(match.player_b, match.step)
-        if a is None or b is None or a == b:
-            continue
-        games.append((a, b, float(match.score_a)))
-    return games

@@ -125,7 +125,7 @@ class _RecordGames(BaseCallback):
         self.matches: list[dict[str, Any]] = []
 
     def _on_step(self) -> bool:
-        from ..callbacks import match_records
+        from ..training.callbacks import match_records
 
         for info in self.locals.get("infos", ()):
             summary = info.get("selfplay") if isinstance(info, dict) else None
@@ -170,8 +170,8 @@ class PlayerWorker:
     ) -> None:
         import torch
 
-        from ..policies import RandomPolicy
-        from ..vec_env import make_selfplay_vec_env
+        from ..core.policies import RandomPolicy
+        from ..envs.vector.factory import make_selfplay_vec_env
 
         if torch_threads is not None:
             torch.set_num_threads(int(torch_threads))
@@ -191,7 +191,7 @@ class PlayerWorker:
         self._opponents: dict[str, tuple[str, Any]] = {}
 
     def _check_model_fits(self) -> None:
-        from .._policy_spec import spaces_match
+        from ..archive.spaces import spaces_match
 
         model_obs = getattr(self.model, "observation_space", None)
         model_act = getattr(self.model, "action_space", None)
@@ -215,7 +215,7 @@ class PlayerWorker:
 
     def describe(self) -> dict[str, Any]:
         """The player's policy spec, current and initial weights and initial model zip."""
-        from .._policy_spec import policy_spec
+        from ..archive.policy_spec import policy_spec
 
         return {
             "name": self.name,
@@ -230,8 +230,8 @@ class PlayerWorker:
     def _opponent_policy(self, opponent: str, spec: dict[str, Any], state: Mapping) -> Any:
         import torch
 
-        from .._policy_spec import TRUSTED_MODULES, build_policy
-        from ..policies import SB3Policy
+        from ..archive.policy_spec import TRUSTED_MODULES, build_policy
+        from ..core.policies import SB3Policy
 
         policy = build_policy(spec, TRUSTED_MODULES, device="cpu")
         policy.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})

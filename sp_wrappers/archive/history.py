@@ -1,0 +1,176 @@
+"""The archive's match history and stored ratings.
+
+This module holds :class:`MatchHistory`, the base of
+:class:`~sp_wrappers.archive.store.SnapshotArchive` that records matches (``record_match``,
+``record_matches``), reads them back (``matches``, ``iter_matches``, ``n_matches``,
+``scores_against``) and stores snapshot ratings (``set_ratings``). Rows follow the match format of
+``docs/formats.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .index import INDEX_NAME
+from .matches import (
+    INSERT_MATCH,
+    config_key,
+    decode_config,
+    match_row,
+)
+from .records import MatchRecord, SnapshotInfo, as_snapshot_id, player_name
+
+__all__ = ["MatchHistory"]
+
+
+class MatchHistory:
+    """Match rows and ratings of an archive (see the module docstring)."""
+
+    # -- ratings and matches -----------------------------------------------------------------------
+    def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        statements = []
+        for sid, values in ratings.items():
+            clean = {str(k): float(v) for k, v in values.items()}
+            bad = [k for k, v in clean.items() if not np.isfinite(v)]
+            if bad:
+                raise ValueError(f"Ratings must be finite numbers; {sid} has {bad} = non-finite.")
+            statements.append(
+                (
+                    "UPDATE snapshots SET ratings = ? WHERE id = ?",
+                    (json.dumps(clean), as_snapshot_id(sid)),
+                )
+            )
+        self._write(statements)
+
+    def record_match(
+        self,
+        player_a: str | SnapshotInfo,
+        player_b: str | SnapshotInfo,
+        score_a: float,
+        step: int | None = None,
+        seat_a: str | None = None,
+        seat_b: str | None = None,
+        source: str = "training",
+        team_a: str | None = None,
+        team_b: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
+
+        Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
+        baseline's ``policy_id``. ``team_a``/``team_b`` name the team each player played (team
+        games); ``config`` is the game configuration it was played under (a JSON-able mapping,
+        see :func:`config_key`).
+        """
+        self.record_matches(
+            [
+                dict(
+                    player_a=player_a,
+                    player_b=player_b,
+                    score_a=score_a,
+                    step=step,
+                    seat_a=seat_a,
+                    seat_b=seat_b,
+                    source=source,
+                    team_a=team_a,
+                    team_b=team_b,
+                    config=config,
+                )
+            ]
+        )
+
+    def record_matches(self, matches: Iterable[Mapping[str, Any]]) -> None:
+        """Append many games in one transaction (dicts with :meth:`record_match`'s arguments)."""
+        now = time.time()
+        statements: list[tuple[str, Sequence[Any]]] = []
+        games: dict[str, int] = {}
+        for match in matches:
+            row = match_row(match, now, player_name)
+            a, b = row[2], row[3]
+            statements.append((INSERT_MATCH, row))
+            for player in (a, b):
+                games[player] = games.get(player, 0) + 1
+        if not statements:
+            return
+        statements += [
+            ("UPDATE snapshots SET games = games + ? WHERE id = ?", (n, player))
+            for player, n in games.items()
+        ]
+        self._write(statements)
+
+    def matches(
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> list[MatchRecord]:
+        """The match history in the order it was recorded, optionally for one player, one
+        source or one game configuration (games played under exactly ``config``)."""
+        return list(self.iter_matches(player, source, config))
+
+    def iter_matches(
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Iterator[MatchRecord]:
+        """:meth:`matches` one record at a time, read as it goes: a pass over a long history
+        (a rating fit) then never holds every record in memory at once."""
+        sql = (
+            "SELECT id, wall_time, step, player_a, player_b, score_a, seat_a, seat_b, source, "
+            "team_a, team_b, config FROM matches"
+        )
+        clauses, params = [], []
+        if player is not None:
+            player = player_name(player)
+            clauses.append("(player_a = ? OR player_b = ?)")
+            params += [player, player]
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        if config is not None:
+            clauses.append("config = ?")
+            params.append(config_key(config))
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        for row in self._connect().execute(sql + " ORDER BY id", params):
+            yield MatchRecord(
+                *row[:-1], config=decode_config(row[-1], row[0], self.path / INDEX_NAME)
+            )
+
+    def n_matches(self) -> int:
+        """How many games the match history holds."""
+        return int(self._connect().execute("SELECT count(*) FROM matches").fetchone()[0])
+
+    def scores_against(self, player: str | SnapshotInfo) -> dict[str, tuple[float, int]]:
+        """``{opponent: (player's mean score, games)}`` over the whole match history."""
+        player = player_name(player)
+        version = self._data_version()
+        cached = self._scores.get(player)
+        if cached is not None and cached[0] == version:
+            return dict(cached[1])
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
+                "GROUP BY player_b UNION ALL "
+                "SELECT player_a, sum(1.0 - score_a), count(*) FROM matches WHERE player_b = ? "
+                "GROUP BY player_a",
+                (player, player),
+            )
+            .fetchall()
+        )
+        totals: dict[str, list[float]] = {}
+        for opponent, score, count in rows:
+            total = totals.setdefault(opponent, [0.0, 0])
+            total[0] += score
+            total[1] += count
+        result = {o: (s / n, int(n)) for o, (s, n) in totals.items() if o != player}
+        self._scores[player] = (version, result)
+        return dict(result)

@@ -1,0 +1,505 @@
+"""``SnapshotArchive``: policy snapshots, their ratings and the match history, in one directory.
+
+This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
+:func:`as_archive` (what every constructor taking an archive calls on its argument),
+:func:`config_key` (the canonical text of a game configuration in the match history),
+:data:`FORMAT_VERSION` and the archive's errors.
+
+Layout (documented in ``docs/formats.md``)::
+
+    ARCHIVE/
+      index.sqlite                    # SQLite in WAL mode: meta, snapshots, matches
+      snapshots/snapshot-0000.safetensors
+
+A save writes the weights to a temporary file, flushes it to disk, renames it into place and only
+then inserts the index row in one transaction, so a process killed at any moment never leaves a
+listed snapshot whose file is missing or incomplete. Weights are safetensors (never unpickled);
+the index row carries a JSON policy spec from which
+:func:`~sp_wrappers.archive.policy_spec.build_policy` rebuilds the SB3 policy. Readers in other
+processes (env workers, tournaments) see a consistent view while the trainer writes. Loaded
+opponents live in a bounded LRU cache.
+
+An archive may come from someone else, so everything read from it is untrusted input (the checks
+are listed in ``docs/formats.md``, "Security"): snapshot ids must match ``snapshot-NNNN`` and
+every snapshot path is derived from the id inside ``snapshots/`` (the ``file`` column is only
+checked, never followed); symlinks are refused; rows, policy specs and safetensors headers are
+validated before anything is built, read in full or deleted. Failures raise subclasses of
+:class:`ArchiveError` naming the file or row and the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .checks import (
+    SNAPSHOT_DIR,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    UnsafeArchiveError,
+    check_header,
+    check_not_linked,
+    expected_tensors,
+    read_snapshot_file,
+    size_limits,
+    unlink_all,
+)
+from .files import snapshot_payload, write_snapshot_file
+from .history import MatchHistory
+from .index import _MAX_STEP, FORMAT_VERSION, INDEX_NAME, ArchiveIndex
+from .matches import (
+    config_key,
+)
+from .policy_spec import (
+    MAX_PARAMETERS,
+    TRUSTED_MODULES,
+    ArchiveError,
+    PolicySpecError,
+    build_policy,
+    policy_spec,
+)
+from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
+from .spaces import space_from_json, spaces_match
+
+for _error in (
+    ArchiveError,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    PolicySpecError,
+    UnsafeArchiveError,
+):  # defined where the checks live; users import and see them here
+    _error.__module__ = __name__
+
+__all__ = [
+    "SnapshotArchive",
+    "SnapshotInfo",
+    "MatchRecord",
+    "as_archive",
+    "config_key",
+    "FORMAT_VERSION",
+    "ArchiveError",
+    "ArchiveFormatError",
+    "ArchiveWriteError",
+    "CorruptSnapshotError",
+    "IncompatibleSnapshotError",
+    "PolicySpecError",
+    "UnsafeArchiveError",
+]
+
+
+class SnapshotArchive(ArchiveIndex, MatchHistory):
+    """A directory of policy snapshots with ratings and match history that survives crashes.
+
+    Methods that take a snapshot accept its id or the :class:`SnapshotInfo` that iterating the
+    archive gives. An archive from elsewhere is untrusted input: see ``docs/formats.md``
+    ("Security") for what is checked before anything is built, read or deleted.
+
+    :param path: the archive directory (created when missing and ``create`` is true).
+    :param max_snapshots: keep at most this many snapshots listed; older ones are pruned, keeping
+        the newest ``keep_recent``, the first, and an evenly spread sample of the rest. ``None``
+        keeps all.
+    :param keep_recent: how many of the newest snapshots pruning never touches (default: half of
+        ``max_snapshots``).
+    :param cache_size: how many loaded opponent policies stay in memory (LRU).
+    :param create: create a new archive when ``path`` holds none; ``False`` raises instead.
+    :param trusted_modules: module prefixes whose classes a policy spec may name (importing a
+        module under them runs its code: list only packages you trust).
+    :param max_parameters: refuse to rebuild a policy with more weights and buffers than this
+        (values; the default allows 50 million).
+
+    >>> import tempfile, gymnasium as gym
+    >>> from stable_baselines3 import PPO
+    >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> archive.save(model, step=0).id
+    'snapshot-0000'
+    >>> archive.record_match("learner", "snapshot-0000", 1.0, step=10)
+    >>> len(archive), archive.scores_against("learner")
+    (1, {'snapshot-0000': (1.0, 1)})
+    >>> [archive.load_policy(info).policy_id for info in archive]
+    ['snapshot-0000']
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        max_snapshots: int | None = None,
+        keep_recent: int | None = None,
+        cache_size: int = 16,
+        create: bool = True,
+        trusted_modules: Sequence[str] = TRUSTED_MODULES,
+        max_parameters: int = MAX_PARAMETERS,
+    ) -> None:
+        if max_snapshots is not None and max_snapshots < 2:
+            raise ValueError(f"max_snapshots must be >= 2 or None, got {max_snapshots}.")
+        if keep_recent is not None and (
+            keep_recent < 1 or (max_snapshots is not None and keep_recent >= max_snapshots)
+        ):
+            raise ValueError(
+                f"keep_recent must be between 1 and max_snapshots - 1, got {keep_recent}."
+            )
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be >= 1, got {cache_size}.")
+        if isinstance(trusted_modules, str):
+            raise TypeError(
+                f"trusted_modules must be a list of module prefixes, got the string "
+                f"{trusted_modules!r}; pass [{trusted_modules!r}]."
+            )
+        self.path = Path(path)
+        self.max_snapshots = max_snapshots
+        self.keep_recent = keep_recent
+        self.cache_size = int(cache_size)
+        self.trusted_modules = tuple(trusted_modules)
+        self.max_parameters = int(max_parameters)
+        self._create = create
+        self._conn: sqlite3.Connection | None = None
+        self._conn_pid: int | None = None
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._bad: set[str] = set()
+        # (data_version, every row, the unpruned rows by id): re-read only when the index changes
+        self._listing: tuple[int, list[SnapshotInfo], dict[str, SnapshotInfo]] | None = None
+        self._parsed: dict[tuple[Any, ...], SnapshotInfo] = {}  # raw row -> its checked info
+        self._scores: dict[str, tuple[int, dict[str, tuple[float, int]]]] = {}
+        self._connect()
+
+    # -- snapshots ---------------------------------------------------------------------------------
+    def _rows(self) -> tuple[list[SnapshotInfo], dict[str, SnapshotInfo]]:
+        """Every row (validated) and the unpruned ones by id, re-read when the index changed."""
+        conn = self._connect()
+        version = self._data_version()
+        if self._listing is None or self._listing[0] != version:
+            raw = conn.execute(
+                "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, "
+                "games, pruned FROM snapshots ORDER BY seq"
+            ).fetchall()
+            # Rows that did not change since the last listing are not parsed and checked again.
+            index, directory = self.path / INDEX_NAME, self.path / SNAPSHOT_DIR
+            parsed = {
+                row: self._parsed.get(row) or info_from_row(row, index, directory) for row in raw
+            }
+            self._parsed = parsed
+            rows = list(parsed.values())
+            self._listing = (version, rows, {info.id: info for info in rows if not info.pruned})
+        return self._listing[1], self._listing[2]
+
+    def snapshots(self, include_pruned: bool = False) -> list[SnapshotInfo]:
+        """Every listed snapshot, oldest first (corrupt ones left out).
+
+        :param include_pruned: also return the rows of snapshots that :meth:`prune` unlisted
+            (``info.pruned`` is true and their weights file is gone), for example to name every
+            snapshot the match history mentions.
+        :raises ArchiveFormatError: a row holds values of the wrong type or out of range
+            (:class:`UnsafeArchiveError` when its id or ``file`` points outside ``snapshots/``).
+        """
+        every, listed = self._rows()
+        rows = every if include_pruned else listed.values()
+        if not self._bad:
+            return list(rows)
+        return [info for info in rows if info.id not in self._bad]
+
+    def __len__(self) -> int:
+        return len(self.snapshots())
+
+    def __iter__(self) -> Iterator[SnapshotInfo]:
+        return iter(self.snapshots())
+
+    def __contains__(self, snapshot: object) -> bool:
+        if not isinstance(snapshot, (str, SnapshotInfo)):
+            return False
+        sid = as_snapshot_id(snapshot)
+        return sid in self._rows()[1] and sid not in self._bad
+
+    def latest(self) -> SnapshotInfo | None:
+        """The newest listed snapshot, or ``None`` for an empty archive."""
+        listing = self.snapshots()
+        return listing[-1] if listing else None
+
+    def get(self, snapshot: str | SnapshotInfo) -> SnapshotInfo:
+        """The listed snapshot with this id (or the id of this :class:`SnapshotInfo`).
+
+        :raises KeyError: naming the known ids (and saying so when the snapshot was pruned).
+        """
+        sid = as_snapshot_id(snapshot)
+        every, listed = self._rows()
+        info = listed.get(sid)
+        if info is not None and sid not in self._bad:
+            return info
+        if info is not None:
+            raise KeyError(
+                f"Snapshot {sid!r} in {self.path} was left out after its file failed a check "
+                "(see the earlier warning); restore the file and reopen the archive."
+            )
+        if any(row.id == sid for row in every):
+            raise KeyError(
+                f"Snapshot {sid!r} in {self.path} was pruned (its weights are deleted; its "
+                "ratings and matches remain): pick one of archive.snapshots()."
+            )
+        known = [i.id for i in self.snapshots()]
+        shown = known if len(known) <= 10 else known[:5] + ["..."] + known[-5:]
+        raise KeyError(f"No snapshot {sid!r} in {self.path}; known ids: {shown}.")
+
+    def save(
+        self,
+        model: Any,
+        step: int,
+        tags: Sequence[str] = (),
+        rating: float | None = None,
+    ) -> SnapshotInfo:
+        """Save the weights of ``model`` (an SB3 model, policy or ``SB3Policy``) as a new snapshot.
+
+        :param step: the learner step (``model.num_timesteps``) the snapshot was taken at.
+        :param tags: free-form labels stored with it.
+        :param rating: its starting Elo (stored as ``ratings["elo"]``).
+        :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
+        """
+        if not 0 <= int(step) <= _MAX_STEP:
+            raise ValueError(f"step must be a non-negative learner step, got {step}.")
+        if rating is not None and not np.isfinite(rating):
+            raise ValueError(f"rating must be a finite number, got {rating}.")
+        policy = getattr(model, "policy", model)
+        spec = policy_spec(policy)
+        every, _ = self._rows()
+        seq = every[-1].seq + 1 if every else 0
+        snapshot_id = f"snapshot-{seq:04d}"
+        relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
+        final = self.path / relative
+        payload, digest = snapshot_payload(policy.state_dict(), snapshot_id)
+        write_snapshot_file(final, payload)
+        ratings = {} if rating is None else {"elo": float(rating)}
+        info = SnapshotInfo(
+            id=snapshot_id,
+            step=int(step),
+            wall_time=time.time(),
+            tags=tuple(str(t) for t in tags),
+            sha256=digest,
+            file=final,
+            ratings=ratings,
+            policy_spec=spec,
+            seq=seq,
+        )
+        self._write(
+            [
+                (
+                    "INSERT INTO snapshots (seq, id, step, wall_time, tags, sha256, file, "
+                    "policy_spec, ratings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        seq,
+                        snapshot_id,
+                        info.step,
+                        info.wall_time,
+                        json.dumps(list(info.tags)),
+                        digest,
+                        relative,
+                        json.dumps(spec),
+                        json.dumps(ratings),
+                    ),
+                )
+            ]
+        )
+        if self.max_snapshots is not None:
+            self.prune()
+        return info
+
+    def _build(self, info: SnapshotInfo, device: str) -> Any:
+        """The snapshot's policy with random weights, rebuilt from its checked spec."""
+        try:
+            return build_policy(info.policy_spec, self.trusted_modules, device, self.max_parameters)
+        except PolicySpecError as error:
+            raise PolicySpecError(
+                f"Snapshot {info.id} in {self.path / INDEX_NAME}: {error}"
+            ) from error
+
+    def load_state_dict(self, snapshot: str | SnapshotInfo) -> dict[str, Any]:
+        """The snapshot's weights as torch tensors, after checking the file's hash and that it
+        holds exactly the tensors (names, shapes, dtypes) its policy spec describes.
+
+        :raises CorruptSnapshotError: the file is missing, its hash differs or its tensors do
+            not fit the spec (a warning naming the file is issued and the snapshot is left out
+            of :meth:`snapshots` from then on).
+        :raises PolicySpecError: the stored policy spec is refused (see :func:`build_policy`).
+        :raises UnsafeArchiveError: the file or ``snapshots/`` is a symlink or not a plain file.
+        """
+        info = self.get(snapshot)
+        return self._load_weights(info, self._build(info, "cpu"))
+
+    def _load_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
+        from safetensors.torch import load as load_safetensors
+
+        expected = expected_tensors(policy)
+        try:
+            limit, max_header = size_limits(expected)
+        except KeyError as error:
+            raise PolicySpecError(
+                f"Snapshot {info.id}'s policy holds a tensor of dtype {error}, which the archive "
+                "does not store."
+            ) from None
+        try:
+            payload = read_snapshot_file(self.path / SNAPSHOT_DIR, f"{info.id}.safetensors", limit)
+        except OSError as error:
+            self._mark_bad(info, f"cannot be read ({error})")
+        if len(payload) > limit:
+            self._mark_bad(info, f"is longer than the {limit} bytes its policy's tensors can take")
+        if hashlib.sha256(payload).hexdigest() != info.sha256:
+            self._mark_bad(info, "does not match its recorded sha256")
+        problem, aliases = check_header(payload, info.id, expected, max_header)
+        if problem:
+            self._mark_bad(info, f"does not hold the tensors its policy spec describes: {problem}")
+        state = load_safetensors(payload)
+        for alias, target in aliases.items():
+            state[alias] = state[target]
+        return state
+
+    def _mark_bad(self, info: SnapshotInfo, problem: str) -> NoReturn:
+        self._bad.add(info.id)
+        message = (
+            f"Skipping snapshot {info.id}: its file {info.file} {problem}. The archive goes on "
+            "without it; restore the file or delete the snapshot from the archive."
+        )
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        raise CorruptSnapshotError(message)
+
+    def load_policy(
+        self, snapshot: str | SnapshotInfo, deterministic: bool = False, device: str = "cpu"
+    ) -> Any:
+        """A frozen :class:`~sp_wrappers.SB3Policy` for a snapshot (its id or its
+        :class:`SnapshotInfo`), from the bounded cache.
+
+        The policy is rebuilt from the stored spec (no pickle; checked as :func:`build_policy`
+        describes), the weights file is checked against the spec before it is read in full, and
+        the policy's ``policy_id`` is the snapshot id. At most ``cache_size`` policies are kept.
+
+        :raises CorruptSnapshotError: see :meth:`load_state_dict` (the sampler draws another).
+        :raises PolicySpecError: the stored spec names a class, argument or size it must not.
+        """
+        from ..core.policies import SB3Policy
+
+        snapshot_id = as_snapshot_id(snapshot)
+        key = f"{snapshot_id}@{device}"
+        cached = self._cache.get(key)
+        if cached is None:
+            info = self.get(snapshot_id)
+            policy = self._build(info, device)
+            policy.load_state_dict(self._load_weights(info, policy), strict=True)
+            cached = SB3Policy(policy, policy_id=snapshot_id, device=device, copy_weights=False)
+            self._cache[key] = cached
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        if cached.deterministic != deterministic:
+            cached = copy.copy(cached)
+            cached.deterministic = deterministic
+        return cached
+
+    def cached_ids(self) -> list[str]:
+        """Snapshot ids whose policies are in the in-memory cache, least recently used first."""
+        return [key.rsplit("@", 1)[0] for key in self._cache]
+
+    def check_compatible(self, model_or_spaces: Any, action_space: Any = None) -> None:
+        """Raise :class:`IncompatibleSnapshotError` when the newest snapshot's spaces differ from
+        a model's (or from the given observation and action spaces)."""
+        if action_space is None:
+            policy = getattr(model_or_spaces, "policy", model_or_spaces)
+            observation_space, action_space = policy.observation_space, policy.action_space
+        else:
+            observation_space = model_or_spaces
+        newest = self.latest()
+        if newest is None:
+            return
+        where = f"snapshot {newest.id}'s observation_space"
+        stored_obs = space_from_json(newest.policy_spec.get("observation_space"), where)
+        where = f"snapshot {newest.id}'s action_space"
+        stored_act = space_from_json(newest.policy_spec.get("action_space"), where)
+        same_obs = spaces_match(stored_obs, observation_space)
+        if not (same_obs and spaces_match(stored_act, action_space)):
+            raise IncompatibleSnapshotError(
+                f"Snapshot {newest.id} in {self.path} was saved for observation space "
+                f"{stored_obs} and action space {stored_act}, but this model uses "
+                f"{observation_space} and {action_space}. Use a new archive directory for a "
+                "different game or wrapper stack."
+            )
+
+    # -- pruning -----------------------------------------------------------------------------------
+    def prune(self) -> list[str]:
+        """Unlist snapshots beyond ``max_snapshots`` and delete their files; returns their ids.
+
+        Kept: the newest ``keep_recent``, the first snapshot, and older snapshots spread evenly
+        over the rest of the history. Pruned snapshots keep their index rows (marked pruned), so
+        ratings and the match history that mention them stay intact. Only
+        ``snapshots/<id>.safetensors`` of a validated id is ever deleted, never a path the index
+        names, and nothing when ``snapshots/`` is a symlink.
+        """
+        if self.max_snapshots is None:
+            return []
+        listing = self.snapshots()
+        if len(listing) <= self.max_snapshots:
+            return []
+        recent = self.keep_recent or max(1, self.max_snapshots // 2)
+        kept = list(listing)
+        drop: list[SnapshotInfo] = []
+        while len(kept) > self.max_snapshots:
+            # Among the older snapshots (never the first), drop the one whose neighbours are
+            # closest together: repeated, this keeps an even spread over the whole history.
+            candidates = range(1, len(kept) - recent)
+            victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
+            drop.append(kept.pop(victim))
+        directory = self.path / SNAPSHOT_DIR
+        check_not_linked(directory, directory=True)
+        self._write([("UPDATE snapshots SET pruned = 1 WHERE id = ?", (d.id,)) for d in drop])
+        for info in drop:
+            for key in [k for k in self._cache if k.rsplit("@", 1)[0] == info.id]:
+                del self._cache[key]
+        unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
+        return [info.id for info in drop]
+
+    def __repr__(self) -> str:
+        return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"
+
+
+def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> SnapshotArchive:
+    """The :class:`SnapshotArchive` that ``archive`` names: the archive itself, or the one at a
+    path (``str`` or ``os.PathLike``), opened here.
+
+    Every public constructor and function that takes an archive calls this on its argument, so a
+    path from a configuration file (RL Baselines3 Zoo's yaml, ``gymnasium.make`` keyword
+    arguments) works wherever an archive object does, and anything else fails at once.
+
+    :param archive: a :class:`SnapshotArchive` or the path of its directory.
+    :param create: create a new archive when the path holds none (training); ``False`` raises
+        :class:`ArchiveFormatError` instead (evaluation of an existing archive).
+    :param owner: who asks, for the error message (e.g. ``"OpponentSampler(archive=...)"``).
+    :raises TypeError: ``archive`` is neither an archive nor a path.
+
+    >>> import tempfile
+    >>> archive = as_archive(tempfile.mkdtemp())
+    >>> as_archive(archive) is archive
+    True
+    >>> as_archive(42, owner="OpponentSampler(archive=...)")
+    Traceback (most recent call last):
+    ...
+    TypeError: OpponentSampler(archive=...) takes a SnapshotArchive or the path of its directory \
+(str or os.PathLike), got int: 42.
+    """
+    if isinstance(archive, SnapshotArchive):
+        return archive
+    if isinstance(archive, str | os.PathLike) and str(os.fspath(archive)):
+        return SnapshotArchive(archive, create=create)
+    raise TypeError(
+        f"{owner} takes a SnapshotArchive or the path of its directory (str or os.PathLike), "
+        f"got {type(archive).__name__}: {archive!r}."
+    )

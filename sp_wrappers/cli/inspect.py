@@ -1,0 +1,194 @@
+"""``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive.
+
+This module holds :func:`cmd_ratings`, :func:`cmd_tournament`, :func:`cmd_plot` and
+:func:`add_rating_options`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import PROG, CLIError, RunDir, make_baseline, resolve_run_dir
+
+__all__ = ["add_rating_options", "cmd_plot", "cmd_ratings", "cmd_tournament"]
+
+
+def _archive_with_games(args: argparse.Namespace) -> tuple[RunDir, Any]:
+    run = resolve_run_dir(args.run_dir)
+    archive = run.open_archive()
+    if archive.n_matches() == 0:
+        raise CLIError(
+            f"The archive {run.archive_path} has no matches yet; train with SelfPlayCallback or "
+            f"run `{PROG} tournament {args.run_dir}` first."
+        )
+    return run, archive
+
+
+def _ratings(archive: Any, args: argparse.Namespace) -> Any:
+    from ..ratings.archive_ratings import archive_ratings
+
+    try:
+        return archive_ratings(
+            archive,
+            anchor=args.anchor,
+            anchor_rating=args.anchor_rating,
+            config=getattr(args, "config_filter", None),
+        )
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+
+
+def _config_filter(text: str | None) -> dict[str, Any] | None:
+    """``--config``'s JSON object (``None`` when not given)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise CLIError(
+            f"--config takes a JSON object such as '{{\"komi\": 7.5}}': {error}."
+        ) from None
+    if not isinstance(value, dict):
+        raise CLIError(f"--config takes a JSON object such as '{{\"komi\": 7.5}}', got {text!r}.")
+    return value
+
+
+def _by_config_table(archive: Any) -> str:
+    from ..training.env_generator import win_rates_by_config
+
+    rows = sorted(win_rates_by_config(archive).values(), key=lambda r: -r["games"])
+    if not rows:
+        raise CLIError(
+            f"The archive {archive.path} has no learner games to split by configuration."
+        )
+    lines = [f"{'configuration':<40} {'games':>6} {'W-D-L':>15} {'score':>6}"]
+    for row in rows:
+        record = f"{row['wins']}-{row['draws']}-{row['losses']}"
+        name = json.dumps(row["config"], sort_keys=True) if row["config"] else "{} (default)"
+        lines.append(f"{name:<40} {row['games']:>6} {record:>15} {row['score']:>6.3f}")
+    return "\n".join(lines)
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    run, archive = _archive_with_games(args)
+    args.config_filter = _config_filter(getattr(args, "config", None))
+    if getattr(args, "by_config", False):
+        if args.json:
+            from ..training.env_generator import win_rates_by_config
+
+            print(json.dumps(list(win_rates_by_config(archive).values()), indent=2))
+        else:
+            print(_by_config_table(archive))
+        return 0
+    ratings = _ratings(archive, args)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "archive": str(run.archive_path),
+                    "anchor": ratings.anchor,
+                    "players": ratings.rows(),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(ratings.table())
+    return 0
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from ..archive.store import IncompatibleSnapshotError
+    from ..evaluation.backends import BACKENDS
+    from ..evaluation.round_robin import round_robin
+    from ..ratings.archive_ratings import store_archive_ratings
+
+    if args.backend not in BACKENDS:
+        raise CLIError(f"Unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}.")
+    if args.games_per_pair < 1:
+        raise CLIError(f"--games-per-pair must be at least 1, got {args.games_per_pair}.")
+    run = resolve_run_dir(args.run_dir)
+    archive = run.open_archive()
+    snapshots = args.snapshots or [info.id for info in archive.snapshots()]
+    if not snapshots:
+        raise CLIError(f"The archive {run.archive_path} has no snapshots yet; train first.")
+    unknown = [s for s in snapshots if s not in archive]
+    if unknown:
+        raise CLIError(f"No snapshot {', '.join(unknown)} in {run.archive_path}.")
+    game_name, env_fn = run.game(args.game)
+    names = list(dict.fromkeys(args.baseline or ["random"]))
+    baselines = [make_baseline(name, game_name) for name in names]
+    try:
+        result = round_robin(
+            archive,
+            participants=snapshots,
+            games_per_pair=args.games_per_pair,
+            baselines=baselines,
+            env_fn=env_fn,
+            seed=args.seed,
+            backend=args.backend,
+            n_workers=args.workers,
+            skip_played=True,
+            deterministic=args.deterministic,
+            progress=not args.no_progress,
+        )
+    except IncompatibleSnapshotError as error:
+        raise CLIError(f"{error} (game: {game_name})") from None
+    played = sum(m.n_games for m in result.matches)
+    print(f"Played {played} games in {len(result.matches)} pairs ({args.backend} backend).")
+    if len(result.players) <= 12:
+        print("\nPayoff matrix (row player's mean score):")
+        print(result.table())
+    print()
+    print(_ratings(archive, args).table())
+    if played:
+        stored = store_archive_ratings(archive)
+        print(f'\nStored the refitted ratings of {len(stored.snapshots)} snapshots ("bt").')
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from ..evaluation.plots import plot_payoff, plot_ratings
+    from ..evaluation.round_robin import RoundRobinResult
+
+    run, archive = _archive_with_games(args)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CLIError(
+            'The plot command needs matplotlib: pip install "sp-wrappers[plots]".'
+        ) from None
+    ratings = _ratings(archive, args)
+    out = Path(args.out) if args.out else Path(args.run_dir) / "plots"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CLIError(f"Cannot create the output directory {out}: {error}.") from None
+    has_evaluation = bool(archive.matches(source="evaluation"))
+    payoff = RoundRobinResult.from_archive(archive, source="evaluation" if has_evaluation else None)
+    kind = "evaluation games" if has_evaluation else "all games (no tournament yet)"
+    written = [
+        plot_ratings(ratings, out / "ratings.png"),
+        plot_payoff(payoff, out / "payoff.png", title=f"Payoff matrix, {kind}"),
+    ]
+    if any(tag.startswith("role:") for info in archive.snapshots() for tag in info.tags):
+        from ..league.plots import plot_league_payoff  # a league's archive: group by role
+
+        written.append(plot_league_payoff(archive, out / "league_payoff.png"))
+    for path in written:
+        print(path)
+    return 0
+
+
+def add_rating_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--anchor",
+        default="random",
+        help="the player pinned at --anchor-rating when it has games (default: random)",
+    )
+    parser.add_argument(
+        "--anchor-rating", type=float, default=1000.0, help="the anchor's rating (default: 1000)"
+    )

@@ -1,0 +1,253 @@
+"""The ``sp-wrappers`` command line: ratings, tournaments and plots of a self-play run.
+
+This module holds :func:`main` (the console entry point), :func:`build_parser`, CLI-error
+versions of the game registry's :func:`make_game` and :func:`game_factory` (the registry itself,
+:data:`GAMES`, lives in :mod:`sp_wrappers.games.registry`), the baseline registry
+(:data:`BASELINES`, :func:`make_baseline`) and :func:`resolve_run_dir`.
+
+Commands::
+
+    sp-wrappers ratings RUN_DIR                 # table: rating, 95% interval, games, vs baselines
+    sp-wrappers ratings RUN_DIR --config '{"komi": 7.5}'   # only games under that configuration
+    sp-wrappers ratings RUN_DIR --by-config     # the learner's record per game configuration
+    sp-wrappers tournament RUN_DIR --games-per-pair 20 --backend process --baseline random
+    sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
+    sp-wrappers train ...                       # when sp_wrappers.cli.train provides it
+    sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
+
+``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
+"game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
+(``tictactoe_v3``, ``connect_four_v3``, ``texas_holdem_v4``, ``pong_v3`` with RAM observations)
+or an import path ``module:function``; ``--game`` overrides the config.
+
+Every user error (not an archive, no games yet, unknown backend or game, a missing optional extra)
+ends with exit status 2 and a one-line message on stderr, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..games.registry import GAMES
+from .common import BASELINES, PROG, CLIError, error_line, user_errors
+from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
+
+__all__ = ["main", "build_parser"]
+
+COMMANDS = ("ratings", "tournament", "plot")
+
+
+# ------------------------------------------------------------------------------------------------
+# Games
+# ------------------------------------------------------------------------------------------------
+
+
+# ------------------------------------------------------------------------------------------------
+# Baselines
+# ------------------------------------------------------------------------------------------------
+
+
+# ------------------------------------------------------------------------------------------------
+# Run directories
+# ------------------------------------------------------------------------------------------------
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+# ------------------------------------------------------------------------------------------------
+
+
+# ------------------------------------------------------------------------------------------------
+# Parser and entry point
+# ------------------------------------------------------------------------------------------------
+
+
+def _add_train_command(subparsers: Any) -> None:
+    """Register ``train`` when ``sp_wrappers.cli.train`` defines
+    ``add_train_parser(subparsers)``."""
+    try:
+        module = importlib.import_module(f"{__package__ or 'sp_wrappers.cli'}.train")
+    except ModuleNotFoundError as error:
+        if error.name and error.name.endswith("sp_wrappers.cli.train"):
+            return
+        message = f"The train command is unavailable: {error}."
+    except Exception as error:  # a broken train module must not take the other commands down
+        message = f"The train command is unavailable: {type(error).__name__}: {error}."
+    else:
+        add = getattr(module, "add_train_parser", None)
+        if callable(add):
+            add(subparsers)
+        return
+
+    def unavailable(args: argparse.Namespace) -> int:
+        raise CLIError(message)
+
+    parser = subparsers.add_parser("train", help="train a learner (unavailable)", add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.set_defaults(func=unavailable)
+
+
+def _add_league_command(subparsers: Any) -> None:
+    """Register ``league`` (from ``sp_wrappers.cli.league``); a module that cannot be
+    imported leaves a stub that says why, and the other commands keep working."""
+    try:
+        from .league import add_league_parser
+    except Exception as error:  # noqa: BLE001 - e.g. a broken train module, which league uses
+        message = f"The league command is unavailable: {type(error).__name__}: {error}."
+
+        def unavailable(args: argparse.Namespace) -> int:
+            raise CLIError(message)
+
+        parser = subparsers.add_parser(
+            "league", help="train a league (unavailable)", add_help=False
+        )
+        parser.add_argument("rest", nargs=argparse.REMAINDER)
+        parser.set_defaults(func=unavailable)
+        return
+    add_league_parser(subparsers)
+
+
+def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
+    """The ``sp-wrappers`` argument parser.
+
+    :param include_train: also register ``train`` from ``sp_wrappers.cli.train`` (when it
+        exists).
+    """
+    from .._version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Self-play runs: ratings, tournaments and plots of an archive."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ratings = subparsers.add_parser(
+        "ratings",
+        help="rate every snapshot from the archive's match history",
+        description="Fit Bradley-Terry ratings over the whole match history (training and "
+        "evaluation games) and print a table: rating, 95%% interval, games, results against "
+        "the baselines.",
+    )
+    ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    add_rating_options(ratings)
+    ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ratings.add_argument(
+        "--config",
+        default=None,
+        metavar="JSON",
+        help="rate only the games whose game configuration has these keys and values, e.g. "
+        "'{\"komi\": 7.5}' (games without one count as {}); see --env-generator",
+    )
+    ratings.add_argument(
+        "--by-config",
+        action="store_true",
+        help="print the learner's games, W-D-L and score per game configuration instead",
+    )
+    ratings.set_defaults(func=cmd_ratings)
+
+    tournament = subparsers.add_parser(
+        "tournament",
+        help="play the missing round-robin games between snapshots and baselines",
+        description="Play every pair of snapshots and baselines up to --games-per-pair "
+        "evaluation games (games already in the archive count), record them, print the table.",
+    )
+    tournament.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    tournament.add_argument(
+        "--games-per-pair",
+        type=int,
+        default=20,
+        metavar="N",
+        help="evaluation games per pair (default: 20)",
+    )
+    tournament.add_argument(
+        "--backend",
+        default="process",
+        metavar="{process,ray,serial}",
+        help="where games run (default: process)",
+    )
+    tournament.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel workers (default: one per CPU)",
+    )
+    tournament.add_argument(
+        "--baseline",
+        action="append",
+        metavar="NAME",
+        help=f"a baseline joining the tournament, repeatable "
+        f"({', '.join(BASELINES)}; default: random)",
+    )
+    tournament.add_argument(
+        "--game",
+        default=None,
+        help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
+    )
+    tournament.add_argument(
+        "--snapshots", nargs="+", metavar="ID", help="only these snapshots (default: all)"
+    )
+    tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
+    tournament.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="snapshots take their most likely action instead of sampling",
+    )
+    tournament.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_rating_options(tournament)
+    tournament.set_defaults(func=cmd_tournament)
+
+    plot = subparsers.add_parser(
+        "plot",
+        help="write ratings.png and payoff.png",
+        description="Plot rating against training step (with 95%% intervals) and the payoff "
+        "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
+    )
+    plot.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    plot.add_argument(
+        "--out", default=None, metavar="DIR", help="output directory (default: RUN_DIR/plots)"
+    )
+    add_rating_options(plot)
+    plot.set_defaults(func=cmd_plot)
+
+    if include_train:
+        _add_train_command(subparsers)
+        _add_league_command(subparsers)
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(error_line(PROG, message), file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``sp-wrappers`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
+
+    >>> main(["ratings", "/no/such/run"])  # prints a one-line error on stderr
+    2
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Only build the (possibly heavy) train command when it may be the one asked for.
+    include_train = not (argv and argv[0] in COMMANDS)
+    parser = build_parser(include_train=include_train)
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        status = args.func(args)
+    except user_errors() as error:
+        return _fail(str(error))
+    except ImportError as error:
+        if "pip install" in str(error):  # a missing optional extra, named in the message
+            return _fail(str(error))
+        raise
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    return int(status or 0)

@@ -1,0 +1,399 @@
+"""``sp-wrappers train GAME``: the command line of :func:`sp_wrappers.runs.train.train`.
+
+This module holds :func:`add_train_parser` (how ``sp-wrappers`` registers the command),
+:func:`build_train_parser`, :func:`run_train_command` and :func:`main_train`. The training driver,
+the run configuration and the run directory live in :mod:`sp_wrappers.runs.train`,
+:mod:`sp_wrappers.runs.rundir` and :mod:`sp_wrappers.runs.summary`.
+
+Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictactoe_v3
+--timesteps 200000`` adds 200k steps to that run with the same archive.
+
+>>> import contextlib, io, tempfile
+>>> out = tempfile.mkdtemp()
+>>> with contextlib.redirect_stdout(io.StringIO()):
+...     status = main_train(["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
+...                          "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
+...                          "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
+>>> written = {p.name for p in Path(out).iterdir()}  # and tb/ when tensorboard is installed
+>>> status, sorted(written & {"archive", "config.json", "model.zip", "ratings.json"})
+(0, ['archive', 'config.json', 'model.zip', 'ratings.json'])
+>>> main_train(["chess"])  # one line on stderr naming the registered games
+2
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.seats import ILLEGAL_ACTION_MODES
+from ..games.registry import GAMES
+from ..opponents.sampler import STRATEGIES
+from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
+from ..runs.config import TrainError, check_config, read_resume_config
+from ..runs.recipes import ALGOS, SAMPLER_DEFAULTS
+from ..runs.rundir import CONFIG_NAME, _slug
+from ..runs.train import train
+from .common import PROG, error_line, user_errors
+from .run_options import apply_overrides, new_run_config
+
+__all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
+
+# ------------------------------------------------------------------------------------------------
+# The command
+# ------------------------------------------------------------------------------------------------
+
+
+def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    games = ", ".join(GAMES)
+    parser.add_argument(
+        "game",
+        nargs="?",
+        metavar="GAME",
+        help=f"a registered game ({games}) or an import path module:function to a PettingZoo "
+        "env constructor; optional with --resume or --config",
+    )
+    parser.add_argument(
+        "--algo",
+        choices=list(ALGOS),
+        default=None,
+        help="the learner (default: the game's recipe; maskable_ppo when the game has action "
+        "masks, else ppo)",
+    )
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="learner steps, per team in a team run (default: the recipe's; with --resume: "
+        "the steps still missing, or N more)",
+    )
+    parser.add_argument(
+        "--n-envs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="game copies stepped together (default: the recipe's)",
+    )
+    sampler = parser.add_argument_group("opponent sampler (defaults: the game's recipe)")
+    sampler.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw from the newest N snapshots (0: all)",
+    )
+    sampler.add_argument(
+        "--latest-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of playing the learner's latest weights",
+    )
+    sampler.add_argument(
+        "--swap-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep an opponent for N swap units",
+    )
+    sampler.add_argument("--swap-unit", choices=SWAP_UNITS, default=None)
+    sampler.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=None,
+        help="uniform over the window, or prioritized fictitious self-play",
+    )
+    sampler.add_argument(
+        "--random-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of a RandomPolicy opponent",
+    )
+    sampler.add_argument(
+        "--reference-ratio",
+        type=float,
+        default=None,
+        metavar="P",
+        help="probability of one of the game's reference bots (minimax; alpha-beta depths 1 "
+        "and 2, split evenly) as the opponent; the run is then no longer pure self-play",
+    )
+    parser.add_argument(
+        "--draw-reward",
+        type=float,
+        default=None,
+        metavar="R",
+        help="added to the learner's reward for a drawn game (negative: contempt for draws, "
+        "so it plays for wins); default: the recipe's, usually 0",
+    )
+    sampler.add_argument(
+        "--opponent-draw",
+        choices=OPPONENT_DRAWS,
+        default=None,
+        help="per_env (default): each env copy draws its own opponents, so a rollout mixes "
+        "them; shared: one line-up for every copy between swaps (ML-Agents' ghost trainer, one "
+        "forward pass for all copies)",
+    )
+    parser.add_argument(
+        "--illegal-action",
+        choices=ILLEGAL_ACTION_MODES,
+        default=None,
+        help="what a learner action its mask forbids does: loss (default; the episode ends as a "
+        "loss) or raise (stop with an error naming the action)",
+    )
+    sampler.add_argument(
+        "--deterministic-opponents",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="snapshot opponents take their most likely action",
+    )
+    parser.add_argument(
+        "--env-generator",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="an environment generator: FUNCTION(step, index, history) returns each env copy's "
+        "game configuration (game keyword arguments, e.g. a komi) at its episode starts; kept "
+        "in config.json, the current configurations in env_generator.json (see the how-to)",
+    )
+    parser.add_argument(
+        "--learner",
+        default=None,
+        metavar="SEAT",
+        help="learner seat: random (default), alternate, or an agent name",
+    )
+    teams = parser.add_argument_group(
+        "teams (one learner per team, TeamSelfPlay; default: the game's recipe, e.g. "
+        "simple_tag_v3 and quadrapong_v4)"
+    )
+    teams.add_argument(
+        "--teams",
+        default=None,
+        metavar="SPEC",
+        help="group the agents into teams and train one learner per team: 'prefix' (agent "
+        "names without the trailing _N: adversary_0..2 -> adversary) or a JSON mapping "
+        '\'{"red": ["first_0", "third_0"], "blue": ["second_0", "fourth_0"]}\'',
+    )
+    teams.add_argument(
+        "--team-change",
+        type=int,
+        default=None,
+        metavar="N",
+        help="learner steps of the learning team before the next team learns (the recipe's, "
+        "else a tenth of --timesteps)",
+    )
+    teams.add_argument(
+        "--shared",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--shared: one model plays every team (refused when their spaces differ); "
+        "--no-shared: one model per team; default: one model per distinct observation/action "
+        "space (teams whose spaces agree share one)",
+    )
+    parser.add_argument(
+        "--save-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="snapshot (and model.zip checkpoint) interval in learner steps",
+    )
+    parser.add_argument(
+        "--max-snapshots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep at most N snapshots in the archive: the first, the newest N/2 and an even "
+        "spread of the rest; older ones are pruned (their games stay in the match history). "
+        "Default (0): keep all",
+    )
+    parser.add_argument(
+        "--fit-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refit the Bradley-Terry ratings over the whole match history every N learner "
+        "steps and store them in the archive as 'bt' (default: 0: off; ratings.json is fitted "
+        "at the end of the run either way)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed (default: 0)")
+    parser.add_argument(
+        "--hp",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an algorithm hyperparameter (JSON value), repeatable, e.g. "
+        "--hp ent_coef=0.0 --hp 'policy_kwargs={\"net_arch\": [64, 64]}'",
+    )
+    parser.add_argument(
+        "--game-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a keyword argument of the game constructor (JSON value), repeatable",
+    )
+    parser.add_argument(
+        "--eval-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help="end-of-run games against each baseline (default: the recipe's)",
+    )
+    parser.add_argument(
+        "--out",
+        "-o",
+        default=None,
+        metavar="RUN_DIR",
+        help="the run directory (default: runs/GAME)",
+    )
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR (or --out) from its config.json, model.zip and archive",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="start a new run from a run's config.json (options override it)",
+    )
+    parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="torch CPU threads (default: 1, fastest for small networks)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-plots", action="store_true", help="do not write plots/")
+    parser.set_defaults(func=run_train_command)
+    return parser
+
+
+def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``train`` command to an ``argparse`` subparsers object (``sp-wrappers``'s).
+
+    Its ``func`` takes the parsed arguments and returns the exit status; user errors raise
+    :class:`TrainError` (a ``CLIError``), which ``sp-wrappers`` prints on one line, status 2.
+    """
+    parser = subparsers.add_parser(
+        "train",
+        help="train a learner by self-play on a PettingZoo game",
+        description="Train a self-play learner with the game's tuned recipe, then rate it and "
+        "write the run directory: model.zip, archive/, config.json, ratings.json, plots/, tb/.",
+    )
+    return _configure_parser(parser)
+
+
+def build_train_parser() -> argparse.ArgumentParser:
+    """A standalone parser for ``train`` (what :func:`main_train` uses)."""
+    return _configure_parser(
+        argparse.ArgumentParser(
+            prog=f"{PROG} train",
+            description="Train a learner by self-play on a PettingZoo game.",
+        )
+    )
+
+
+def run_train_command(args: argparse.Namespace) -> int:
+    """The ``train`` command: resolve the config, train, print the summary; returns 0."""
+    from .team_train import is_team_run, run_team_train_command
+
+    if is_team_run(args):
+        return run_team_train_command(args)
+    resume = args.resume
+    if resume:
+        run = Path(
+            resume if isinstance(resume, str) else (args.out or f"runs/{_slug(args.game or '')}")
+        )
+        if args.game is None and args.out is None and not isinstance(resume, str):
+            raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
+        fixed = (
+            ("--algo", args.algo),
+            ("--hp", args.hp),
+            ("--game-kwarg", args.game_kwarg),
+            ("--config", args.config),
+            ("--seed", args.seed),
+            ("--learner", args.learner),
+            ("--env-generator", getattr(args, "env_generator", None)),
+        )
+        required = (
+            "game",
+            "game_kwargs",
+            "algo",
+            "hyperparams",
+            "sampler",
+            "n_envs",
+            "save_every",
+            "seed",
+            "timesteps",
+            "eval_games",
+            "learner",
+        )
+        config = read_resume_config(run, args.game, fixed, required)
+        config["sampler"] = {**SAMPLER_DEFAULTS, **config["sampler"]}
+        timesteps = args.timesteps
+        args.timesteps = None
+        apply_overrides(config, args)
+        check_config(config)
+    else:
+        config = new_run_config(args)
+        run = Path(args.out or f"runs/{_slug(config['game'])}")
+        if (run / CONFIG_NAME).exists():
+            raise TrainError(
+                f"{run} already holds a run; continue it with --resume {run}, or pass another "
+                "--out."
+            )
+        timesteps = None
+    argv = getattr(args, "_argv", None)
+    command = (
+        shlex.join([PROG, "train", *argv])
+        if argv is not None
+        else shlex.join([PROG, *sys.argv[1:]])
+    )
+    print(
+        f"{'Resuming' if resume else 'Training'} {config['algo']} on {config['game']} "
+        f"({config['recipe'] if not resume else 'config.json'}) into {run}",
+        flush=True,
+    )
+    result = train(
+        config,
+        run,
+        resume=bool(resume),
+        timesteps=timesteps,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        device=args.device,
+        torch_threads=args.threads,
+        command=command,
+    )
+    print(result.summary(), flush=True)
+    return 0
+
+
+def main_train(argv: Sequence[str] | None = None) -> int:
+    """Run ``sp-wrappers train`` with ``argv``; return the exit status (2 on a user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_train_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
+        return int(exit_.code or 0)
+    args._argv = argv
+    try:
+        return int(args.func(args) or 0)
+    except user_errors() as error:
+        print(error_line(f"{PROG} train", error), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG} train: interrupted; continue with --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main_train())

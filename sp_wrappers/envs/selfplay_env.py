@@ -1,0 +1,519 @@
+"""``SelfPlayEnv``: a PettingZoo game as a single-agent Gymnasium env against frozen opponents.
+
+This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..core.policies import RandomPolicy, check_opponent_action, stack_observations
+from ..core.seats import (
+    OutcomeFn,
+    SeatDriver,
+    as_aec_env,
+    check_illegal_action_mode,
+    conform_observation,
+    seat_spaces,
+)
+from ..core.teams import TeamLayout, resolve_learner_teams, team_summary
+from ..opponents.slots import OpponentSlots, as_opponent_source
+from ..opponents.team_slots import (
+    LatestTeammates,
+    TeamSlots,
+    check_opponent_teams,
+    play_round,
+    shared_random_policies,
+)
+from .game_config import ConfigurableEnv, CopyConfig
+
+__all__ = [
+    "SelfPlayEnv",
+    "LEARNER_SEAT_MODES",
+    "resolve_learner_seats",
+    "learner_action",
+    "wrapper_generator",
+    "pop_learner_seat",
+    "SeatChooser",
+    "GameSeeds",
+]
+
+LEARNER_SEAT_MODES = ("random", "alternate")
+_MAX_EMPTY_GAMES = 100
+_WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
+_GAME_SEED_STREAM = 0x5EED  # spawn key of the stream of the game's per-episode seeds
+
+
+def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
+    """The seats the learner may take, checking names and that their spaces agree."""
+    agents = list(game.possible_agents)
+    if learner not in LEARNER_SEAT_MODES:
+        if learner not in agents:
+            raise ValueError(
+                f"learner={learner!r} is not an agent of this game; choose one of {agents}, "
+                f"or one of {list(LEARNER_SEAT_MODES)} to change seats between episodes."
+            )
+        return [learner]
+    obs0, act0 = seat_spaces(game, agents[0], keep_dict_obs)
+    for agent in agents[1:]:
+        obs, act = seat_spaces(game, agent, keep_dict_obs)
+        if obs != obs0 or act != act0:
+            raise ValueError(
+                f"learner={learner!r} needs every seat to have the same spaces, but {agents[0]!r} "
+                f"has ({obs0}, {act0}) and {agent!r} has ({obs}, {act}). "
+                f"Pass a fixed seat instead, e.g. learner={agents[0]!r}."
+            )
+    return agents
+
+
+def wrapper_generator(seed: int) -> np.random.Generator:
+    """The generator of the wrapper's own draws (learner seat, opponents' random choices).
+
+    The game gets ``seed`` itself. Games commonly seed their own generator exactly as Gymnasium
+    does (``np.random.default_rng(seed)``), so the wrapper takes an independent stream derived from
+    the same seed; otherwise random opponents would replay the game's hidden draws (e.g. the deal).
+    """
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_WRAPPER_STREAM,)))
+    )
+
+
+class GameSeeds:
+    """The seed each game reset gets, so that ``reset(seed=s)`` fixes every later episode too.
+
+    A seeded reset gives the game ``s`` itself. Later unseeded resets give it a seed drawn from a
+    stream derived from ``s`` (independent of the wrapper's own draws), not ``None``: adapters
+    such as Shimmy's OpenSpiel wrapper draw fresh entropy for their chance events (deals, dice) on
+    every ``reset(seed=None)``, so without this a seeded env would replay only its first deal.
+    Before any seeded reset the game gets ``None`` (its own randomness).
+
+    >>> seeds = GameSeeds()
+    >>> seeds.next(None) is None, seeds.next(7)
+    (True, 7)
+    >>> a = [seeds.next(None) for _ in range(3)]
+    >>> _ = seeds.next(7)
+    >>> a == [seeds.next(None) for _ in range(3)]
+    True
+    """
+
+    def __init__(self) -> None:
+        self._stream: np.random.Generator | None = None
+
+    def next(self, seed: int | None) -> int | None:
+        """The game seed of the next reset (``seed`` is the one passed to the env's reset)."""
+        if seed is not None:
+            self._stream = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_GAME_SEED_STREAM,)))
+            )
+            return seed
+        if self._stream is None:
+            return None
+        return int(self._stream.integers(2**31 - 1))
+
+
+def pop_learner_seat(options: dict[str, Any], learner_seats: list[str]) -> str | None:
+    """Take ``options["learner_seat"]`` (a forced seat for this episode) out of ``options``."""
+    forced = options.pop("learner_seat", None)
+    if forced is not None and forced not in learner_seats:
+        raise ValueError(
+            f"options['learner_seat']={forced!r} is not a seat this env's learner may take "
+            f"({learner_seats}); build the env with learner='random' to use any seat."
+        )
+    return forced
+
+
+class SeatChooser:
+    """Which seat the learner takes each episode: the only one, in turn (``"alternate"``), or
+    drawn uniformly (``"random"``) with the env's generator."""
+
+    def __init__(self, learner_seats: list[str], mode: str) -> None:
+        self.seats = list(learner_seats)
+        self.mode = mode
+        self.index = 0
+
+    def restart(self) -> None:
+        """Start the alternation again (on a seeded reset)."""
+        self.index = 0
+
+    def next(self, rng: np.random.Generator) -> str:
+        if len(self.seats) == 1:
+            return self.seats[0]
+        if self.mode == "alternate":
+            seat = self.seats[self.index % len(self.seats)]
+            self.index += 1
+            return seat
+        return self.seats[int(rng.integers(len(self.seats)))]
+
+
+def learner_action(action: Any, space: spaces.Space) -> Any:
+    """Check a learner action against its space; return it in the form the game expects."""
+    if isinstance(space, spaces.Discrete):
+        value = np.asarray(action)
+        if value.size == 1 and np.issubdtype(value.dtype, np.integer):
+            a = int(value.reshape(()))
+            if space.start <= a < space.start + space.n:
+                return a
+    else:
+        arr = np.asarray(action, dtype=space.dtype)
+        if arr.size == int(np.prod(space.shape)):
+            arr = arr.reshape(space.shape)
+            if space.contains(arr):
+                return arr
+    raise ValueError(
+        f"Learner action {action!r} is outside the learner's action space {space}. "
+        "Check that the model was built on this env (model = PPO(..., env=selfplay_env))."
+    )
+
+
+class SelfPlayEnv(ConfigurableEnv, gym.Env):
+    """A PettingZoo game seen from one seat, every other seat played by opponent policies.
+
+    Observation and action spaces are those of the learner's seat. Opponents act until it is the
+    learner's turn again; the learner's reward for a step is everything it received since its
+    previous action; when the learner's episode ends (also on an opponent's move or when its agent
+    leaves the game early) ``info["selfplay"]`` holds ``opponent`` (id), ``opponents`` (seat → id),
+    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``return``, ``returns`` and ``length``, plus
+    ``illegal_action`` (the action) when the episode ended on an illegal learner action.
+
+    Illegal learner actions: wherever the seat's legal actions are known (``"action_mask"`` in the
+    observation dict or in the game's ``info``), the wrapper checks the learner's action before the
+    game sees it. By default an illegal action ends the learner's episode as a loss, as in
+    PettingZoo's classic games: the game's illegal-move reward (that of PettingZoo's
+    ``TerminateIllegalWrapper`` when the game has one, else -1), outcome 0, ``terminated``.
+    Opponents' illegal actions are always errors.
+
+    Seeding: ``reset(seed=s)`` seeds the game with ``s`` and later unseeded resets with seeds
+    drawn from ``s`` (see :class:`GameSeeds`), so games that take a seed in ``reset`` replay their
+    chance events (deals, dice) and pass Gymnasium's determinism checks.
+
+    :param env: a PettingZoo ``AECEnv`` or ``ParallelEnv`` (also wrapped by SuperSuit), or a
+        constructor returning one (then also the ``env_fn`` of :meth:`set_game_config`).
+    :param learner: the learner's agent name, ``"random"`` (a seat drawn each episode) or
+        ``"alternate"`` (seats taken in turn, episode by episode).
+    :param opponent: a policy for every opponent seat, a callable returning one per episode (called
+        with the env's ``np.random.Generator`` if it takes an argument), or an ``OpponentSampler``.
+        Defaults to :class:`~sp_wrappers.RandomPolicy`.
+    :param keep_dict_obs: give the learner PettingZoo's ``{"observation", "action_mask"}`` dict
+        instead of its ``"observation"`` part.
+    :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1]; defaults to comparing the
+        learner's final return with each other seat's.
+    :param illegal_action: ``"loss"`` (default) ends the learner's episode as a loss on an action
+        its mask forbids; ``"raise"`` raises :class:`~sp_wrappers.IllegalActionError` naming the
+        action and the legal ones.
+    :param env_fn: the game's constructor, for :meth:`set_game_config` when ``env`` is an
+        instance (``env_fn(**game_kwargs)`` builds the next game).
+    :param teams: ``None`` (every agent its own team), ``"prefix"`` or ``{team: [agent, ...]}``
+        (see :class:`~sp_wrappers.TeamLayout`). With teams, ``learner`` may be a team name (the
+        learner acts for the team's first agent) or an agent name (that agent), and
+        ``"random"``/``"alternate"`` change team between episodes; ``opponent`` may be
+        ``{team: source}`` with one entry per opposing team. Every opposing team plays one policy
+        per episode (drawn once for the team). The learner's teammates play the learner's latest
+        weights (sent by :class:`~sp_wrappers.SelfPlayCallback`; a random policy until they
+        arrive): this env has one slot, so the learner acts for one agent of its team. To learn
+        from every agent of a team, use :class:`~sp_wrappers.SelfPlayVecEnv` with ``teams=``.
+        ``info["selfplay"]`` then also holds ``team``, ``team_return`` (the sum of the team's
+        agents' returns), ``team_returns``, ``opponent_teams`` (team -> policy id) and
+        ``team_outcomes`` (team -> the learner team's result against that team alone, what its
+        match records and Elo use); the ``outcome`` is the team's against the other teams'
+        returns (:func:`~sp_wrappers.team_outcome`) unless ``outcome_fn`` is given, and
+        ``opponents`` never lists teammates.
+
+    ``reset(options={"learner_seat": name})`` puts the learner in a given seat for one episode
+    (with teams: any agent of the learner's teams); other options go to the game's own ``reset``.
+
+    ``set_game_config(game_kwargs)`` / ``set_reward_fn(fn)`` change the game and the learner's
+    reward from the next episode start on (see :mod:`sp_wrappers.training.env_generator`); the
+    episode's ``info["selfplay"]["config"]`` then records the configuration.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, int(env.action_masks().sum())
+    ((3, 3, 2), 9)
+    >>> done = False
+    >>> while not done:
+    ...     action = int(np.flatnonzero(env.action_masks())[0])
+    ...     obs, reward, terminated, truncated, info = env.step(action)
+    ...     done = terminated or truncated
+    >>> sorted(info["selfplay"])
+    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat']
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        learner: str = "random",
+        opponent: Any = None,
+        keep_dict_obs: bool = False,
+        outcome_fn: OutcomeFn | None = None,
+        illegal_action: str = "loss",
+        env_fn: Callable[..., Any] | None = None,
+        teams: Any = None,
+    ) -> None:
+        self._built_by_env_fn = callable(env) and not hasattr(env, "possible_agents")
+        if self._built_by_env_fn:  # a constructor
+            env_fn, env = env, env()
+        self.env_fn = env_fn
+        self.config = CopyConfig()
+        self._next_game: Any = None
+        game = as_aec_env(env)
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.game = game
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.layout = None if teams is None else TeamLayout.from_spec(teams, game.possible_agents)
+        chooser_seats = self.learner_seats = self._learner_seats(game, learner, keep_dict_obs)
+        if self.layout is not None:
+            self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
+            if learner in self.layout.teams or learner in LEARNER_SEAT_MODES:
+                chooser_seats = [self.layout.teams[team][0] for team in self.learner_teams]
+            else:  # an agent name: that agent
+                chooser_seats = [learner]
+        self.observation_space, self.action_space = seat_spaces(
+            game, self.learner_seats[0], keep_dict_obs
+        )
+        self.driver = SeatDriver(game, keep_dict_obs, illegal_action)
+        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
+        if self.layout is not None:
+            check_opponent_teams(opponent, self.layout, self.learner_teams)
+            self._random_policies = shared_random_policies(self._action_spaces)
+            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
+            self.opponent_source = self.slots.source
+            self.teammates = LatestTeammates(self.action_space)
+            self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
+        # The default opponent plays uniformly over its own seat's action space (seats may differ).
+        self._default_opponents: dict[str, RandomPolicy] | None = None
+        if opponent is None and self.layout is None:
+            self._default_opponents = {
+                a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
+            }
+            opponent = self._default_opponents[self.learner_seats[0]]
+        if self.layout is None:
+            self.opponent_source = as_opponent_source(opponent)
+            self.slots = OpponentSlots(self.opponent_source)
+        self.render_mode = getattr(game, "render_mode", None)
+        self.metadata = dict(getattr(game, "metadata", {}) or {})
+        self.seat_chooser = SeatChooser(chooser_seats, learner)
+        self._seat_policies: dict[str, Any] = {}
+        self._game_seeds = GameSeeds()
+        self._last_obs: Any = None
+
+    # -- Gymnasium API -----------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._np_random = wrapper_generator(seed)
+            self.seat_chooser.restart()
+        options = dict(options or {})
+        forced_seat = pop_learner_seat(options, self.learner_seats)
+        game_seed = self._game_seeds.next(seed)
+        self._start_configuration()
+        for _ in range(_MAX_EMPTY_GAMES):
+            seat = forced_seat or self.seat_chooser.next(self.np_random)
+            self.driver.reset(seat, seed=game_seed, options=options or None)
+            if self.layout is not None:
+                self._seat_policies = self._team_lineup(seat)
+                self._play_opponents()
+                if not self.driver.learner_done:
+                    return self._fresh(self.driver.learner_observation()), self._learner_info()
+                game_seed = self._game_seeds.next(None)
+                continue
+            opponent_seats = [a for a in self.game.possible_agents if a != seat]
+            lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
+            if self._default_opponents is not None:
+                lineup = [self._default_opponents[a] for a in opponent_seats]
+            self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
+            self._seat_policies = self.slots.bind_lineup(self._seat_policies, self._opponent_spaces)
+            self._play_opponents()
+            if not self.driver.learner_done:
+                return self._fresh(self.driver.learner_observation()), self._learner_info()
+            # the game ended before the learner's first turn: play another
+            game_seed = self._game_seeds.next(None)
+        raise RuntimeError(
+            f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could "
+            "act; check the game's turn order or pick another learner seat."
+        )
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        driver = self.driver
+        if driver.learner_done:
+            raise RuntimeError("step() called after the episode ended; call reset() first.")
+        driver.play(learner_action(action, self.action_space))
+        self.slots.count_step()
+        self._play_opponents()
+        reward = driver.pop_reward()
+        info = self._learner_info()
+        if driver.learner_done:
+            info["selfplay"] = self.episode_summary()
+            obs = self._final_observation()
+        else:
+            obs = driver.learner_observation()
+        reward = self.config.transform(reward, info)
+        return self._fresh(obs), reward, driver.terminated, driver.truncated, info
+
+    def render(self) -> Any:
+        """Render the game (the PettingZoo env's own ``render``)."""
+        return self.game.render()
+
+    def close(self) -> None:
+        self.game.close()
+        if self._next_game is not None:
+            self._next_game.close()
+            self._next_game = None
+
+    # -- SB3 / sb3-contrib hooks -------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """The learner's current legal actions (all ``True`` for games without masks)."""
+        mask = self.driver.learner_mask()
+        if mask is None:
+            mask = self.driver.all_actions_mask(self.driver.learner)
+            if mask is None:
+                raise TypeError("action_masks() needs a Discrete action space.")
+        return mask
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Give the opponent source the learner's newest weights (called by the callback)."""
+        if self.layout is not None:  # teammates; the opponents' source unless per team
+            self.teammates.sync(version, state)
+            self.slots.sync_latest_weights(version, state)
+            return
+        sync = getattr(self.opponent_source, "sync_latest_weights", None)
+        if sync is not None:
+            sync(version, state)
+
+    @property
+    def wants_learner_template(self) -> bool:
+        """Whether the learner's teammates wait for :meth:`set_learner_template`."""
+        if self.layout is None or not self.teammates.wants_template:
+            return False
+        return any(len(self.layout.teams[team]) > 1 for team in self.learner_teams)
+
+    def set_learner_template(self, policy: Any) -> None:
+        """Let the learner's teammates play a frozen copy of ``policy`` (the learner's SB3 model
+        or policy), kept at the latest weights by :meth:`sync_latest_weights`. The callback calls
+        it at its first weight sync; call it yourself when training without the callback."""
+        if self.layout is not None:
+            self.teammates.set_template(policy)
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Play ``opponent`` (a policy, a callable or a sampler, as in the constructor) in every
+        opponent seat from the next episode start on; the episode in progress keeps its line-up.
+
+        Reached through ``venv.env_method("set_opponent", policy, indices=[...])``, which is how
+        callbacks such as :class:`~sp_wrappers.KOpponentRollouts` assign opponents per env copy.
+        """
+        if self.layout is not None:
+            check_opponent_teams(opponent, self.layout, self.learner_teams)
+            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
+            self.opponent_source = self.slots.source
+            return
+        self.opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self.opponent_source)
+        self._default_opponents = None
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def episode_summary(self) -> dict[str, Any]:
+        """What ``info["selfplay"]`` holds at the end of the learner's episode."""
+        driver = self.driver
+        opponents = {seat: p.policy_id for seat, p in self._seat_policies.items()}
+        summary = {
+            "opponent": next(iter(opponents.values())),
+            "opponents": opponents,
+            "outcome": None,
+            "seat": driver.learner,
+            "return": driver.returns.get(driver.learner, 0.0),
+            "returns": dict(driver.returns),
+            "length": driver.learner_steps,
+        }
+        if self.layout is None:
+            summary["outcome"] = driver.outcome(self.outcome_fn)
+        else:
+            team = self.layout.team_of(driver.learner)
+            summary.update(
+                team_summary(
+                    self.layout,
+                    team,
+                    driver.returns,
+                    self._seat_policies,
+                    self.outcome_fn,
+                    driver.learner,
+                    driver.illegal_action_played,
+                )
+            )
+        if driver.illegal_action_played is not None:
+            summary["illegal_action"] = driver.illegal_action_played
+        if self.config.configured:
+            summary["config"] = self.config.describe()
+        return summary
+
+    def _play_opponents(self) -> None:
+        driver = self.driver
+        while (turn := driver.next_turn()) is not None:
+            if self.layout is not None and self._rounds:  # a team's agents in one batch
+                play_round(driver, turn, self._seat_policies, self._action_spaces, self.np_random)
+                continue
+            policy = self._seat_policies[turn.seat]
+            masks = None if turn.action_mask is None else turn.action_mask[None]
+            actions = policy.act(stack_observations([turn.observation]), masks, self.np_random)
+            action = check_opponent_action(
+                policy, actions[0], self._action_spaces[turn.seat], turn.action_mask, turn.seat
+            )
+            driver.play(action)
+
+    def _learner_seats(self, game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
+        """The seats the learner may take (with teams: every agent of its possible teams)."""
+        if self.layout is None:
+            return resolve_learner_seats(game, learner, keep_dict_obs)
+        teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
+        if learner not in self.layout.teams and learner not in LEARNER_SEAT_MODES:
+            return [learner, *(a for a in self.layout.teams[teams[0]] if a != learner)]
+        return [agent for team in teams for agent in self.layout.teams[team]]
+
+    def _team_lineup(self, seat: str) -> dict[str, Any]:
+        """The opponents of a new episode (one policy per opposing team) and the teammates."""
+        assert self.layout is not None
+        team = self.layout.team_of(seat)
+        lineup = self.slots.seat_lineup(team, self.np_random, self._opponent_spaces)
+        for agent in self.layout.teams[team]:
+            if agent != seat:
+                lineup[agent] = self.teammates.policy
+        return lineup
+
+    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
+        return seat_spaces(self.game, seat, self.keep_dict_obs)
+
+    def _learner_info(self) -> dict[str, Any]:
+        if self.layout is not None:
+            return {"seat": self.driver.learner, "team": self.layout.team_of(self.driver.learner)}
+        return {"seat": self.driver.learner}
+
+    def _fresh(self, obs: Any) -> Any:
+        """``obs``, copied if the game handed back the very object it gave last time (Shimmy's
+        OpenSpiel wrapper does at the end of a game): callers keep what they are given."""
+        if obs is self._last_obs and isinstance(obs, np.ndarray | dict):
+            obs = copy.deepcopy(obs)
+        self._last_obs = obs
+        return obs
+
+    def _final_observation(self) -> Any:
+        try:
+            return self.driver.learner_observation()
+        except (KeyError, AttributeError):  # the learner's agent was removed from the game
+            return _zeros(self.observation_space)
+
+
+def _zeros(space: spaces.Space) -> Any:
+    if isinstance(space, spaces.Dict):
+        return {key: _zeros(sub) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Discrete):
+        return conform_observation(space.start, space)
+    return np.zeros(space.shape, dtype=space.dtype)

@@ -1,0 +1,412 @@
+"""A learner team in a vector env: one slot per team agent (parameter sharing).
+
+This module holds :class:`TeamVecEnv`, what ``make_selfplay_vec_env(..., teams=...)`` builds (a
+subclass of :class:`~sp_wrappers.SelfPlayVecEnv`, so ``isinstance(env, SelfPlayVecEnv)`` holds), and
+its per-game-copy state ``_TeamCopy``.
+
+Layout: ``n_envs`` game copies, ``team_size`` slots each; slot ``g * team_size + k`` is agent ``k``
+(game order) of the learner's team in copy ``g``, so one SB3 model plays every agent of the team
+and learns from all of their experience (as SuperSuit's ``pettingzoo_env_to_vec_env``). A vector
+step plays each team agent's action at its next turn (one round in simultaneous-move games; see
+:mod:`sp_wrappers.envs.vector.team_driver`). The copy's slots end their episode together, when every
+agent of the team is done; only the copy's first slot carries ``info["selfplay"]`` (one match record
+per game), every slot carries ``seat``, ``team`` and, at the end, its own ``terminal_observation``.
+
+Opponents: each opposing team plays one policy per episode, drawn from its entry of
+``opponent={team: source}`` (or once per opposing team from a plain source), so all of its agents
+in all copies facing the same policy are answered by one batched ``act`` call.
+``sync_latest_weights`` reaches a plain opponent source (the symmetric case: every team drawn from
+the learner's archive) but not a per-team mapping's sources, which hold the other teams' policies.
+With ``swap_unit="steps"`` a vector step counts as one round of each copy's game: a team's own
+source (``{team: source}``) counts that team's agent steps (its size per round), so an opposing
+team's swaps are counted in its own steps, as ML-Agents counts a ghost's; a plain source counts
+the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnv,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from ...core.seats import OutcomeFn, check_learner_action, seat_spaces
+from ...core.teams import LEARNER_TEAM_MODES, TeamLayout, resolve_learner_teams, team_summary
+from ...opponents.team_slots import TeamSlots, check_opponent_teams, shared_random_policies
+from ..selfplay_env import _zeros
+from .env_copy import _EnvCopy
+from .fast_path import _FastSB3
+from .game_workers import _PLAY, _RESET, _Status
+from .team_driver import OpponentActions, TeamActions, TeamDriver
+from .vec_env import SelfPlayVecEnv
+
+__all__ = ["TeamVecEnv"]
+
+
+class _TeamCopy(_EnvCopy):
+    """One game copy with a learner team: its team this episode (``learner``), opponents per
+    opposing team, random stream."""
+
+    def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
+        self._default_opponents = None
+        self.opponent_spec = opponent
+        self.slots: TeamSlots = TeamSlots(opponent, owner.layout, owner._random_policies)
+        self.opponent_source = self.slots.source
+
+    @property
+    def team(self) -> str:
+        """The learner's team in this copy's current episode."""
+        return self.learner
+
+    def action_masks(self) -> np.ndarray:
+        """The team agents' legal actions, shape ``(team_size, n_actions)``."""
+        masks = None if self.status is None else self.status.mask
+        if masks is None or any(m is None for m in masks):
+            raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
+        return np.stack(masks)
+
+    def sync_latest_weights(self, version: int, state: Any) -> None:
+        """Give a plain opponent source the learner's newest weights (see the module docstring)."""
+        if self.slots.sync_latest_weights(version, state):
+            self._owner._place(getattr(self.slots.source, "latest", None))
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
+        (with ``opponent_draw="shared"``, in every copy: they share one line-up)."""
+        owner = self._owner
+        check_opponent_teams(opponent, owner.layout, owner.learner_teams)
+        self._init_opponents(owner, opponent)
+        if owner.opponent_draw == "shared":
+            for copy in owner.copies:
+                copy.opponent_spec = opponent
+            owner._share_slots()
+
+    def episode_summary(self, status: _Status) -> dict[str, Any]:
+        """``info["selfplay"]`` at the end of the team's episode (``seat``/``return``: the team's
+        first agent's; ``team_return``: the sum over the team)."""
+        layout = self._owner.layout
+        seat = layout.teams[self.learner][0]
+        returns = dict(status.returns or {})
+        summary: dict[str, Any] = {
+            "seat": seat,
+            "return": returns.get(seat, 0.0),
+            "returns": returns,
+            "length": status.length,
+        }
+        summary.update(
+            team_summary(
+                layout,
+                self.learner,
+                returns,
+                self.seat_policies,
+                self.outcome_fn,
+                seat,
+                status.illegal_action,
+            )
+        )
+        if status.illegal_action is not None:
+            summary["illegal_action"] = status.illegal_action
+        if self.config.configured:
+            summary["config"] = self.config.describe()
+        return summary
+
+    def start_game(self) -> tuple:
+        owner = self._owner
+        self.phase = _RESET
+        team = self._forced_seat or self.seat_chooser.next(self.np_random)
+        self.learner = team
+        self.seat_policies = self.slots.seat_lineup(team, self.np_random, owner._opponent_spaces)
+        for policy in self.seat_policies.values():
+            owner._place(policy)
+        agents = owner.layout.teams[team]
+        return (_RESET, self.index, agents, self._game_seed, self._reset_options)
+
+    def begin_step(self, action: Any) -> tuple:
+        self.phase = _PLAY
+        self.slots.count_step()
+        return (_PLAY, self.index, TeamActions(action), True)
+
+
+class TeamVecEnv(SelfPlayVecEnv):
+    """A :class:`~sp_wrappers.SelfPlayVecEnv` whose learner is a team (see the module docstring);
+    built by ``make_selfplay_vec_env(..., teams=...)``.
+
+    >>> from mpe2 import simple_tag_v3
+    >>> env = TeamVecEnv(
+    ...     lambda: simple_tag_v3.env(max_cycles=5, continuous_actions=False),
+    ...     n_envs=2, learner="adversary", teams="prefix")
+    >>> type(env).__name__, env.num_envs, env.n_games, env.team_size
+    ('TeamVecEnv', 6, 2, 3)
+    >>> env.reset().shape
+    (6, 16)
+    >>> for _ in range(5):
+    ...     obs, rewards, dones, infos = env.step(np.zeros(6, dtype=np.int64))
+    >>> dones.tolist() == [True] * 6, infos[0]["selfplay"]["opponent_teams"]
+    (True, {'agent': 'random'})
+    >>> env.close()
+    """
+
+    layout: TeamLayout
+    _driver_type = TeamDriver
+
+    def _setup(
+        self,
+        n_envs: int,
+        learner: str,
+        opponents: list[Any],
+        keep_dict_obs: bool,
+        outcome_fn: OutcomeFn | None,
+    ) -> None:
+        spec = self.game_spec = self.games.spec()
+        self.keep_dict_obs = keep_dict_obs
+        self.outcome_fn = outcome_fn
+        self.learner_mode = learner
+        self.layout = TeamLayout.from_spec(self.teams, spec.possible_agents)
+        teams = resolve_learner_teams(spec, self.layout, learner, keep_dict_obs)
+        members = self.layout.teams[teams[0]]
+        if learner not in self.layout.teams and learner not in LEARNER_TEAM_MODES:
+            if len(members) > 1:
+                raise ValueError(
+                    f"learner={learner!r} is one agent of team {teams[0]!r} {list(members)}; "
+                    "with teams, SelfPlayVecEnv's learner plays the whole team (one slot per "
+                    f"agent): pass learner={teams[0]!r}."
+                )
+        for opponent in opponents:
+            check_opponent_teams(opponent, self.layout, teams)
+        self.learner_teams = self.learner_seats = teams
+        self.team_size = len(members)
+        if self.team_size > 1 and not spec.metadata.get("is_parallelizable"):
+            warnings.warn(
+                f"{spec.metadata.get('name', 'This game')} is turn-based (its metadata does not "
+                "say is_parallelizable), but a team vec env steps every team agent once per "
+                "vector step on the observations of the step's start: an agent that moves after "
+                "others in the step acts on an old observation (and may find its action no longer "
+                "legal). Prefer SelfPlayEnv for turn-based team games (its learner and teammates "
+                "act on their own turns).",
+                stacklevel=4,
+            )
+        self.n_games = n_envs
+        observation_space, action_space = seat_spaces(spec, members[0], keep_dict_obs)
+        self._index_seats(spec, keep_dict_obs)
+        self._random_policies = shared_random_policies(spec.action_spaces)
+        self._default_opponents = dict(self._random_policies)
+        self.observation_space, self.action_space = observation_space, action_space
+        self.copies = [_TeamCopy(self, i, opponents[i]) for i in range(n_envs)]
+        self._share_slots()
+        self._actions: np.ndarray | None = None
+        self._fast = _FastSB3()
+        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
+        VecEnv.__init__(self, n_envs * self.team_size, observation_space, action_space)
+
+    # -- VecEnv API, slot by slot ------------------------------------------------------------------
+    def reset(self) -> VecEnvObs:
+        """Reset every copy (copy ``g`` with the seed/options of its first slot)."""
+        self._check_open()
+        size = self.team_size
+        items = [
+            copy.begin_reset(self._seeds[g * size], self._options[g * size])
+            for g, copy in enumerate(self.copies)
+        ]
+        self._drive(items)
+        for copy in self.copies:
+            for k, info in enumerate(self._slot_infos(copy)):
+                self.reset_infos[copy.index * size + k] = info
+        self._reset_seeds()
+        self._reset_options()
+        return self._stack(self._observations())
+
+    def step_wait(self) -> VecEnvStepReturn:
+        self._check_open()
+        actions, self._actions = self._actions, None
+        if actions is None:
+            raise RuntimeError("step_wait() called without step_async(actions).")
+        if len(actions) != self.num_envs:
+            raise ValueError(
+                f"Got {len(actions)} actions for {self.num_envs} slots ({self.n_games} games x "
+                f"{self.team_size} team agents); pass one action per slot."
+            )
+        for copy in self.copies:
+            if copy.status is None or copy.status.seat is not None:
+                raise RuntimeError("step() called before reset(); call reset() first.")
+        checked = self._learner_actions(actions)
+        size = self.team_size
+        if self.illegal_action == "raise":
+            start = int(getattr(self.action_space, "start", 0))
+            for copy in self.copies:
+                agents = self.layout.teams[copy.learner]
+                for k, agent in enumerate(agents):
+                    mask = copy.status.mask[k]
+                    check_learner_action(checked[copy.index * size + k], mask, agent, start)
+        self._results: list[Any] = [None] * self.n_games
+        self._drive(
+            [
+                copy.begin_step(checked[g * size : (g + 1) * size])
+                for g, copy in enumerate(self.copies)
+            ]
+        )
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        infos: list[dict[str, Any]] = []
+        for g, copy in enumerate(self.copies):
+            results = self._results[g]
+            if results is None:  # the episode goes on
+                for k, info in enumerate(self._slot_infos(copy)):
+                    info["TimeLimit.truncated"] = False
+                    reward = np.broadcast_to(copy.status.reward, (size,))[k]
+                    rewards[g * size + k] = copy.config.transform(reward, info)
+                    infos.append(info)
+                continue
+            for k, (reward, info) in enumerate(results):
+                rewards[g * size + k] = reward
+                dones[g * size + k] = True
+                infos.append(info)
+            for k, info in enumerate(self._slot_infos(copy)):
+                self.reset_infos[g * size + k] = info
+        self._results = []
+        return self._stack(self._observations()), rewards, dones, infos
+
+    def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
+        summary = copy.episode_summary(status)
+        truncated = status.truncated and not status.terminated
+        results = []
+        for k, info in enumerate(self._slot_infos(copy)):
+            obs = status.observation[k]
+            info["TimeLimit.truncated"] = truncated
+            info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
+            if k == 0:
+                info["selfplay"] = summary
+            # Only the copy's first slot reports the episode (one match per game), but every
+            # teammate's reward transform sees the outcome, as the docs promise.
+            view = info if k == 0 else {**info, "selfplay": summary}
+            results.append((copy.config.transform(status.reward[k], view), info))
+        self._results[copy.index] = results
+
+    def _slot_infos(self, copy: _EnvCopy) -> list[dict[str, Any]]:
+        return [{"seat": agent, "team": copy.learner} for agent in self.layout.teams[copy.learner]]
+
+    def _observations(self) -> list[Any]:
+        zeros = None
+        out = []
+        for copy in self.copies:
+            for obs in copy.status.observation:
+                if obs is None:
+                    zeros = _zeros(self.observation_space) if zeros is None else zeros
+                    obs = zeros
+                out.append(obs)
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        """Every slot's legal learner actions, shape ``(num_envs, n_actions)``."""
+        return np.concatenate([copy.action_masks() for copy in self.copies])
+
+    # -- opponents: several seats of one copy may be reported at once ---------------------------
+    def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
+        """As ``SelfPlayVecEnv._answer``, with a turn of several seats (a simultaneous-move
+        round) split into one row per seat and its actions sent back together."""
+        rows: list[tuple[_EnvCopy, _Status]] = []
+        together: dict[int, OpponentActions] = {}
+        for copy, status in turns:
+            if isinstance(status.seat, tuple):
+                together[copy.index] = OpponentActions()
+                for k, seat in enumerate(status.seat):
+                    rows.append((copy, _Status(seat, status.observation[k], status.mask[k])))
+            else:
+                rows.append((copy, status))
+        items = []
+        for item in super()._answer(rows):
+            if item[1] in together:
+                together[item[1]][item[4]] = item[2]
+            else:
+                items.append(item[:4])
+        for index, actions in together.items():
+            items.append((_PLAY, index, actions, self.copies[index].phase == _PLAY))
+        return items
+
+    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
+        """The game items that play ``actions``, each with its seat (see :meth:`_answer`)."""
+        if isinstance(actions, np.ndarray):
+            actions = actions.tolist()
+        return [
+            (_PLAY, copy.index, action, copy.phase == _PLAY, status.seat)
+            for (copy, status), action in zip(members, actions, strict=True)
+        ]
+
+    def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
+        """The game copies of the slots in ``indices`` (``set_game_config``, ``set_reward_fn``)."""
+        return self._games_of(indices)[1]
+
+    def _games_of(self, indices: VecEnvIndices) -> tuple[list[int], list[int]]:
+        """The game copy of each slot in ``indices``, and those copies once each."""
+        games = [i // self.team_size for i in self._get_indices(indices)]
+        return games, list(dict.fromkeys(games))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """An attribute of each slot's copy (the copy's own, else the PettingZoo game's)."""
+        games, unique = self._games_of(indices)
+        values = dict(zip(unique, super().get_attr(attr_name, unique), strict=True))
+        return [values[g] for g in games]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute on each slot's copy (``opponent_source`` as ``set_opponent`` does)."""
+        _, unique = self._games_of(indices)
+        if attr_name == "opponent_source":
+            for g in unique:
+                self.copies[g].set_opponent(value)
+            return
+        super().set_attr(attr_name, value, unique)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of each slot's copy once (its result repeated for the copy's slots);
+        ``action_masks`` gives each slot its own mask (what ``MaskablePPO`` asks for)."""
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        games, unique = self._games_of(indices)
+        results = super().env_method(method_name, *method_args, indices=unique, **method_kwargs)
+        values = dict(zip(unique, results, strict=True))
+        return [values[g] for g in games]
+
+    def get_images(self) -> list[Any]:
+        """Each slot's game frame (the slots of one copy share it)."""
+        if self.render_mode != "rgb_array":
+            return list(super().get_images())
+        frames = [self.games.call(g, "render", (), {}) for g in range(self.n_games)]
+        return [frames[i // self.team_size] for i in range(self.num_envs)]
+
+    def _share_slots(self) -> None:
+        """With ``opponent_draw="shared"``, one set of team slots for every copy."""
+        if self.opponent_draw != "shared":
+            return
+        slots = TeamSlots(
+            self.copies[0].opponent_spec,
+            self.layout,
+            self._random_policies,
+            shared_by=len(self.copies),
+        )
+        for copy in self.copies:
+            copy.slots = slots
+            copy.opponent_source = slots.source
+
+    def __repr__(self) -> str:
+        return (
+            f"SelfPlayVecEnv(n_envs={self.n_games}, teams={self.teams!r}, "
+            f"learner={self.learner_mode!r}, team_size={self.team_size}, "
+            f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
+        )
+
+
+# The deprecated SelfPlayVecEnv(teams=...) builds a TeamVecEnv without importing this module.
+SelfPlayVecEnv._team_env_class = TeamVecEnv

@@ -1,0 +1,153 @@
+"""Where a round robin's games are played.
+
+This module holds the backends of :func:`~sp_wrappers.evaluation.round_robin.round_robin`:
+one :class:`PairTask` per pair of players, run serially, in spawned worker processes
+(``"process"``) or as Ray tasks (``"ray"``), and :data:`BACKENDS`, their names. A task names its
+snapshots by id and carries the archive *path*, never a policy object: each worker reopens the
+archive and loads the weights itself. With :mod:`sp_wrappers.league.backends`, this is the only
+module that imports Ray.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.policies import Policy
+from .match import MatchResult, play_match
+
+__all__ = ["BACKENDS", "PAIR_RUNNERS", "PairTask", "check_backend"]
+
+
+BACKENDS = ("process", "ray", "serial")
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """One pair's games: what a worker needs, all of it picklable."""
+
+    index: int
+    archive_path: str
+    player_a: Any  # a snapshot id (str) or a picklable policy
+    player_b: Any
+    env_fn: Callable[[], Any]
+    n_games: int
+    seed: int
+    deterministic: bool
+
+
+_WORKER_ARCHIVES: dict[str, Any] = {}
+
+
+def _worker_archive(path: str) -> Any:
+    """The archive at ``path``, opened once per worker process (its policy cache is reused)."""
+    from ..archive.store import SnapshotArchive
+
+    archive = _WORKER_ARCHIVES.get(path)
+    if archive is None:
+        archive = SnapshotArchive(path, create=False)
+        _WORKER_ARCHIVES[path] = archive
+    return archive
+
+
+def _init_worker() -> None:
+    """Worker processes share the CPU: one torch thread each."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _run_pair(task: PairTask, archive: Any = None) -> tuple[int, MatchResult]:
+    """Play one pair (in a worker, or in the caller's process with its ``archive``)."""
+    if archive is None:
+        _init_worker()
+        archive = _worker_archive(task.archive_path)
+
+    def resolve(player: Any) -> Policy:
+        if isinstance(player, str):
+            return archive.load_policy(player, deterministic=task.deterministic)
+        return player
+
+    result = play_match(
+        task.env_fn, resolve(task.player_a), resolve(task.player_b), task.n_games, seed=task.seed
+    )
+    return task.index, result
+
+
+def _serial_backend(
+    tasks: Sequence[PairTask], archive: Any, n_workers: int | None
+) -> Iterator[tuple[int, MatchResult]]:
+    for task in tasks:
+        yield _run_pair(task, archive)
+
+
+def _process_backend(
+    tasks: Sequence[PairTask], archive: Any, n_workers: int | None
+) -> Iterator[tuple[int, MatchResult]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    workers = n_workers or min(len(tasks), os.cpu_count() or 1)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker) as pool:
+        futures = [pool.submit(_run_pair, task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                try:
+                    yield future.result()
+                except BrokenProcessPool as error:
+                    raise RuntimeError(
+                        'A round-robin worker process died (backend="process"). Worker processes '
+                        "are spawned: a script that starts a tournament must guard its entry "
+                        "point with `if __name__ == '__main__':`, and env_fn and the baselines "
+                        'must be importable; backend="serial" runs without workers.'
+                    ) from error
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            'backend="ray" needs Ray, which is not installed: pip install "sp-wrappers[ray]" '
+            '(or use backend="process").'
+        ) from None
+    return ray
+
+
+def _ray_backend(
+    tasks: Sequence[PairTask], archive: Any, n_workers: int | None
+) -> Iterator[tuple[int, MatchResult]]:
+    ray = _import_ray()
+    if not ray.is_initialized():
+        ray.init(num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(_run_pair)
+    pending = [remote.remote(task) for task in tasks]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        for ref in pending:
+            ray.cancel(ref)
+
+
+PAIR_RUNNERS: dict[str, Callable[..., Iterator[tuple[int, MatchResult]]]] = {
+    "process": _process_backend,
+    "ray": _ray_backend,
+    "serial": _serial_backend,
+}
+
+
+def check_backend(backend: str) -> None:
+    if backend not in PAIR_RUNNERS:
+        raise ValueError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
+    if backend == "ray":
+        _import_ray()

@@ -1,0 +1,289 @@
+"""The game registry: names the ``train`` command knows, each with its reference opponents.
+
+This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
+:func:`make_game`, :func:`game_factory`, :func:`reference_opponents`,
+:class:`UnknownGameError`, :class:`MissingGameError` (a registered game whose package is
+missing) and :data:`QUADRAPONG_TEAMS`.
+
+A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
+``texas_holdem_v4``, ``pong_v3`` on RAM observations; the team games ``simple_tag_v3`` from
+``mpe2`` and ``quadrapong_v4`` on RAM observations, each with its :attr:`GameSpec.teams`) or by
+an import path ``module:function`` to any PettingZoo environment constructor
+(``pettingzoo.classic.go_v5:env``). When the attribute is a module with an ``env`` function
+(``pettingzoo.classic:rps_v2``), that ``env`` is used. Keyword arguments (``game_kwargs`` in a
+run's ``config.json``) go to the constructor.
+
+``pong_v3`` and ``quadrapong_v4`` observe the Atari's 128 RAM bytes scaled to ``[0, 1]``
+(``float32``, byte / 255, see :class:`~sp_wrappers.games.wrappers.ScaledObservations`): raw 0-255
+bytes would feed a network inputs two orders of magnitude larger than its initialisation
+expects. Pass ``scale_observations=False`` (a game keyword argument) for the raw ``uint8``
+bytes. ``frame_skip=k`` holds each action for ``k`` frames and sums the rewards (the usual Atari
+setting is 4; the Pong recipes use it), so a decision spans more of the game. ROMs come from the
+installed ``ale_py`` package's ``roms`` folder: nothing is downloaded.
+
+>>> sorted(GAMES)  # doctest: +NORMALIZE_WHITESPACE
+['connect_four_v3', 'pong_v3', 'quadrapong_v4', 'simple_tag_v3', 'texas_holdem_v4',
+ 'tictactoe_v3']
+>>> GAMES["simple_tag_v3"].teams, sorted(GAMES["quadrapong_v4"].teams)
+('prefix', ['first_third', 'second_fourth'])
+>>> make_game("tictactoe_v3").possible_agents
+['player_1', 'player_2']
+>>> make_game("pettingzoo.classic.connect_four_v3:env").metadata["name"]
+'connect_four_v3'
+>>> [p.policy_id for p in reference_opponents("tictactoe_v3")]
+['random', 'minimax']
+>>> [p.policy_id for p in reference_opponents("connect_four_v3")]
+['random', 'alphabeta-d1', 'alphabeta-d2']
+>>> make_game("pong_v3", max_cycles=10).observation_space("first_0")
+Box(0.0, 1.0, (128,), float32)
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "GameSpec",
+    "GAMES",
+    "UnknownGameError",
+    "MissingGameError",
+    "QUADRAPONG_TEAMS",
+    "resolve_game",
+    "make_game",
+    "game_factory",
+    "reference_opponents",
+]
+
+
+class UnknownGameError(ValueError):
+    """A game name that is neither registered nor an importable ``module:function``."""
+
+
+class MissingGameError(ImportError):
+    """A registered game whose package is not installed; the message names the extra to
+    install (``pip install "sp-wrappers[mpe]"``)."""
+
+
+def _classic(module: str, **kwargs: Any) -> Any:
+    return importlib.import_module(f"pettingzoo.classic.{module}").env(**kwargs)
+
+
+def _atari_ram(
+    module: str, scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any
+) -> Any:
+    """A PettingZoo Atari game (``pettingzoo.atari.<module>``) on the 128-byte RAM, ROMs from
+    ``ale_py``'s folder (nothing is downloaded); observations scaled to [0, 1] ``float32`` unless
+    ``scale_observations=False``; each action held for ``frame_skip`` frames (rewards summed)
+    when it is above 1."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from .wrappers import RepeatedActions, ScaledObservations
+
+    game = importlib.import_module(f"pettingzoo.atari.{module}")
+    if int(frame_skip) != frame_skip or frame_skip < 1:
+        raise ValueError(
+            f"frame_skip must be an integer >= 1 (frames per action), got {frame_skip!r}."
+        )
+    kwargs.setdefault("obs_type", "ram")
+    if "auto_rom_install_path" not in kwargs:
+        try:
+            import ale_py
+
+            kwargs["auto_rom_install_path"] = os.path.join(os.path.dirname(ale_py.__file__), "roms")
+        except ImportError:  # pragma: no cover - ale-py comes with pettingzoo[atari]
+            pass
+    if frame_skip > 1:
+        parallel = game.raw_env(**kwargs).env  # the ParallelAtariEnv under the AEC adapter
+        env = parallel_to_aec(RepeatedActions(parallel, int(frame_skip)))
+    else:
+        env = game.env(**kwargs)
+    return ScaledObservations(env) if scale_observations else env
+
+
+def _pong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
+    """PettingZoo's two-player Pong on the RAM (see :func:`_atari_ram`)."""
+    return _atari_ram("pong_v3", scale_observations, frame_skip, **kwargs)
+
+
+def _quadrapong_ram(scale_observations: bool = True, frame_skip: int = 1, **kwargs: Any) -> Any:
+    """PettingZoo's four-player Quadrapong (two teams of two) on the RAM (see
+    :func:`_atari_ram`)."""
+    return _atari_ram("quadrapong_v4", scale_observations, frame_skip, **kwargs)
+
+
+def _mpe(module: str, **kwargs: Any) -> Any:
+    """A game of the ``mpe2`` package (the Multi-Particle Environments, discrete actions)."""
+    try:
+        game = importlib.import_module(f"mpe2.{module}")
+    except ImportError as error:
+        if error.name is not None and error.name != "mpe2" and not error.name.startswith("mpe2."):
+            raise
+        raise MissingGameError(
+            f"The game {module} needs the mpe2 package, which is not installed: "
+            'pip install "sp-wrappers[mpe]".'
+        ) from None
+    return game.env(**kwargs)
+
+
+def _random() -> Any:
+    from ..core.policies import RandomPolicy
+
+    return RandomPolicy()
+
+
+def _minimax() -> Any:
+    from .baselines import PerfectTicTacToePolicy
+
+    return PerfectTicTacToePolicy()
+
+
+def _alphabeta(depth: int) -> Any:
+    from .baselines import AlphaBetaConnectFourPolicy
+
+    return AlphaBetaConnectFourPolicy(depth=depth)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A registered game.
+
+    :param name: the registry name (also PettingZoo's ``metadata["name"]``).
+    :param factory: ``factory(**game_kwargs)`` builds the PettingZoo env.
+    :param description: one line for ``--help`` and error messages.
+    :param references: zero-argument factories of the game's reference opponents besides
+        ``RandomPolicy`` (the end-of-run evaluation plays them all).
+    :param quick_kwargs: game keyword arguments that make an episode short (smoke tests).
+    :param teams: how the game's agents form teams, as ``SelfPlayEnv(teams=...)`` takes it:
+        ``None`` (every agent its own side: the two-player games), ``"prefix"`` (agents grouped
+        by their name without the trailing ``_N``) or a mapping ``{team: [agent, ...]}``.
+        ``sp-wrappers train`` trains one learner per team (``TeamSelfPlay``) when it is set.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    references: tuple[Callable[[], Any], ...] = ()
+    quick_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    teams: str | Mapping[str, Sequence[str]] | None = None
+
+
+#: Quadrapong's teams, as PettingZoo's documentation of ``quadrapong_v4`` assigns them.
+QUADRAPONG_TEAMS: dict[str, tuple[str, ...]] = {
+    "first_third": ("first_0", "third_0"),
+    "second_fourth": ("second_0", "fourth_0"),
+}
+
+#: Registered games by name.
+GAMES: dict[str, GameSpec] = {
+    spec.name: spec
+    for spec in (
+        GameSpec(
+            "tictactoe_v3",
+            functools.partial(_classic, "tictactoe_v3"),
+            "tic-tac-toe (PettingZoo classic), action masks; reference: perfect minimax",
+            (_minimax,),
+        ),
+        GameSpec(
+            "connect_four_v3",
+            functools.partial(_classic, "connect_four_v3"),
+            "Connect Four (PettingZoo classic), action masks; references: alpha-beta depths 1, 2",
+            (functools.partial(_alphabeta, 1), functools.partial(_alphabeta, 2)),
+        ),
+        GameSpec(
+            "texas_holdem_v4",
+            functools.partial(_classic, "texas_holdem_v4"),
+            "limit Texas hold'em (PettingZoo classic), action masks",
+        ),
+        GameSpec(
+            "pong_v3",
+            _pong_ram,
+            "two-player Atari Pong on RAM observations scaled to [0, 1] (PettingZoo atari), "
+            "no masks",
+            quick_kwargs={"max_cycles": 60},
+        ),
+        GameSpec(
+            "simple_tag_v3",
+            functools.partial(_mpe, "simple_tag_v3", continuous_actions=False, max_cycles=25),
+            "predator-prey (mpe2's MPE): three adversaries chase one faster agent, discrete "
+            "actions, 25 steps per episode; teams adversary and agent (needs sp-wrappers[mpe])",
+            quick_kwargs={"max_cycles": 10},
+            teams="prefix",
+        ),
+        GameSpec(
+            "quadrapong_v4",
+            _quadrapong_ram,
+            "four-player Atari Quadrapong, two teams of two (first_0 and third_0 against "
+            "second_0 and fourth_0, as PettingZoo's documentation assigns them), RAM "
+            "observations scaled to [0, 1], no masks",
+            quick_kwargs={"max_cycles": 60},
+            teams=QUADRAPONG_TEAMS,
+        ),
+    )
+}
+
+
+def _import_constructor(path: str) -> Callable[..., Any]:
+    registered = ", ".join(GAMES)
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise UnknownGameError(
+            f"Unknown game {path!r}; use one of {registered} or an import path "
+            "'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env)."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UnknownGameError(
+            f"Cannot import {module_name!r} for game {path!r}: {error}."
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+    if isinstance(target, types.ModuleType) and callable(getattr(target, "env", None)):
+        target = target.env
+    if not callable(target):
+        raise UnknownGameError(f"Game {path!r}: {module_name} has no callable {attribute!r}.")
+    return target
+
+
+def resolve_game(name: str) -> Callable[..., Any]:
+    """The constructor of a registered game or of an import path; raises
+    :class:`UnknownGameError` naming the registered games.
+
+    >>> resolve_game("chess")
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.games.registry.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
+connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an import path \
+'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env).
+    """
+    spec = GAMES.get(name)
+    return spec.factory if spec is not None else _import_constructor(name)
+
+
+def make_game(name: str, **kwargs: Any) -> Any:
+    """Build the PettingZoo env called ``name`` with the game's keyword arguments."""
+    return resolve_game(name)(**kwargs)
+
+
+def game_factory(name: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[], Any]:
+    """A picklable zero-argument function building the game (for worker processes).
+
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(game_factory("connect_four_v3")))().metadata["name"]
+    'connect_four_v3'
+    """
+    resolve_game(name)  # fail here, with a clear message, rather than in a worker
+    return functools.partial(make_game, name, **dict(kwargs or {}))
+
+
+def reference_opponents(name: str) -> list[Any]:
+    """``RandomPolicy`` followed by the game's reference bots (none for unregistered games)."""
+    spec = GAMES.get(name)
+    return [_random()] + [make() for make in (spec.references if spec else ())]

@@ -1,0 +1,239 @@
+"""``OpponentSampler``: who the learner plays next, drawn from a snapshot archive.
+
+This module holds :class:`OpponentSampler`, :data:`STRATEGIES` and :func:`pfsp_weights`.
+
+The sampler plugs into :class:`~sp_wrappers.SelfPlayEnv` (and the vector env) as the ``opponent``:
+the env calls :meth:`OpponentSampler.draw` at an episode start whenever its swap schedule says so
+(``swap_every`` episodes or learner steps, counted per env copy). A draw is, in order of
+precedence:
+
+1. one of the ``fixed_opponents`` with its stated probability (e.g. 10% ``RandomPolicy``);
+2. the learner's latest weights with probability ``latest_ratio`` (kept current by
+   :class:`~sp_wrappers.SelfPlayCallback` through :meth:`OpponentSampler.sync_latest_weights`);
+3. otherwise a snapshot from the newest ``window`` snapshots, uniformly or by prioritized
+   fictitious self-play (``strategy="pfsp"``).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
+from ..core.policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
+from .slots import SWAP_UNITS
+
+__all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
+
+STRATEGIES = ("uniform", "pfsp")
+PFSP_WEIGHTINGS = ("hard", "variance", "linear", "squared", "linear_capped")
+LATEST_ID = "latest"
+
+
+def pfsp_weights(
+    win_rates: Sequence[float], weighting: str = "hard", exponent: float = 2.0
+) -> np.ndarray:
+    """Prioritized fictitious self-play weights from the learner's win rate against each opponent.
+
+    ``"hard"`` weights ``(1 - p) ** exponent`` (focus on opponents the learner loses to),
+    ``"variance"`` weights ``p * (1 - p)`` (focus on even matches). AlphaStar's league (Vinyals et
+    al. 2019, pseudocode ``pfsp``) also uses ``"linear"`` ``1 - p``, ``"squared"`` ``(1 - p) ** 2``
+    and ``"linear_capped"`` ``min(0.5, 1 - p)``. Returned weights sum to 1; when every weight is
+    zero (the learner beats everyone) they fall back to uniform.
+
+    >>> pfsp_weights([0.0, 0.5, 1.0], "hard").round(3).tolist()
+    [0.8, 0.2, 0.0]
+    >>> pfsp_weights([0.0, 0.5, 1.0], "variance").tolist()
+    [0.0, 1.0, 0.0]
+    >>> pfsp_weights([0.0, 0.5, 1.0], "linear").round(3).tolist()
+    [0.667, 0.333, 0.0]
+    """
+    p = np.clip(np.asarray(win_rates, dtype=np.float64), 0.0, 1.0)
+    if weighting == "hard":
+        w = (1.0 - p) ** exponent
+    elif weighting == "variance":
+        w = p * (1.0 - p)
+    elif weighting == "linear":
+        w = 1.0 - p
+    elif weighting == "squared":
+        w = (1.0 - p) ** 2
+    elif weighting == "linear_capped":
+        w = np.minimum(0.5, 1.0 - p)
+    else:
+        raise ValueError(f"pfsp weighting must be one of {PFSP_WEIGHTINGS}, got {weighting!r}.")
+    total = w.sum()
+    if len(w) and total <= 0:
+        return np.full(len(w), 1.0 / len(w))
+    return w / total
+
+
+class OpponentSampler:
+    """Draws opponents from a :class:`~sp_wrappers.SnapshotArchive`, ML-Agents-ghost style.
+
+    :param archive: the snapshot archive to draw from, or the path of its directory (opened here,
+        created when missing); also read from env worker processes.
+    :param window: only the newest ``window`` snapshots are eligible; ``None`` means all.
+    :param latest_ratio: probability (0..1) of facing the learner's latest weights instead of a
+        snapshot. Until the callback has sent weights, that share goes to the snapshots.
+    :param swap_every: keep an opponent for this many ``swap_unit`` before drawing again
+        (per env copy; a draw takes effect at the next episode start).
+    :param swap_unit: ``"episodes"`` or ``"steps"`` (learner steps).
+    :param strategy: ``"uniform"`` over the window, or ``"pfsp"`` (prioritized fictitious self-play)
+        weighting snapshots by the learner's recorded win rate against them.
+    :param pfsp_weighting: ``"hard"`` (``(1-p)^k``), ``"variance"`` (``p(1-p)``), ``"linear"``,
+        ``"squared"`` or ``"linear_capped"`` (see :func:`pfsp_weights`).
+    :param pfsp_exponent: ``k`` of the hard weighting.
+    :param fixed_opponents: ``[(policy, probability), ...]`` always in the mix, e.g.
+        ``[(RandomPolicy(), 0.1)]``; probabilities sum to at most 1.
+    :param learner_id: the player name the callback records the learner's matches under.
+    :param deterministic: whether snapshot opponents take their most likely action.
+    :param fallback: the opponent while the archive is still empty (default ``RandomPolicy()``).
+    :param seed: seeds draws made without an explicit generator.
+
+    >>> import tempfile
+    >>> from sp_wrappers import SnapshotArchive
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> sampler = OpponentSampler(archive, window=5, latest_ratio=0.5, seed=0)
+    >>> sampler.draw().policy_id                 # empty archive: the fallback
+    'random'
+    """
+
+    def __init__(
+        self,
+        archive: SnapshotArchive | str | os.PathLike[str],
+        window: int | None = 10,
+        latest_ratio: float = 0.5,
+        swap_every: int = 1,
+        swap_unit: str = "episodes",
+        strategy: str = "uniform",
+        pfsp_weighting: str = "hard",
+        pfsp_exponent: float = 2.0,
+        fixed_opponents: Sequence[tuple[Policy, float]] = (),
+        learner_id: str = "learner",
+        deterministic: bool = False,
+        fallback: Policy | None = None,
+        seed: int | None = None,
+    ) -> None:
+        archive = as_archive(archive, owner="OpponentSampler(archive=...)")
+        if window is not None and (not isinstance(window, int | np.integer) or window < 1):
+            raise ValueError(f"window must be a positive integer or None (all), got {window!r}.")
+        if not 0.0 <= float(latest_ratio) <= 1.0:
+            raise ValueError(f"latest_ratio must be between 0 and 1, got {latest_ratio!r}.")
+        if not isinstance(swap_every, int | np.integer) or swap_every < 1:
+            raise ValueError(f"swap_every must be a positive integer, got {swap_every!r}.")
+        if swap_unit not in SWAP_UNITS:
+            raise ValueError(
+                f"swap_unit must be one of {SWAP_UNITS}, got {swap_unit!r} "
+                "(ML-Agents' swap_steps corresponds to swap_unit='steps')."
+            )
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
+        if pfsp_weighting not in PFSP_WEIGHTINGS:
+            raise ValueError(
+                f"pfsp_weighting must be one of {PFSP_WEIGHTINGS}, got {pfsp_weighting!r}."
+            )
+        fixed = list(fixed_opponents)
+        for entry in fixed:
+            if not (isinstance(entry, tuple | list) and len(entry) == 2 and is_policy(entry[0])):
+                raise ValueError(
+                    "fixed_opponents must be a list of (policy, probability) pairs, e.g. "
+                    f"[(RandomPolicy(), 0.1)]; got {entry!r}."
+                )
+            if not 0.0 <= float(entry[1]) <= 1.0:
+                raise ValueError(f"fixed opponent probability must be in [0, 1], got {entry[1]!r}.")
+        if sum(float(p) for _, p in fixed) > 1.0 + 1e-9:
+            raise ValueError("fixed_opponents probabilities sum to more than 1.")
+        self.archive = archive
+        self.window = None if window is None else int(window)
+        self.latest_ratio = float(latest_ratio)
+        self.swap_every = int(swap_every)
+        self.swap_unit = swap_unit
+        self.strategy = strategy
+        self.pfsp_weighting = pfsp_weighting
+        self.pfsp_exponent = float(pfsp_exponent)
+        self.fixed_opponents = [(policy, float(p)) for policy, p in fixed]
+        self.learner_id = learner_id
+        self.deterministic = deterministic
+        self.fallback = fallback if fallback is not None else RandomPolicy()
+        self.rng = np.random.default_rng(seed)
+        self.latest: SB3Policy | None = None
+        self.latest_version = -1
+
+    # -- what the env calls ------------------------------------------------------------------------
+    def draw(self, rng: np.random.Generator | None = None) -> Policy:
+        """Pick the next opponent (see the module docstring for the order of precedence)."""
+        rng = self.rng if rng is None else rng
+        u = rng.random()
+        for policy, probability in self.fixed_opponents:
+            if u < probability:
+                return policy
+            u -= probability
+        remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
+        candidates = self.eligible_ids()
+        wants_latest = remaining > 0 and u < self.latest_ratio * remaining
+        if self.latest is not None and (wants_latest or not candidates):
+            return self.latest
+        if not candidates:
+            return self.fallback
+        probabilities = self.snapshot_probabilities(candidates)
+        choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
+        try:
+            return self.archive.load_policy(choice, deterministic=self.deterministic)
+        except CorruptSnapshotError:  # warned and left out of the listing: draw again
+            return self.draw(rng)
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Receive the learner's newest weights; repeated versions are ignored (shared samplers)."""
+        if version <= self.latest_version:
+            return
+        if self.latest is None:
+            newest = self.archive.latest()
+            if newest is None:
+                raise RuntimeError(
+                    f"The sampler got latest weights before its archive {self.archive.path} had "
+                    "any snapshot to learn the policy's shape from. SelfPlayCallback saves one at "
+                    "the start into its own archive: give the callback and the sampler the same "
+                    "archive (or save a snapshot first)."
+                )
+            template = self.archive.load_policy(newest.id, deterministic=self.deterministic)
+            latest = copy.copy(template)
+            latest.policy = _frozen_copy(template.policy)
+            latest.policy_id = LATEST_ID
+            self.latest = latest
+        self.latest.load_state_dict(state)
+        self.latest_version = version
+
+    # -- inspection --------------------------------------------------------------------------------
+    def eligible_ids(self) -> list[str]:
+        """Ids of the snapshots a draw may pick: the newest ``window`` of the archive."""
+        ids = [info.id for info in self.archive.snapshots()]
+        return ids if self.window is None else ids[-self.window :]
+
+    def snapshot_probabilities(self, ids: Sequence[str] | None = None) -> np.ndarray:
+        """The probability of each eligible snapshot, given that a snapshot is drawn."""
+        ids = self.eligible_ids() if ids is None else list(ids)
+        if not ids:
+            return np.zeros(0)
+        if self.strategy == "uniform":
+            return np.full(len(ids), 1.0 / len(ids))
+        scores = self.archive.scores_against(self.learner_id)
+        win_rates = [scores[i][0] if i in scores else 0.5 for i in ids]
+        return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Worker processes rebuild the latest policy from the weights the callback sends.
+        state = self.__dict__.copy()
+        state["latest"] = None
+        state["latest_version"] = -1
+        return state
+
+    def __repr__(self) -> str:
+        return (
+            f"OpponentSampler(window={self.window}, latest_ratio={self.latest_ratio}, "
+            f"swap_every={self.swap_every}, swap_unit={self.swap_unit!r}, "
+            f"strategy={self.strategy!r})"
+        )

@@ -1,0 +1,190 @@
+"""Ratings for games with more than two seats or teams.
+
+This module holds :class:`OpenSkillRatings` and :func:`fit_team_ratings`, computed by the
+``openskill`` library (the ``multiplayer`` extra) and returned as a
+:class:`~sp_wrappers.ratings.results.TeamRatingResult` on the Elo scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .elo import ELO_PER_LOGIT, _z_value
+from .results import TeamRatingResult
+
+__all__ = ["OpenSkillRatings", "fit_team_ratings"]
+
+
+_OPENSKILL_HINT = 'team ratings need the openskill library: pip install "sp-wrappers[multiplayer]"'
+
+
+def _openskill_model(model: str | Any) -> Any:
+    if not isinstance(model, str):
+        return model
+    try:
+        from openskill import models
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError(_OPENSKILL_HINT) from error
+    names = [name for name in getattr(models, "__all__", dir(models)) if name[:1].isupper()]
+    if not hasattr(models, model):
+        raise ValueError(f"unknown openskill model {model!r}; choose one of {sorted(names)}")
+    return getattr(models, model)()
+
+
+class OpenSkillRatings:
+    """Online ratings for games with any number of seats or teams, computed by ``openskill``.
+
+    Each game is a list of teams (a team is a list of player names; one-player teams for
+    free-for-all games) and their finishing ranks (lower is better; equal ranks are a tie). The
+    Bayesian ``openskill`` update tracks a mean ``mu`` and an uncertainty ``sigma`` per player;
+    :meth:`result` puts them on the Elo scale of :func:`fit_bradley_terry`, so a two-player game
+    rated either way gives comparable numbers: ``rating = center + (mu - mu0) * scale`` with
+    ``scale = 400 / (ln 10 * beta * sqrt 2)`` (about 29.5 Elo points per ``mu`` unit with the
+    default model), which makes a rating difference predict wins like Elo once ``sigma`` is small.
+
+    Needs the ``multiplayer`` extra: ``pip install "sp-wrappers[multiplayer]"``.
+
+    :param model: an ``openskill.models`` class name (``"PlackettLuce"``, ``"BradleyTerryFull"``,
+        ``"ThurstoneMostellerFull"``, ...) or a model instance.
+    :param center: the mean display rating when :meth:`result` has no anchor (Elo points).
+
+    >>> ratings = OpenSkillRatings()
+    >>> ratings.update([["alice"], ["bob", "carol"]], ranks=[1, 2])
+    >>> result = ratings.result()
+    >>> result.ratings["alice"] > result.ratings["bob"]
+    True
+    """
+
+    def __init__(self, model: str | Any = "PlackettLuce", center: float = 1500.0) -> None:
+        self.model = _openskill_model(model)
+        self.center = float(center)
+        self.scale = ELO_PER_LOGIT / (float(self.model.beta) * math.sqrt(2.0))
+        self._ratings: dict[str, Any] = {}
+        self.games: dict[str, int] = {}
+
+    def _rating(self, player: str) -> Any:
+        if player not in self._ratings:
+            self._ratings[player] = self.model.rating(name=player)
+        return self._ratings[player]
+
+    def update(self, teams: Sequence[Sequence[str]], ranks: Sequence[float] | None = None) -> None:
+        """Record one game.
+
+        :param teams: the teams, each a sequence of player names (at least two teams).
+        :param ranks: each team's finishing place, lower is better, equal for a tie; defaults
+            to the order of ``teams`` (first team won).
+        """
+        teams = [[str(p) for p in team] for team in teams]
+        if len(teams) < 2 or any(not team for team in teams):
+            raise ValueError(f"a game needs at least two non-empty teams, got {teams!r}")
+        names = [p for team in teams for p in team]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a player appears twice in one game: {teams!r}")
+        if ranks is None:
+            ranks = list(range(1, len(teams) + 1))
+        ranks = [float(r) for r in ranks]
+        if len(ranks) != len(teams) or not all(math.isfinite(r) for r in ranks):
+            raise ValueError(f"need one finite rank per team ({len(teams)}), got {ranks!r}")
+        new = self.model.rate([[self._rating(p) for p in team] for team in teams], ranks=ranks)
+        for team, rated in zip(teams, new, strict=True):
+            for player, rating in zip(team, rated, strict=True):
+                self._ratings[player] = rating
+                self.games[player] = self.games.get(player, 0) + 1
+
+    def result(
+        self,
+        *,
+        anchor: str | None = None,
+        anchor_rating: float | None = None,
+        confidence: float = 0.95,
+    ) -> TeamRatingResult:
+        """The current ratings on the Elo display scale.
+
+        Without ``anchor`` the ratings are shifted so their mean is ``center`` and each standard
+        error is the player's own ``sigma`` on the display scale. With ``anchor`` that player sits
+        at ``anchor_rating`` (``center`` by default) with standard error 0, and the others' standard
+        errors combine their ``sigma`` with the anchor's (``openskill`` treats players as
+        independent).
+
+        :param anchor: a player to hold fixed, or ``None``.
+        :param anchor_rating: the anchor's display rating (Elo points).
+        :param confidence: the coverage of the ``intervals``, in (0, 1).
+        """
+        if not self._ratings:
+            raise ValueError("no games recorded yet; call update() first")
+        z = _z_value(confidence)
+        players = list(self._ratings)
+        mu = {p: float(self._ratings[p].mu) for p in players}
+        sigma = {p: float(self._ratings[p].sigma) for p in players}
+        raw = {p: (mu[p] - float(self.model.mu)) * self.scale for p in players}
+        if anchor is None:
+            origin, shift = self.center, float(np.mean(list(raw.values())))
+            std = {p: sigma[p] * self.scale for p in players}
+        else:
+            if anchor not in raw:
+                raise ValueError(
+                    f"anchor {anchor!r} played no games; players with games: {sorted(players)}"
+                )
+            origin = self.center if anchor_rating is None else float(anchor_rating)
+            shift = raw[anchor]
+            std = {
+                p: 0.0 if p == anchor else math.hypot(sigma[p], sigma[anchor]) * self.scale
+                for p in players
+            }
+        ratings = {p: origin + raw[p] - shift for p in players}
+        return TeamRatingResult(
+            ratings=ratings,
+            std_errors=std,
+            intervals={p: (ratings[p] - z * std[p], ratings[p] + z * std[p]) for p in players},
+            games_played=dict(self.games),
+            anchor=anchor,
+            confidence=float(confidence),
+            mu=mu,
+            sigma=sigma,
+        )
+
+
+def fit_team_ratings(
+    games: Iterable[Sequence[Sequence[str]] | tuple[Sequence[Sequence[str]], Sequence[float]]],
+    *,
+    model: str | Any = "PlackettLuce",
+    center: float = 1500.0,
+    anchor: str | None = None,
+    anchor_rating: float | None = None,
+    confidence: float = 0.95,
+) -> TeamRatingResult:
+    """Rate players of games with more than two seats or teams (``openskill``, in game order).
+
+    :param games: each game as ``(teams, ranks)`` (ranks lower is better, equal for ties) or as
+        just the list of teams in finishing order (first team won, no ties).
+    :param model: see :class:`OpenSkillRatings`.
+    :param center: see :class:`OpenSkillRatings`.
+    :param anchor: see :meth:`OpenSkillRatings.result`.
+    :param anchor_rating: see :meth:`OpenSkillRatings.result`.
+    :param confidence: see :meth:`OpenSkillRatings.result`.
+    :return: a :class:`TeamRatingResult`.
+
+    >>> result = fit_team_ratings([([["a"], ["b"], ["c"]], [1, 2, 3])] * 5)
+    >>> [row.player for row in result.table()]
+    ['a', 'b', 'c']
+    """
+    rater = OpenSkillRatings(model=model, center=center)
+    count = 0
+    for game in games:
+        if (
+            isinstance(game, tuple)
+            and len(game) == 2
+            and not isinstance(game[1], (str, bytes))
+            and all(isinstance(r, (int, float, np.number)) for r in game[1])
+        ):
+            rater.update(game[0], game[1])
+        else:
+            rater.update(game)
+        count += 1
+    if not count:
+        raise ValueError("fit_team_ratings needs at least one game; got none")
+    return rater.result(anchor=anchor, anchor_rating=anchor_rating, confidence=confidence)

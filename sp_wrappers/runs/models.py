@@ -1,0 +1,167 @@
+"""Building the SB3 model of a run.
+
+This module holds :func:`algo_class` (an algorithm name to its SB3 or sb3-contrib class),
+:func:`check_algo_fits` (an algorithm against the game's spaces and masks, with the fix named),
+:func:`policy_name`, :func:`build_sampler`, :func:`build_model` and :func:`limited_torch_threads`,
+shared by single-learner and team runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..games.registry import reference_opponents
+from .config import TrainError
+from .recipes import ALGOS
+from .recipes import linear_schedule as _learning_rate
+
+__all__ = [
+    "algo_class",
+    "build_model",
+    "build_sampler",
+    "check_algo_fits",
+    "policy_name",
+    "limited_torch_threads",
+]
+
+
+def algo_class(algo: str) -> type:
+    module, name = ALGOS[algo]
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        raise TrainError(
+            f"--algo {algo} needs {module}, which is not installed: "
+            'pip install "sp-wrappers[masking]".'
+        ) from None
+
+
+def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_masks: bool) -> None:
+    """Raise :class:`TrainError` when ``algo`` cannot train on these spaces.
+
+    >>> from gymnasium import spaces
+    >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.runs.config.TrainError: --algo dqn needs a Discrete action space, but the learner's
+    \
+is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
+    """
+    from gymnasium import spaces
+
+    if algo not in ALGOS:
+        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    supported_obs = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+    obs_ok = isinstance(observation_space, supported_obs) or (
+        isinstance(observation_space, spaces.Dict)
+        and all(isinstance(s, supported_obs) for s in observation_space.spaces.values())
+    )
+    if not obs_ok:
+        raise TrainError(
+            f"Stable-Baselines3 cannot learn from the observation space {observation_space}; "
+            "flatten it with a SuperSuit wrapper in the game constructor."
+        )
+    discrete = isinstance(action_space, spaces.Discrete)
+    if algo == "dqn" and not discrete:
+        raise TrainError(
+            f"--algo dqn needs a Discrete action space, but the learner's is {action_space}; "
+            "choose ppo or a2c."
+        )
+    if algo == "maskable_ppo":
+        if not isinstance(
+            action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary
+        ):
+            raise TrainError(
+                f"--algo maskable_ppo needs a discrete action space, but the learner's is "
+                f"{action_space}; choose ppo or a2c."
+            )
+        if not has_masks:
+            raise TrainError(
+                "--algo maskable_ppo needs action masks, but this game provides none (no "
+                "'action_mask' in its observations or infos); choose ppo, a2c or dqn."
+            )
+    if algo in ("ppo", "a2c") and not isinstance(
+        action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary | spaces.Box
+    ):
+        raise TrainError(f"--algo {algo} cannot act in the action space {action_space}.")
+
+
+def policy_name(observation_space: Any) -> str:
+    from gymnasium import spaces
+    from stable_baselines3.common.preprocessing import is_image_space
+
+    if isinstance(observation_space, spaces.Dict):
+        return "MultiInputPolicy"
+    if isinstance(observation_space, spaces.Box) and is_image_space(observation_space):
+        return "CnnPolicy"
+    return "MlpPolicy"
+
+
+@contextlib.contextmanager
+def limited_torch_threads(n: int | None) -> Iterator[None]:
+    import torch
+
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
+    from ..core.policies import RandomPolicy
+    from ..opponents.sampler import OpponentSampler
+
+    s = config["sampler"]
+    random_policy = RandomPolicy(None if has_masks else action_space)
+    fixed = [(random_policy, float(s["random_ratio"]))] if s["random_ratio"] > 0 else []
+    if s["reference_ratio"] > 0:
+        bots = reference_opponents(config["game"])[1:]
+        fixed += [(bot, float(s["reference_ratio"]) / len(bots)) for bot in bots]
+    try:
+        return OpponentSampler(
+            archive,
+            window=s["window"],
+            latest_ratio=float(s["latest_ratio"]),
+            swap_every=int(s["swap_every"]),
+            swap_unit=s["swap_unit"],
+            strategy=s["strategy"],
+            fixed_opponents=fixed,
+            deterministic=bool(s["deterministic"]),
+            fallback=random_policy,
+            seed=int(config["seed"]),
+        )
+    except ValueError as error:
+        raise TrainError(str(error)) from None
+
+
+def build_model(
+    config: Mapping[str, Any], venv: Any, observation_space: Any, tb: str | None, device: str
+) -> Any:
+    """A fresh model of ``config["algo"]`` with its hyperparameters on ``venv`` (a bad setting
+    becomes a :class:`TrainError` naming the option); the team command uses it too."""
+    cls = algo_class(config["algo"])
+    hp = dict(config["hyperparams"])
+    if "learning_rate" in hp:
+        hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+    try:
+        return cls(
+            policy_name(observation_space),
+            venv,
+            seed=int(config["seed"]),
+            tensorboard_log=tb,
+            device=device,
+            verbose=0,
+            **hp,
+        )
+    except TypeError as error:
+        raise TrainError(
+            f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+        ) from None
+    except (ValueError, AssertionError) as error:
+        raise TrainError(f"{cls.__name__} rejected the settings: {error}") from None

@@ -1,0 +1,83 @@
+"""The end of a run: the final learner against the reference bots, ratings and ``ratings.json``.
+
+This module holds what ``sp-wrappers train`` (and ``sp-wrappers league``, for each main agent)
+does after training: ``_evaluate`` (the final learner, deterministic, against ``RandomPolicy``
+and the game's reference bots, recorded as evaluation games), ``_rate`` (Bradley-Terry over the
+archive), ``_ratings_json`` (the ``ratings.json`` content, :data:`RATINGS_FORMAT_VERSION`) and
+``_duration``. Moved out of :mod:`sp_wrappers.runs.train` unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..games.registry import reference_opponents
+
+__all__ = ["RATINGS_FORMAT_VERSION"]
+
+RATINGS_FORMAT_VERSION = 1
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _evaluate(
+    model: Any, snapshot_id: str, env_fn: Callable[[], Any], config: Mapping[str, Any], archive: Any
+) -> dict[str, Any]:
+    """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots;
+    the games go to the archive's match history as evaluation games."""
+    from ..core.policies import SB3Policy
+    from ..evaluation.match import play_match
+
+    n_games = int(config["eval_games"])
+    if n_games == 0:
+        return {}
+    learner = SB3Policy(model, deterministic=True, policy_id=snapshot_id)
+    results = {}
+    for index, baseline in enumerate(reference_opponents(config["game"])):
+        results[baseline.policy_id] = play_match(
+            env_fn,
+            learner,
+            baseline,
+            n_games,
+            seed=int(config["seed"]) + 10_000 * (index + 1),
+            archive=archive,
+        )
+    return results
+
+
+def _rate(archive: Any) -> Any:
+    from ..ratings.archive_ratings import archive_ratings
+
+    try:
+        return archive_ratings(archive, anchor="random")
+    except ValueError:  # no rateable games (e.g. a tiny run without evaluation games)
+        return None
+
+
+def _ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    final = next((r for r in ratings.rows() if r["id"] == final_id), None)
+    return {
+        "format_version": RATINGS_FORMAT_VERSION,
+        "method": "bradley-terry over the archive's whole match history, Elo scale",
+        "anchor": ratings.anchor,
+        "anchor_rating": ratings.anchor_rating,
+        "final_snapshot": final_id,
+        "final": final,
+        "evaluation": {
+            name: {
+                "games": r.n_games,
+                "wins": r.wins,
+                "draws": r.draws,
+                "losses": r.losses,
+                "by_seat": {seat: list(wdl) for seat, wdl in r.by_seat().items()},
+                "learner": "deterministic",
+            }
+            for name, r in evaluation.items()
+        },
+        "players": ratings.rows(),
+    }

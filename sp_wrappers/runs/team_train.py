@@ -1,0 +1,549 @@
+"""``sp-wrappers train --teams``: one learner per team, trained by ``TeamSelfPlay``.
+
+This module holds the team side of the ``train`` command's driver: :func:`train_teams` (the
+Python entry point, also reached from :func:`sp_wrappers.runs.train.train` when a config's
+``"kind"`` is ``"teams"``), its result :class:`TeamTrainResult` and :func:`model_groups` (which
+teams share a model). The command line and the run configuration live in
+:mod:`sp_wrappers.cli.team_train`.
+
+A team run directory holds::
+
+    config.json          everything that reproduces the run ("teams", "team_change", "models",
+                         per-team "timesteps", ...); `sp-wrappers train --config` replays it
+    models/<name>.zip    one SB3 model per entry of config["models"] (a team, or "shared" when
+                         one model plays every team), rewritten at every team change
+    archives/<team>/     each team's SnapshotArchive: its snapshots and match history
+    team_selfplay.json   TeamSelfPlay's state: the learning team, step counts, Elo per team
+    ratings.json         per team: Elo, Bradley-Terry ratings of its snapshots against the
+                         other teams' snapshots, and the final learner against random teams
+    tb/                  TensorBoard logs, one folder per model (when tensorboard is installed)
+
+``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps (one step
+of every agent of the team: SB3's ``num_timesteps`` of the team's model).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.jsonio import write_json
+from ..games.registry import MissingGameError, game_factory
+from .config import TrainError
+from .models import build_model, check_algo_fits, limited_torch_threads
+from .rundir import CONFIG_NAME, _tensorboard_dir
+from .summary import _duration
+
+__all__ = [
+    "train_teams",
+    "TeamTrainResult",
+    "model_groups",
+    "TEAM_CONFIG_KIND",
+]
+
+#: ``config["kind"]`` of a team run (single-learner runs have no ``kind``).
+TEAM_CONFIG_KIND = "teams"
+MODELS_DIR = "models"
+ARCHIVES_DIR = "archives"
+RATINGS_NAME = "ratings.json"
+TEAM_RATINGS_FORMAT_VERSION = 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Which teams share a model
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _TeamProbe:
+    """What one copy of the game tells about its teams before training."""
+
+    teams: dict[str, tuple[str, ...]]
+    observation_spaces: dict[str, Any]
+    action_spaces: dict[str, Any]
+    has_masks: dict[str, bool]
+
+
+def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mapping[str, Any]):
+    """The teams of the game under ``spec`` and each team's spaces, as its learner sees them."""
+    try:
+        game_env = env_fn()
+    except MissingGameError as error:
+        raise TrainError(str(error)) from None
+    except Exception as error:
+        raise TrainError(
+            f"Cannot build the game {game!r} with game_kwargs {dict(kwargs)}: "
+            f"{type(error).__name__}: {error}"
+        ) from None
+    from ..core.teams import TeamLayout
+    from ..envs.selfplay_env import SelfPlayEnv
+
+    try:
+        layout = TeamLayout.from_spec(spec, list(game_env.possible_agents))
+    except (ValueError, TypeError, KeyError) as error:
+        game_env.close()
+        raise TrainError(f"--teams: {error}") from None
+    game_env.close()
+    observation_spaces, action_spaces, has_masks = {}, {}, {}
+    for team in layout.names:
+        game_env = env_fn()
+        try:
+            env = SelfPlayEnv(game_env, learner=team, teams=spec)
+        except ValueError as error:  # e.g. a team whose agents' spaces differ
+            game_env.close()
+            raise TrainError(f"--teams: {error}") from None
+        try:
+            env.reset(seed=0)
+            observation_spaces[team] = env.observation_space
+            action_spaces[team] = env.action_space
+            has_masks[team] = env.driver.learner_mask() is not None
+        finally:
+            env.close()
+    return _TeamProbe(dict(layout.teams), observation_spaces, action_spaces, has_masks)
+
+
+def model_groups(
+    observation_spaces: Mapping[str, Any],
+    action_spaces: Mapping[str, Any],
+    shared: bool | None = None,
+    sizes: Mapping[str, int] | None = None,
+) -> dict[str, list[str]]:
+    """Which teams each model plays: ``{model name: [team, ...]}``.
+
+    One model per distinct pair of spaces: a model named ``"shared"`` for every team when all
+    the teams' spaces (and sizes) agree (a symmetric game such as 2-v-2 Quadrapong;
+    :class:`TeamSelfPlay` then gives the learner a random team each episode against its own
+    snapshots), else one model per team, named after it. ``TeamSelfPlay`` trains either one
+    model for every team or one per team, so in a game of three teams or more where only some
+    teams' spaces agree, every team gets its own model.
+
+    :param observation_spaces: each team's observation space (team order is kept).
+    :param action_spaces: each team's action space.
+    :param shared: ``True``: one model for every team, refused when the spaces differ;
+        ``False``: one model per team even when the spaces agree (the teams then take turns, as
+        ML-Agents' ghost trainer); ``None``: as above.
+    :param sizes: each team's number of agents (optional): one model plays a random team each
+        episode only when the teams are of one size.
+    :raises TrainError: ``shared=True`` with teams whose spaces or sizes differ.
+
+    >>> from gymnasium import spaces
+    >>> obs = {"adversary": spaces.Box(0, 1, (16,)), "agent": spaces.Box(0, 1, (14,))}
+    >>> act = dict.fromkeys(obs, spaces.Discrete(5))
+    >>> model_groups(obs, act)
+    {'adversary': ['adversary'], 'agent': ['agent']}
+    >>> same = dict.fromkeys(["red", "blue"], spaces.Box(0, 1, (8,)))
+    >>> model_groups(same, dict.fromkeys(same, spaces.Discrete(3)))
+    {'shared': ['red', 'blue']}
+    >>> model_groups(same, dict.fromkeys(same, spaces.Discrete(3)), shared=False)
+    {'red': ['red'], 'blue': ['blue']}
+    """
+    teams = list(observation_spaces)
+    first = teams[0]
+    differing = [
+        team
+        for team in teams[1:]
+        if observation_spaces[team] != observation_spaces[first]
+        or action_spaces[team] != action_spaces[first]
+        or (sizes is not None and sizes[team] != sizes[first])
+    ]
+    if shared and differing:
+        described = "; ".join(
+            f"{team}: observations {observation_spaces[team]}, actions {action_spaces[team]}"
+            + (f", {sizes[team]} agent(s)" if sizes is not None else "")
+            for team in [first, *differing]
+        )
+        raise TrainError(
+            f"--shared trains one model for every team, but the teams' spaces"
+            f"{' or sizes' if sizes is not None else ''} differ ({described}); drop --shared to "
+            "train one model per team."
+        )
+    if shared is False or differing:
+        return {team: [team] for team in teams}
+    return {"shared": teams}
+
+
+# ------------------------------------------------------------------------------------------------
+# Training
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TeamTrainResult:
+    """What :func:`train_teams` produced.
+
+    :param run_dir: the run directory.
+    :param config: the run's config (as written to ``config.json``).
+    :param steps: learner steps taken by this call, per team.
+    :param total_steps: each team's learner steps over the whole run.
+    :param seconds: wall-clock time of this call's training.
+    :param ratings: per team: its Elo and its latest snapshot's Bradley-Terry rating (see
+        ``ratings.json``).
+    :param evaluation: per team: the final learner against random teams (games, wins, draws,
+        losses, mean team return).
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why.
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    steps: dict[str, int]
+    total_steps: dict[str, int]
+    seconds: float
+    ratings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evaluation: dict[str, dict[str, Any]] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """A few lines: steps and speed, each team's rating and record against random teams."""
+        c = self.config
+        done = sum(self.steps.values())
+        rate = done / self.seconds if self.seconds > 0 else math.nan
+        models = c.get("models") or {name: [name] for name in self.total_steps}
+        who = (
+            f"one {c['algo']} model for the teams {', '.join(models['shared'])}"
+            if "shared" in models
+            else f"{c['algo']} for the teams {', '.join(self.total_steps)}"
+        )
+        lines = [
+            f"Trained {who} on {c['game']}: {_steps(self.steps)} learner steps "
+            f"({_steps(self.total_steps)} in total) in {_duration(self.seconds)} "
+            f"({rate:,.0f} steps/s over all teams).",
+            f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
+        ]
+        width = max(len(team) for team in [*self.total_steps, *self.evaluation])
+        for team in self.total_steps:
+            r = self.ratings.get(team, {})
+            line = f"  {team:<{width}}  Elo {r.get('elo', math.nan):7.1f}"
+            bt = r.get("latest_snapshot")
+            if bt and bt.get("rating") is not None:
+                line += (
+                    f"  latest snapshot {bt['id']}: {bt['rating']:.0f} "
+                    f"[{bt['low']:.0f}, {bt['high']:.0f}] (Bradley-Terry against the other "
+                    "teams' snapshots)"
+                )
+            lines.append(line)
+        if self.evaluation:
+            lines.append("Final learners (sampling their actions) against random teams:")
+            for team, e in self.evaluation.items():
+                lines.append(
+                    f"  {team:<{width}}  {e['wins']:4d} W {e['draws']:4d} D {e['losses']:4d} L "
+                    f"in {e['games']} games, mean team return {e['mean_team_return']:+.2f} "
+                    f"(random teams against each other: {e['random_team_return']:+.2f})"
+                )
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def _steps(steps: Mapping[str, int]) -> str:
+    return " / ".join(f"{n:,d}" for n in steps.values())
+
+
+def train_teams(
+    config: dict[str, Any],
+    run_dir: str | os.PathLike[str],
+    resume: bool = False,
+    timesteps: int | None = None,
+    progress: bool = True,
+    device: str = "cpu",
+    torch_threads: int | None = 1,
+    command: str | None = None,
+    report: Callable[[str], None] | None = print,
+) -> TeamTrainResult:
+    """Train one learner per team with :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` and
+    write the run directory (see the module docstring).
+
+    :param config: a team run config (``config.json``'s content; see
+        :func:`new_team_run_config`).
+    :param run_dir: where the run lives.
+    :param resume: continue the run in ``run_dir`` (its models, archives and
+        ``team_selfplay.json``: the same learning team, step counts and Elo).
+    :param timesteps: learner steps per team for this call (default: ``config["timesteps"]``
+        for a new run, the steps still missing to reach it when resuming).
+    :param progress: print one line per team change (team, steps, Elo, win rate, snapshots).
+    :param device: torch device of the learners.
+    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
+    :param command: the command line, recorded in ``config.json``'s history.
+    :param report: where progress lines go (``None``: nowhere).
+    """
+    from ..training.team_selfplay import STATE_NAME, TeamSelfPlay
+    from ..training.team_setup import make_team_vec_env
+
+    run = Path(run_dir)
+    notes: list[str] = []
+    env_fn = game_factory(config["game"], config["game_kwargs"])
+    probe = _probe_teams(env_fn, config["teams"], config["game"], config["game_kwargs"])
+    sizes = {team: len(agents) for team, agents in probe.teams.items()}
+    groups = model_groups(
+        probe.observation_spaces, probe.action_spaces, config.get("shared"), sizes
+    )
+    if resume and config.get("models") not in (None, groups):
+        raise TrainError(
+            f"{run / CONFIG_NAME} trains the models {config['models']}, but the game now gives "
+            f"{groups}; resume with the game version that wrote the run, or start a new run."
+        )
+    for teams in groups.values():
+        team = teams[0]
+        check_algo_fits(
+            config["algo"],
+            probe.observation_spaces[team],
+            probe.action_spaces[team],
+            probe.has_masks[team],
+        )
+    config["models"] = groups
+    n_models = len(groups)
+    if resume and not (run / STATE_NAME).is_file():
+        raise TrainError(
+            f"{run / STATE_NAME} does not exist, so there is nothing to resume; start the run "
+            "again without --resume (into a new --out directory)."
+        )
+    if not resume and (run / STATE_NAME).exists():
+        raise TrainError(
+            f"{run} already holds a TeamSelfPlay run ({STATE_NAME}); continue it with --resume "
+            f"{run}, or pass another --out."
+        )
+    run.mkdir(parents=True, exist_ok=True)
+    tb = _tensorboard_dir(run, notes)
+    already = _saved_steps(run, groups) if resume else dict.fromkeys(groups, 0)
+    if timesteps is None:
+        timesteps = int(config["timesteps"]) - min(already.values()) if resume else None
+        if timesteps is not None and timesteps <= 0:
+            raise TrainError(
+                f"The run in {run} already has {_steps(already)} of its "
+                f"{config['timesteps']:,d} steps per team; pass --timesteps N to train N more."
+            )
+    steps = int(timesteps if timesteps is not None else config["timesteps"])
+    if steps < 1:
+        raise TrainError(f"--timesteps must be at least 1, got {steps}.")
+    venv_seed = int(config["seed"]) + sum(already.values())  # new games on resume
+    with limited_torch_threads(torch_threads):
+        models: dict[str, Any] = {}
+        for index, (name, teams) in enumerate(groups.items()):
+            learner = "random" if name == "shared" else name
+            venv = make_team_vec_env(
+                env_fn, config["teams"], learner, int(config["n_envs"]), seed=venv_seed
+            )
+            seeded = {**config, "seed": int(config["seed"]) + index}
+            models[name] = build_model(seeded, venv, probe.observation_spaces[teams[0]], tb, device)
+        s = config["sampler"]
+        try:
+            selfplay = TeamSelfPlay(
+                env_fn,
+                config["teams"],
+                models["shared"] if "shared" in models else models,
+                team_change=int(config["team_change"]),
+                save_every=int(config["save_every"]),
+                window=s["window"],
+                latest_ratio=float(s["latest_ratio"]),
+                swap_every=s["swap_every"],
+                swap_unit=s["swap_unit"],
+                strategy=s["strategy"],
+                run_dir=run,
+                resume=resume,
+                seed=int(config["seed"]),
+            )
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+        start_steps = {name: int(model.num_timesteps) for name, model in models.items()}
+        config["timesteps"] = min(start_steps.values()) + steps
+        history = config.setdefault("history", [])
+        history.append(
+            {
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "resumed": bool(resume),
+                "from_steps": start_steps,
+                "steps": steps,
+                "command": command,
+            }
+        )
+        from .._version import __version__
+
+        config["sp_wrappers_version"] = __version__
+        write_json(run / CONFIG_NAME, config)
+        target = selfplay.total_steps + steps * n_models
+        started = time.perf_counter()
+        say = report if (progress and report is not None) else None
+        while selfplay.total_steps < target:
+            chunk = int(config["team_change"]) if say is not None else target
+            learning = selfplay.learning_team
+            selfplay.learn(min(target, selfplay.total_steps + chunk))
+            if say is not None:
+                say(_progress_line(selfplay, learning))
+        seconds = time.perf_counter() - started
+        # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
+        evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
+        for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
+            venv.close()
+    ratings = _team_ratings(selfplay)
+    write_json(run / RATINGS_NAME, _team_ratings_json(ratings, evaluation, config))
+    written = [CONFIG_NAME, f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
+    if tb is not None:
+        written.append("tb/")
+    history[-1]["seconds"] = round(seconds, 1)
+    write_json(run / CONFIG_NAME, config)
+    return TeamTrainResult(
+        run,
+        config,
+        {name: int(models[name].num_timesteps) - start_steps[name] for name in models},
+        {name: int(models[name].num_timesteps) for name in models},
+        seconds,
+        ratings,
+        evaluation,
+        written,
+        notes,
+    )
+
+
+def _model_path(run: Path, name: str) -> Path:
+    return run / MODELS_DIR / f"{name}.zip"
+
+
+def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """Each model's ``num_timesteps`` as saved in ``models/<name>.zip`` (0 when missing)."""
+    import zipfile
+
+    out = {}
+    for name in groups:
+        path = _model_path(run, name)
+        try:
+            with zipfile.ZipFile(path) as archive:
+                out[name] = int(json.loads(archive.read("data")).get("num_timesteps", 0))
+        except FileNotFoundError:
+            out[name] = 0
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+            raise TrainError(f"Cannot read {path} ({error}); it is not a saved model.") from None
+    return out
+
+
+def _evaluate_teams(
+    selfplay: Any, env_fn: Callable[[], Any], config: Mapping[str, Any], probe: _TeamProbe
+) -> dict[str, dict[str, Any]]:
+    """Each team's final model (sampling its actions, as it trained) against random teams, and
+    random play in its place against the same random teams (the baseline of its team return)."""
+    n_games = int(config["eval_games"])
+    if n_games == 0:
+        return {}
+    results = {}
+    for index, team in enumerate(probe.teams):
+        model = selfplay.models.get(team, selfplay.models.get("shared"))
+        seed = int(config["seed"]) + 10_000 * (index + 1)
+        trained = _play_against_random(model, env_fn, config["teams"], team, n_games, seed)
+        baseline = _play_against_random(None, env_fn, config["teams"], team, n_games, seed)
+        results[team] = {
+            "games": trained["games"],
+            "wins": trained["wins"],
+            "draws": trained["draws"],
+            "losses": trained["losses"],
+            "mean_team_return": trained["mean_team_return"],
+            "random_team_return": baseline["mean_team_return"],
+            "learner": "sampled actions",
+            "opponents": "random",
+        }
+    return results
+
+
+def _play_against_random(
+    model: Any, env_fn: Callable[[], Any], teams: Any, team: str, n_games: int, seed: int
+) -> dict[str, Any]:
+    """``n_games`` episodes of ``team`` (``model``, or uniform random actions when ``None``)
+    against random teams: wins, draws, losses (team against team) and the mean team return."""
+    import numpy as np
+
+    from ..training.team_setup import make_team_vec_env
+
+    n_envs = max(1, min(4, n_games))
+    venv = make_team_vec_env(env_fn, teams, team, n_envs, seed=seed, monitor=False)
+    team_size = venv.num_envs // n_envs
+    space = venv.action_space
+    space.seed(seed)
+    outcomes: list[float] = []
+    returns: list[float] = []
+    try:
+        obs = venv.reset()
+        while len(outcomes) < n_games:
+            if model is None:
+                actions = np.stack([space.sample() for _ in range(venv.num_envs)])
+            else:
+                actions, _ = model.predict(obs, deterministic=False)
+            obs, _, dones, infos = venv.step(actions)
+            for slot, (done, info) in enumerate(zip(dones, infos, strict=True)):
+                summary = info.get("selfplay") if done else None
+                if summary is None or slot % team_size != 0 or len(outcomes) >= n_games:
+                    continue  # one record per game copy: its team's first slot
+                outcomes.append(float(summary["outcome"]))
+                returns.append(float(summary.get("team_return", summary.get("return", 0.0))))
+    finally:
+        venv.close()
+    return {
+        "games": len(outcomes),
+        "wins": sum(o == 1.0 for o in outcomes),
+        "draws": sum(o == 0.5 for o in outcomes),
+        "losses": sum(o == 0.0 for o in outcomes),
+        "mean_team_return": float(np.mean(returns)) if returns else math.nan,
+    }
+
+
+def _team_ratings(selfplay: Any) -> dict[str, dict[str, Any]]:
+    """``TeamSelfPlay.ratings()`` with each team's newest snapshot's Bradley-Terry rating."""
+    ratings = selfplay.ratings()
+    for team, entry in ratings.items():
+        newest = selfplay.archives[team].latest()
+        row = entry["snapshots"].get(newest.id, {}) if newest is not None else {}
+        entry["latest_snapshot"] = (
+            {
+                "id": newest.id,
+                "step": newest.step,
+                "rating": row.get("bt"),
+                "low": row.get("bt_low"),
+                "high": row.get("bt_high"),
+            }
+            if newest is not None
+            else None
+        )
+    return ratings
+
+
+def _team_ratings_json(
+    ratings: Mapping[str, Any], evaluation: Mapping[str, Any], config: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "format_version": TEAM_RATINGS_FORMAT_VERSION,
+        "kind": TEAM_CONFIG_KIND,
+        "method": "elo: each team's online Elo against the other teams' snapshots; bt: "
+        "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals",
+        "models": config["models"],
+        "teams": {
+            team: {
+                "elo": entry["elo"],
+                "latest_snapshot": entry["latest_snapshot"],
+                "snapshots": entry["snapshots"],
+            }
+            for team, entry in ratings.items()
+        },
+        "evaluation": dict(evaluation),
+    }
+
+
+def _progress_line(selfplay: Any, learned: str) -> str:
+    """One line after a turn: who learned, then each team's steps, Elo, recent win rate and
+    snapshots."""
+    parts = []
+    for team in selfplay.team_names:
+        callback = selfplay.callbacks[team]
+        parts.append(
+            f"{team} {int(selfplay.models[team].num_timesteps):,d} steps, Elo "
+            f"{selfplay.team_elo[team]:.0f}, win rate {callback.win_rate:.2f}, "
+            f"{len(selfplay.archives[team])} snapshots"
+        )
+    head = (
+        f"{learned} learned (team changes: {selfplay.team_changes})"
+        if len(selfplay.team_names) > 1
+        else f"{selfplay.total_steps:,d} steps"
+    )
+    return f"{head} | " + " | ".join(parts)

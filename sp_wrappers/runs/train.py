@@ -1,0 +1,445 @@
+"""``sp-wrappers train GAME``: one command from a PettingZoo game to a self-play-trained agent.
+
+This module holds the Python entry point :func:`train` and its result :class:`TrainResult`, the
+checks that an algorithm fits a game (:func:`check_algo_fits`), the one place that builds the
+training vector env (:func:`make_training_env`) and the callbacks the command adds
+(:class:`ProgressBar`, :class:`ModelCheckpoint`). The run configuration it runs
+(``config.json``: :func:`~sp_wrappers.runs.config.new_run_config`) lives in
+:mod:`sp_wrappers.runs.config`.
+
+A run directory holds::
+
+    config.json     everything that reproduces the run (game, game_kwargs, algo, hyperparams,
+                    sampler, seed, timesteps, ...); `sp-wrappers train --config` replays it and
+                    the ratings/tournament/plot commands read its "game"
+    model.zip       the learner (also rewritten at every snapshot, so a crashed run resumes)
+    archive/        SnapshotArchive: snapshots, match history, ratings (at most
+                    --max-snapshots snapshots listed; older ones are pruned)
+    ratings.json    Bradley-Terry ratings over the whole match history, anchored on RandomPolicy,
+                    and the final learner's record against the baselines
+    env_generator.json  with --env-generator: each env copy's current game configuration,
+                    reapplied on --resume (see sp_wrappers.training.env_generator)
+    plots/          ratings.png, payoff.png (when matplotlib is installed)
+    tb/             TensorBoard logs (when tensorboard is installed)
+
+The ``sp-wrappers train`` command that drives it lives in :mod:`sp_wrappers.cli.train`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from ..core.jsonio import write_json
+from ..core.seats import IllegalActionError
+from ..games.registry import game_factory
+from .config import CONFIG_FORMAT_VERSION, TrainError, probe_or_fail
+from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
+from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, _plot, _tensorboard_dir
+from .summary import _duration, _evaluate, _rate, _ratings_json
+
+__all__ = [
+    "train",
+    "TrainResult",
+    "TrainError",
+    "check_algo_fits",
+    "make_training_env",
+    "ProgressBar",
+    "ModelCheckpoint",
+    "CONFIG_FORMAT_VERSION",
+]
+
+
+# ------------------------------------------------------------------------------------------------
+# The training env and the algorithm checks
+# ------------------------------------------------------------------------------------------------
+
+
+def make_training_env(
+    env_fn: Callable[[], Any],
+    n_envs: int,
+    learner: str,
+    opponent: Any,
+    seed: int,
+    draw_reward: float = 0.0,
+    opponent_draw: str = "per_env",
+    illegal_action: str = "loss",
+) -> Any:
+    """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
+
+    The one place that chooses the vector env: a :class:`~sp_wrappers.SelfPlayVecEnv` (opponent
+    moves of all copies answered in one batch) in ``VecMonitor``, for SB3's episode statistics,
+    and, when ``draw_reward`` is not 0, in :class:`~sp_wrappers.DrawReward` outside the monitor.
+
+    :param env_fn: builds the PettingZoo game.
+    :param n_envs: environment copies.
+    :param learner: the learner's seat mode or agent name.
+    :param opponent: the opponent source (an ``OpponentSampler``) shared by the copies; each copy
+        still draws its own opponents.
+    :param seed: copy ``i`` is seeded with ``seed + i``.
+    :param draw_reward: added to the learner's reward for each drawn game (see ``DrawReward``).
+    :param opponent_draw: ``"per_env"`` (each copy draws its own opponents) or ``"shared"`` (one
+        line-up for every copy between swaps; see ``SelfPlayVecEnv``).
+    :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does.
+    """
+    from ..envs.shaping import DrawReward
+    from ..envs.vector.factory import make_selfplay_vec_env
+
+    venv = make_selfplay_vec_env(
+        env_fn,
+        n_envs=n_envs,
+        seed=seed,
+        learner=learner,
+        opponent=opponent,
+        opponent_draw=opponent_draw,
+        illegal_action=illegal_action,
+    )
+    return DrawReward(venv, draw_reward) if draw_reward else venv
+
+
+# ------------------------------------------------------------------------------------------------
+# Callbacks
+# ------------------------------------------------------------------------------------------------
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm progress bar over learner steps, showing the self-play callback's statistics.
+
+    :param total: the steps this ``learn`` call will take.
+    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose win rate, Elo and snapshot
+        count are shown (optional).
+    """
+
+    def __init__(self, total: int, selfplay: Any = None) -> None:
+        super().__init__()
+        self.total = int(total)
+        self.selfplay = selfplay
+        self.bar: Any = None
+        self._start = 0
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self._start = self.num_timesteps
+        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            done = min(self.num_timesteps - self._start, self.total)
+            self.bar.update(done - self.bar.n)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        sp = self.selfplay
+        if self.bar is not None and sp is not None:
+            self.bar.set_postfix(
+                win=f"{sp.win_rate:.2f}",
+                draw=f"{sp.draw_rate:.2f}",
+                elo=f"{sp.elo.rating(sp.learner_id):.0f}",
+                snapshots=len(sp.archive),
+                refresh=False,
+            )
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class ModelCheckpoint(BaseCallback):
+    """Rewrite ``path`` (the run's ``model.zip``) every ``every`` learner steps, atomically, so an
+    interrupted run can be resumed from its last checkpoint.
+
+    :param path: the model file.
+    :param every: the interval in learner steps.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], every: int) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.every = int(every)
+        self._last = 0
+
+    def _on_training_start(self) -> None:
+        self._last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps - self._last >= self.every:
+            save_model(self.model, self.path)
+            self._last = self.num_timesteps
+        return True
+
+
+def save_model(model: Any, path: Path) -> None:
+    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Configuration
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced.
+
+    :param run_dir: the run directory.
+    :param config: the run's config (as written to ``config.json``).
+    :param steps: learner steps taken by this call; ``total_steps`` counts the whole run.
+    :param evaluation: baseline id -> ``MatchResult`` of the final learner.
+    :param ratings: the :class:`~sp_wrappers.ratings.archive_ratings.ArchiveRatings` (``None``
+        without games).
+    :param final_snapshot: the id of the snapshot holding the final learner.
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why (no tensorboard, no matplotlib).
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    steps: int
+    total_steps: int
+    seconds: float
+    final_snapshot: str
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    ratings: Any = None
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """A few lines: steps and speed, the final rating, the record against each baseline."""
+        c = self.config
+        rate = self.steps / self.seconds if self.seconds > 0 else math.nan
+        lines = [
+            f"Trained {c['algo']} on {c['game']} for {self.steps:,d} steps "
+            f"({self.total_steps:,d} in total) in {_duration(self.seconds)} ({rate:,.0f} steps/s).",
+            f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
+        ]
+        final = self._final_rating()
+        if final is not None:
+            lines.append(
+                f"Final learner {self.final_snapshot}: rating {final.rating:.0f} "
+                f"[{final.low:.0f}, {final.high:.0f}] (Bradley-Terry, Elo scale, "
+                f"{self.ratings.anchor or 'mean'} = {self.ratings.anchor_rating:.0f})"
+                if self.ratings.anchor
+                else f"Final learner {self.final_snapshot}: rating {final.rating:.0f}"
+            )
+        if self.evaluation:
+            n = next(iter(self.evaluation.values())).n_games
+            lines.append(
+                f"Final learner (deterministic) against the baselines, {n} games each, "
+                "seats alternating:"
+            )
+            width = max(len(name) for name in self.evaluation)
+            for name, result in self.evaluation.items():
+                seats = "  ".join(
+                    f"{seat} {w}-{d}-{lo}" for seat, (w, d, lo) in result.by_seat().items()
+                )
+                lines.append(
+                    f"  vs {name:<{width}}  {result.wins:4d} W {result.draws:4d} D "
+                    f"{result.losses:4d} L   (as {seats})"
+                )
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def _final_rating(self) -> Any:
+        if self.ratings is None:
+            return None
+        for row in self.ratings.snapshots:
+            if row.id == self.final_snapshot and not math.isnan(row.rating):
+                return row
+        return None
+
+
+def train(
+    config: dict[str, Any],
+    run_dir: str | os.PathLike[str],
+    resume: bool = False,
+    timesteps: int | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    device: str = "cpu",
+    torch_threads: int | None = 1,
+    command: str | None = None,
+) -> TrainResult:
+    """Train a learner by self-play and write the run directory (see the module docstring).
+
+    :param config: a run config (``config.json``'s content; see :func:`new_run_config`).
+    :param run_dir: where the run lives.
+    :param resume: continue the run in ``run_dir`` from its ``model.zip`` and archive.
+    :param timesteps: learner steps for this call (default: ``config["timesteps"]`` for a new
+        run, the steps still missing to reach it when resuming).
+    :param progress: show a progress bar.
+    :param plots: write ``plots/`` (when matplotlib is installed).
+    :param device: torch device of the learner.
+    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
+    :param command: the command line, recorded in ``config.json``'s history.
+
+    A team run's config (``config["kind"] == "teams"``) goes to
+    :func:`sp_wrappers.runs.team_train.train_teams`, which returns a ``TeamTrainResult``.
+    """
+    if config.get("kind") == "teams":
+        from .team_train import train_teams
+
+        return train_teams(
+            config,
+            run_dir,
+            resume=resume,
+            timesteps=timesteps,
+            progress=progress,
+            device=device,
+            torch_threads=torch_threads,
+            command=command,
+        )
+    from ..archive.store import SnapshotArchive
+    from ..training.callbacks import SelfPlayCallback
+
+    run = Path(run_dir)
+    notes: list[str] = []
+    env_fn = game_factory(config["game"], config["game_kwargs"])
+    probe = probe_or_fail(env_fn, config["game"], config["game_kwargs"], config["learner"])
+    check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
+    run.mkdir(parents=True, exist_ok=True)
+    archive = SnapshotArchive(run / ARCHIVE_DIR, max_snapshots=config.get("max_snapshots"))
+    tb = _tensorboard_dir(run, notes)
+    venv_seed = int(config["seed"])
+    with limited_torch_threads(torch_threads):
+        if resume:
+            model_path = run / MODEL_NAME
+            if not model_path.is_file():
+                raise TrainError(
+                    f"{model_path} does not exist, so there is nothing to resume; start the run "
+                    "again without --resume (into a new --out directory)."
+                )
+            already = _model_steps(config["algo"], model_path)
+            if timesteps is None:
+                timesteps = int(config["timesteps"]) - already
+                if timesteps <= 0:
+                    raise TrainError(
+                        f"The run in {run} already has {already:,d} of its "
+                        f"{config['timesteps']:,d} steps; pass --timesteps N to train N more."
+                    )
+            venv_seed += already  # new games, not a replay of the first ones
+        steps = int(timesteps if timesteps is not None else config["timesteps"])
+        if steps < 1:
+            raise TrainError(f"--timesteps must be at least 1, got {steps}.")
+        opponent = build_sampler(archive, config, probe.action_space, probe.has_masks)
+        venv = make_training_env(
+            env_fn,
+            int(config["n_envs"]),
+            config["learner"],
+            opponent,
+            venv_seed,
+            draw_reward=float(config.get("draw_reward", 0.0)),
+            opponent_draw=config.get("opponent_draw", "per_env"),
+            illegal_action=config.get("illegal_action", "loss"),
+        )
+        if resume:
+            cls = algo_class(config["algo"])
+            model = cls.load(run / MODEL_NAME, env=venv, device=device, tensorboard_log=tb)
+        else:
+            model = build_model(config, venv, probe.observation_space, tb, device)
+        config["timesteps"] = int(model.num_timesteps) + steps
+        history = config.setdefault("history", [])
+        history.append(
+            {
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "resumed": bool(resume),
+                "from_step": int(model.num_timesteps),
+                "steps": steps,
+                "command": command,
+            }
+        )
+        from .._version import __version__
+
+        config["sp_wrappers_version"] = __version__
+        write_json(run / CONFIG_NAME, config)
+        selfplay = SelfPlayCallback(
+            archive,
+            save_every=int(config["save_every"]),
+            fit_every=int(config.get("fit_every", 0)),
+        )
+        # The checkpoint goes first: a run killed between the two writes of a step then holds
+        # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
+        # to the learner's. (Snapshot first, the resumed learner would restart one interval
+        # behind the archive's newest snapshot and every later archive step would be shifted.)
+        callbacks: list[BaseCallback] = [
+            ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
+            selfplay,
+        ]
+        from ..training.env_generator import env_generator_callback
+
+        envgen = env_generator_callback(config.get("env_generator"), run)
+        if envgen is not None:
+            callbacks.append(envgen)
+        if progress:
+            callbacks.append(ProgressBar(steps, selfplay))
+        start = time.perf_counter()
+        try:
+            model.learn(
+                steps,
+                callback=callbacks,
+                reset_num_timesteps=not resume,
+                tb_log_name="run",
+                progress_bar=False,
+            )
+        except IllegalActionError as error:  # --illegal-action raise
+            raise TrainError(
+                f"{error} Here: --illegal-action loss, or an algorithm with masks. The snapshots "
+                "and matches saved before are intact; --resume continues from the last checkpoint."
+            ) from None
+        seconds = time.perf_counter() - start
+        if selfplay.stop_reason:
+            raise TrainError(selfplay.stop_reason)
+        save_model(model, run / MODEL_NAME)
+        venv.close()
+        final = archive.latest()
+        if final is None or final.step != selfplay.archive_step:
+            final = archive.save(model, step=selfplay.archive_step, tags=("final",))
+        evaluation = _evaluate(model, final.id, env_fn, config, archive)
+    ratings = _rate(archive)
+    written = [CONFIG_NAME, MODEL_NAME, f"{ARCHIVE_DIR}/"]
+    if ratings is not None:
+        write_json(run / "ratings.json", _ratings_json(ratings, final.id, evaluation))
+        written.append("ratings.json")
+    if plots and ratings is not None:
+        written += _plot(run, archive, ratings, notes)
+    if tb is not None:
+        written.append("tb/")
+    history[-1]["seconds"] = round(seconds, 1)
+    history[-1]["final_snapshot"] = final.id
+    write_json(run / CONFIG_NAME, config)
+    return TrainResult(
+        run,
+        config,
+        steps,
+        int(model.num_timesteps),
+        seconds,
+        final.id,
+        evaluation,
+        ratings,
+        written,
+        notes,
+    )
+
+
+def _model_steps(algo: str, path: Path) -> int:
+    """``num_timesteps`` stored in a saved model, read without building the model."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
+    return int(data.get("num_timesteps", 0))

@@ -1,0 +1,421 @@
+"""``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
+
+This module holds :class:`SelfPlayCallback`, :func:`match_records` and
+:func:`attribute_learner_matches`.
+
+The callback is the one piece that writes: it saves snapshots into the
+:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]``, updates
+online Elo, records each match in the archive, refreshes the learner's latest weights in every env
+(in this process or in ``SubprocVecEnv`` workers) and logs ``selfplay/*`` through SB3's logger.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import warnings
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
+from ..opponents.sampler import LATEST_ID
+from ..ratings.attribution import iter_attributed_matches
+from ..ratings.bradley_terry import fit_bradley_terry
+from ..ratings.elo import EloRatings
+
+__all__ = [
+    "SelfPlayCallback",
+    "match_records",
+]
+
+
+def match_records(
+    summary: Mapping[str, Any], learner_id: str, step: int | None, source: str | None = None
+) -> list[dict[str, Any]]:
+    """The archive match rows of one finished episode's ``info["selfplay"]`` summary, in the form
+    :meth:`~sp_wrappers.SnapshotArchive.record_matches` takes.
+
+    A team game (the summary has ``team``) gives one row per opposing team (``team_a``,
+    ``team_b``; teammates are never opponents) scored by the learner's result against that team
+    alone (``team_outcomes``, see :func:`~sp_wrappers.core.teams.team_summary`), any other game one
+    row per opponent seat (``seat_b``) scored by ``outcome``. Every row carries the game
+    configuration the episode was played under (``config``, set by an environment generator;
+    ``None`` without one).
+
+    :param summary: ``info["selfplay"]`` of an episode's end.
+    :param learner_id: the name the learner is recorded under (``player_a``).
+    :param step: the learner step recorded with the rows.
+    :param source: the rows' ``source`` (left out: the archive's default, ``"training"``).
+
+    >>> rows = match_records(
+    ...     {"outcome": 1.0, "seat": "a_0", "team": "a", "opponent": "b/snapshot-0001",
+    ...      "opponent_teams": {"b": "b/snapshot-0001"}, "config": {"max_cycles": 5}},
+    ...     "learner", step=64)
+    >>> [(r["player_b"], r["score_a"], r["team_a"], r["team_b"], r["config"]) for r in rows]
+    [('b/snapshot-0001', 1.0, 'a', 'b', {'max_cycles': 5})]
+    """
+    outcome = float(summary["outcome"])
+    seat = summary.get("seat")
+    team = summary.get("team")
+    if team is not None:
+        by_team = summary.get("opponent_teams") or {None: summary["opponent"]}
+        scores = summary.get("team_outcomes") or {}
+        pairs = [
+            (None, other, opponent, float(scores.get(other, outcome)))
+            for other, opponent in by_team.items()
+        ]
+    else:
+        opponents = summary.get("opponents") or {"?": summary["opponent"]}
+        pairs = [(seat_b, None, opponent, outcome) for seat_b, opponent in opponents.items()]
+    rows = []
+    for seat_b, team_b, opponent, score in pairs:
+        row = dict(
+            player_a=learner_id,
+            player_b=opponent,
+            score_a=score,
+            step=step,
+            seat_a=seat,
+            seat_b=seat_b,
+            team_a=team,
+            team_b=team_b,
+            config=summary.get("config"),
+        )
+        if source is not None:
+            row["source"] = source
+        rows.append(row)
+    return rows
+
+
+class SelfPlayCallback(BaseCallback):
+    """Runs the self-play loop inside ``model.learn``: save, sync, record, rate, log.
+
+    :param archive: where snapshots and matches go: a :class:`~sp_wrappers.SnapshotArchive` or
+        the path of its directory (opened here, created when missing), so the callback can be
+        named in a configuration file (RL Baselines3 Zoo's ``callback:``).
+    :param save_every: save a snapshot every this many learner steps (``model.num_timesteps``).
+    :param win_rate_threshold: when set, a due snapshot is only saved once the learner's win rate
+        over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
+    :param win_rate_window: episodes in the rolling win/draw rates.
+    :param elo_k: the K factor of online Elo.
+    :param initial_elo: the learner's rating in a new archive.
+    :param sync_latest_every: send the learner's weights to every env's sampler after this many
+        rollouts (1 = after every update, as ML-Agents' "latest model"); 0 turns syncing off.
+    :param fit_every: run the batch Bradley-Terry fit over the archive's whole match history every
+        this many learner steps (0 turns it off); its ratings are logged and stored.
+    :param learner_id: the player name the learner's matches are recorded under.
+    :param tags: tags stored with every snapshot this callback saves.
+    :param verbose: 1 prints a line per saved snapshot.
+
+    >>> import tempfile
+    >>> from sb3_contrib import MaskablePPO
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sp_wrappers import OpponentSampler, SelfPlayEnv, SnapshotArchive
+    >>> archive = SnapshotArchive(tempfile.mkdtemp())
+    >>> env = SelfPlayEnv(tictactoe_v3.env(), opponent=OpponentSampler(archive))
+    >>> model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    >>> _ = model.learn(256, callback=SelfPlayCallback(archive, save_every=128))
+    >>> len(archive) >= 2
+    True
+    """
+
+    def __init__(
+        self,
+        archive: SnapshotArchive | str | os.PathLike[str],
+        save_every: int = 10_000,
+        win_rate_threshold: float | None = None,
+        win_rate_window: int = 100,
+        elo_k: float = 16.0,
+        initial_elo: float = 1200.0,
+        sync_latest_every: int = 1,
+        fit_every: int = 0,
+        learner_id: str = "learner",
+        tags: Sequence[str] = (),
+        verbose: int = 0,
+    ) -> None:
+        super().__init__(verbose)
+        archive = as_archive(archive, owner="SelfPlayCallback(archive=...)")
+        if not isinstance(save_every, int | np.integer) or save_every < 1:
+            raise ValueError(f"save_every must be a positive number of steps, got {save_every!r}.")
+        if win_rate_threshold is not None and not 0.0 <= win_rate_threshold <= 1.0:
+            raise ValueError(
+                f"win_rate_threshold must be between 0 and 1 (or None), got {win_rate_threshold!r}."
+            )
+        if win_rate_window < 1:
+            raise ValueError(f"win_rate_window must be at least 1, got {win_rate_window!r}.")
+        if sync_latest_every < 0 or fit_every < 0:
+            raise ValueError("sync_latest_every and fit_every must be >= 0 (0 turns them off).")
+        self.archive = archive
+        self.save_every = int(save_every)
+        self.win_rate_threshold = win_rate_threshold
+        self.elo = EloRatings(k=elo_k, initial_rating=initial_elo)
+        self.sync_latest_every = int(sync_latest_every)
+        self.fit_every = int(fit_every)
+        self.learner_id = learner_id
+        self.tags = tuple(tags)
+        self.outcomes: deque[float] = deque(maxlen=int(win_rate_window))
+        self.recent_opponents: deque[str] = deque(maxlen=int(win_rate_window))
+        self.stop_reason: str | None = None
+        self.snapshots_saved = 0
+        self.bt_ratings: dict[str, float] = {}
+        self._pending_matches: list[dict[str, Any]] = []
+        self._last_save_step = 0
+        self._last_fit_step = 0
+        self._rollouts = 0
+        self.step_offset = 0
+        self._sync_version = 0
+        self._sync_warned = False
+
+    # -- SB3 hooks -------------------------------------------------------------------------------
+    def _on_training_start(self) -> None:
+        self._check_archive_fits_model()
+        self._check_envs_draw_from_this_archive()
+        for info in self.archive.snapshots():
+            rating = (info.ratings or {}).get("elo")
+            if rating is not None:
+                self.elo.ratings[info.id] = float(rating)
+        newest = self.archive.latest()
+        if newest is not None:
+            # A fresh model resumed on an old archive counts its steps from the archive's newest
+            # snapshot, so steps in the archive keep increasing.
+            self.step_offset = max(0, newest.step - self.num_timesteps)
+        if newest is None or not self._fits_weights_of(newest.id):
+            # An empty archive, or one whose newest snapshot has another network shape (a new
+            # learner, e.g. the next trial of a hyperparameter search): this learner's first
+            # snapshot becomes the template of the opponents' "latest" weights.
+            self._save_snapshot()
+            self._sync_latest_weights()
+            self._restart_episodes()
+        else:
+            self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
+            self._sync_latest_weights()
+        self._last_save_step = self.num_timesteps
+        self._last_fit_step = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", ()):
+            summary = info.get("selfplay") if isinstance(info, dict) else None
+            if summary is not None:
+                self._record(summary)
+        if self.num_timesteps - self._last_save_step >= self.save_every and self._gate_open():
+            if not self._save_snapshot():
+                return False
+        if self.fit_every and self.num_timesteps - self._last_fit_step >= self.fit_every:
+            self.fit_ratings()
+            self._last_fit_step = self.num_timesteps
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self._rollouts += 1
+        if self.sync_latest_every and self._rollouts % self.sync_latest_every == 0:
+            self._sync_latest_weights()
+        self._flush_matches()
+        self._log()
+
+    def _on_training_end(self) -> None:
+        self._flush_matches()
+        self._store_elo()
+
+    # -- the self-play steps -----------------------------------------------------------------------
+    def _record(self, summary: dict[str, Any]) -> None:
+        """Count the episode's outcome; rate and record one match per opponent (per opposing
+        team in a team game, see :func:`match_records`)."""
+        self.outcomes.append(float(summary["outcome"]))
+        for match in match_records(summary, self.learner_id, self.archive_step):
+            opponent = match["player_b"]
+            self.recent_opponents.append(opponent)
+            if opponent != LATEST_ID:
+                self.elo.update(self.learner_id, opponent, match["score_a"])
+            self._pending_matches.append(match)
+
+    def _gate_open(self) -> bool:
+        if self.win_rate_threshold is None:
+            return True
+        return bool(self.outcomes) and self.win_rate >= self.win_rate_threshold
+
+    @property
+    def archive_step(self) -> int:
+        """The learner step recorded in the archive: ``num_timesteps`` plus, when a fresh model
+        resumes an archive, the newest snapshot's step."""
+        return int(self.num_timesteps) + self.step_offset
+
+    @property
+    def win_rate(self) -> float:
+        """The learner's win rate over the rolling window of episodes (draws count as 0)."""
+        outcomes = np.asarray(self.outcomes)
+        return float((outcomes == 1.0).mean()) if len(outcomes) else 0.0
+
+    @property
+    def draw_rate(self) -> float:
+        """The learner's draw rate over the rolling window of episodes."""
+        outcomes = np.asarray(self.outcomes)
+        return float((outcomes == 0.5).mean()) if len(outcomes) else 0.0
+
+    def _save_snapshot(self) -> bool:
+        """Save the learner; on a write failure stop training with a message (returns False)."""
+        self._flush_matches()
+        learner_elo = self.elo.rating(self.learner_id)
+        try:
+            info = self.archive.save(
+                self.model, step=self.archive_step, tags=self.tags, rating=learner_elo
+            )
+        except OSError as error:
+            self.stop_reason = (
+                f"Stopping training: saving a snapshot to {self.archive.path} failed ({error}). "
+                "Every snapshot and match saved before is intact; free disk space or fix the "
+                "directory's permissions, then resume with the same archive."
+            )
+            warnings.warn(self.stop_reason, RuntimeWarning, stacklevel=2)
+            return False
+        self.elo.ratings[info.id] = learner_elo
+        self.snapshots_saved += 1
+        self._last_save_step = self.num_timesteps
+        self.outcomes.clear()
+        if self.verbose:
+            print(f"selfplay: saved {info.id} at step {info.step} (elo {learner_elo:.0f})")
+        return True
+
+    def _sync_latest_weights(self) -> None:
+        env = self.training_env
+        if env is None:
+            return
+        self._send_learner_template(env)
+        state = {k: v.detach().cpu().numpy() for k, v in self.model.policy.state_dict().items()}
+        self._sync_version += 1
+        try:
+            env.env_method("sync_latest_weights", self._sync_version, state)
+        except AttributeError:
+            if not self._sync_warned:
+                warnings.warn(
+                    "The training env has no sync_latest_weights(); opponents will not see the "
+                    "learner's latest weights. Build it from SelfPlayEnv or SelfPlayVecEnv.",
+                    stacklevel=2,
+                )
+                self._sync_warned = True
+
+    def _send_learner_template(self, env: Any) -> None:
+        """Give envs whose learner has teammates (``SelfPlayEnv`` with ``teams=``) a copy of the
+        learner's policy for them to play, once; later syncs bring its weights up to date."""
+        from ..envs.vector.vec_env import SelfPlayVecEnv
+
+        if isinstance(getattr(env, "unwrapped", env), SelfPlayVecEnv):
+            return  # its learner plays every agent of its team: no teammates to send it to
+        try:
+            wants = env.get_attr("wants_learner_template")
+        except Exception:  # noqa: BLE001 - envs without teammates have no such attribute
+            return
+        indices = [i for i, want in enumerate(wants) if want is True]
+        if indices:
+            env.env_method("set_learner_template", self.model.policy, indices=indices)
+
+    def _restart_episodes(self) -> None:
+        """Start every env's episode again so that none is played against the empty-archive
+        fallback (SB3 resets the env before callbacks see training start)."""
+        model = self.model
+        model._last_obs = self.training_env.reset()
+        model._last_episode_starts = np.ones((self.training_env.num_envs,), dtype=bool)
+        if getattr(model, "_vec_normalize_env", None) is not None:
+            model._last_original_obs = model._vec_normalize_env.get_original_obs()
+
+    def _flush_matches(self) -> None:
+        if not self._pending_matches:
+            return
+        pending, self._pending_matches = self._pending_matches, []
+        try:
+            self.archive.record_matches(pending)
+        except OSError as error:
+            warnings.warn(f"Could not record {len(pending)} matches: {error}", stacklevel=2)
+            self._pending_matches = pending + self._pending_matches
+        self._store_elo()
+
+    def _store_elo(self) -> None:
+        updates = {}
+        for info in self.archive.snapshots():
+            if info.id in self.elo.ratings:
+                ratings = dict(info.ratings or {})
+                ratings["elo"] = self.elo.ratings[info.id]
+                if info.id in self.bt_ratings:
+                    ratings["bt"] = self.bt_ratings[info.id]
+                updates[info.id] = ratings
+        if updates:
+            try:
+                self.archive.set_ratings(updates)
+            except OSError as error:
+                warnings.warn(f"Could not store ratings: {error}", stacklevel=2)
+
+    def fit_ratings(self) -> Any:
+        """Fit Bradley-Terry ratings over the archive's whole match history (and log them)."""
+        self._flush_matches()
+        snapshots = self.archive.snapshots()
+        steps = sorted((info.step, info.id) for info in snapshots)
+        # Streamed end to end (archive rows -> attributed games -> the fit's per-pair totals):
+        # holding the whole history at once made every fit's peak memory, and with it the
+        # trainer's RSS, which keeps its high-water mark, grow with the history.
+        history = getattr(self.archive, "iter_matches", self.archive.matches)()
+        games = iter_attributed_matches(history, steps, self.learner_id)
+        first = next(games, None)
+        if first is None:
+            return None
+        result = fit_bradley_terry(itertools.chain([first], games))
+        self.bt_ratings = dict(result.ratings)
+        # The newest snapshot that has played carries the learner's line (one saved a moment
+        # ago has no games yet).
+        rated = [sid for _, sid in reversed(steps) if sid in result.ratings]
+        if rated:
+            self.logger.record("selfplay/bt_rating", result.ratings[rated[0]])
+            self.logger.record("selfplay/bt_std_error", result.std_errors[rated[0]])
+        self._store_elo()
+        return result
+
+    def _log(self) -> None:
+        record = self.logger.record
+        record("selfplay/elo", self.elo.rating(self.learner_id))
+        record("selfplay/win_rate", self.win_rate)
+        record("selfplay/draw_rate", self.draw_rate)
+        known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]
+        if known:
+            record("selfplay/opponent_elo_mean", float(np.mean(known)))
+        record("selfplay/archive_size", len(self.archive))
+        record("selfplay/snapshots", self.snapshots_saved)
+
+    def _fits_weights_of(self, snapshot_id: str) -> bool:
+        """Whether the model's parameters have the names and shapes of the snapshot's."""
+        try:
+            stored = self.archive.load_state_dict(snapshot_id)
+        except CorruptSnapshotError:  # warned; the new snapshot becomes the template
+            return False
+        mine = self.model.policy.state_dict()
+        return set(stored) == set(mine) and all(
+            tuple(np.shape(stored[k])) == tuple(mine[k].shape) for k in mine
+        )
+
+    def _check_envs_draw_from_this_archive(self) -> None:
+        """Warn when the envs' samplers read other archives than the one this callback fills
+        (two paths in a config file that were meant to be one): the learner would never meet
+        its own snapshots."""
+        try:
+            sources = self.training_env.get_attr("opponent_source")
+        except Exception:  # noqa: BLE001 - an env without samplers: nothing to check
+            return
+        mine = self.archive.path.resolve()
+        theirs = {
+            source.archive.path.resolve()
+            for source in sources
+            if isinstance(getattr(source, "archive", None), SnapshotArchive)
+        }
+        if theirs and mine not in theirs:
+            warnings.warn(
+                f"SelfPlayCallback saves snapshots to {mine}, but the envs draw their opponents "
+                f"from {', '.join(map(str, sorted(theirs)))}: the learner will not meet its own "
+                "snapshots. Point both at the same archive (in an RL Zoo yaml: env_kwargs' "
+                "archive and the callback's archive).",
+                stacklevel=2,
+            )
+
+    def _check_archive_fits_model(self) -> None:
+        check = getattr(self.archive, "check_compatible", None)
+        if check is not None:
+            check(self.model)

@@ -1,0 +1,481 @@
+"""The per-team pieces of :class:`~sp_wrappers.TeamSelfPlay`: its sampler, its callback, its state.
+
+This module holds:
+
+- :func:`swap_steps`, ML-Agents' arithmetic for fair opponent swaps between teams of different
+  sizes, and :func:`env_swap_every`, the same interval in the unit the env's swap schedule counts.
+- :class:`TeamSampler`, an :class:`~sp_wrappers.OpponentSampler` over one team's archive whose
+  policies carry the team's name (``"prey/snapshot-0003"``, ``"prey/latest"``), so that the
+  snapshots of two teams (both numbered from ``snapshot-0000``) never share a name in the other
+  team's Elo table and match history. Its ``latest`` is the frozen team's current model (sent by
+  ``TeamSelfPlay`` at each team change, never by the learning team's callback), and it counts its
+  draws (``draws``), so swaps can be checked.
+- :class:`TeamCallback`, a :class:`~sp_wrappers.SelfPlayCallback` for one team: snapshots into the
+  team's archive at its own ``save_every`` (the interval runs on across team changes), one match
+  record per opposing team and episode (with ``team_a``/``team_b``), Elo against the other teams'
+  snapshots, and ``selfplay/<team>/...`` keys in SB3's logger.
+- :func:`team_games`, every team's recorded games as games between snapshots of the teams, for
+  one Bradley-Terry fit over all the archives.
+- :func:`write_state` / :func:`read_state`, the versioned ``team_selfplay.json`` of a run
+  directory (written atomically), :func:`run_state` / :func:`restore_run`, what it holds about a
+  run, and :func:`save_checkpoint` / :func:`load_checkpoint` for the models (SB3's ``save``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import os
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..archive.store import SnapshotArchive
+from ..core.policies import Policy
+from ..opponents.sampler import LATEST_ID, OpponentSampler
+from ..ratings.attribution import attribute_learner_matches
+from .callbacks import SelfPlayCallback
+
+if TYPE_CHECKING:
+    from .team_selfplay import TeamSelfPlay
+
+__all__ = [
+    "swap_steps",
+    "env_swap_every",
+    "TeamSampler",
+    "TeamCallback",
+    "STATE_NAME",
+    "STATE_FORMAT_VERSION",
+    "write_state",
+    "read_state",
+    "run_state",
+    "restore_run",
+    "save_checkpoint",
+    "load_checkpoint",
+    "team_player",
+    "team_games",
+]
+
+STATE_NAME = "team_selfplay.json"
+STATE_FORMAT_VERSION = 1
+LEARNER_ID = "learner"
+
+
+def team_player(team: str, player: str) -> str:
+    """The name a team's snapshot (or ``latest``) goes by outside its own archive.
+
+    >>> team_player("prey", "snapshot-0003")
+    'prey/snapshot-0003'
+    """
+    return f"{team}/{player}"
+
+
+def swap_steps(team_change: int, swaps: int, num_agents: int, num_opponent_agents: int) -> int:
+    """ML-Agents' ``swap_steps`` for a team: swaps counted in the frozen team's own steps.
+
+    ``(num_agents / num_opponent_agents) * (team_change / swaps)``, rounded, at least 1. A frozen
+    team of ``num_agents`` agents takes ``num_agents / num_opponent_agents`` steps for each step
+    of the learning team (``num_opponent_agents`` agents), so over ``team_change`` learner steps
+    it sees ``swaps`` swaps, whatever the sizes of the two teams.
+
+    :param team_change: learner steps (summed over the learning team's agents) per team change.
+    :param swaps: opponent swaps the frozen team should see per team change.
+    :param num_agents: agents of the frozen team (the team whose ``swap_steps`` this is).
+    :param num_opponent_agents: agents of the learning team.
+
+    >>> swap_steps(200_000, 4, num_agents=1, num_opponent_agents=2)  # ML-Agents' 2-v-1 example
+    25000
+    >>> swap_steps(200_000, 4, num_agents=2, num_opponent_agents=1)
+    100000
+    """
+    for name, value in (
+        ("team_change", team_change),
+        ("swaps", swaps),
+        ("num_agents", num_agents),
+        ("num_opponent_agents", num_opponent_agents),
+    ):
+        if not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return max(1, round(num_agents / num_opponent_agents * team_change / swaps))
+
+
+def env_swap_every(frozen_steps: int, n_games: int) -> int:
+    """A swap interval in the frozen team's own steps over all game copies together (as
+    ML-Agents counts "ghost steps") as the env's ``swap_every``, which a team env counts per game
+    copy in that team's own agent steps (``opponent={team: source}``). (With
+    ``opponent_draw="shared"`` the copies count together and swap ``n_games`` times as rarely
+    each, the same in total.)
+
+    >>> env_swap_every(32, n_games=2)  # the prey (one agent) swaps every 16 game steps per copy
+    16
+    """
+    return max(1, round(frozen_steps / n_games))
+
+
+class TeamSampler(OpponentSampler):
+    """An :class:`~sp_wrappers.OpponentSampler` over one team's archive, for the other teams.
+
+    Differs from its base in three ways: policies drawn carry the team's name
+    (:func:`team_player`); ``latest`` is this team's own current model, sent by
+    :meth:`set_latest` (the learning team's callback cannot overwrite it); and PFSP reads the
+    learning team's win rates from the learning team's archive (``scores_archive``), where the
+    matches against this team's snapshots are recorded.
+
+    :param team: the team whose snapshots this sampler draws.
+    :param archive: that team's archive.
+    :param kwargs: :class:`~sp_wrappers.OpponentSampler`'s other arguments.
+    """
+
+    #: Count the steps an episode runs past a due swap towards the next swap (see
+    #: ``OpponentSlots``): a swap waits for an episode start, and without this the team whose
+    #: interval fits its episode length worse would see fewer swaps per team change.
+    exact_swap_rate = True
+
+    def __init__(self, team: str, archive: SnapshotArchive, **kwargs: Any) -> None:
+        super().__init__(archive, **kwargs)
+        self.team = team
+        self.draws = 0
+        self.scores_archive: SnapshotArchive | None = None
+        self._named: OrderedDict[tuple[int, bool, str], Policy] = OrderedDict()
+        self._latest_version = 0
+        self._drawing = False
+
+    def draw(self, rng: np.random.Generator | None = None) -> Policy:
+        """Draw as the base sampler does; the policy comes back under the team's name."""
+        if self._drawing:  # the base sampler drawing again after a corrupt snapshot
+            return super().draw(rng)
+        self._drawing = True
+        try:
+            policy = super().draw(rng)
+        finally:
+            self._drawing = False
+        self.draws += 1
+        return self._with_team_name(policy)
+
+    def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
+        """Ignored: the learning team's weights are not this team's latest (see
+        :meth:`set_latest`)."""
+
+    def set_latest(self, model: Any) -> None:
+        """Make this team's current model weights its ``latest`` (at each team change)."""
+        if self.archive.latest() is None:
+            return
+        self._latest_version += 1
+        state = {k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
+        OpponentSampler.sync_latest_weights(self, self._latest_version, state)
+
+    def snapshot_probabilities(self, ids: Any = None) -> np.ndarray:
+        """As the base sampler's, with PFSP win rates from ``scores_archive``."""
+        ids = self.eligible_ids() if ids is None else list(ids)
+        if self.strategy != "pfsp" or not ids or self.scores_archive is None:
+            return super().snapshot_probabilities(ids)
+        from ..opponents.sampler import pfsp_weights
+
+        scores = self.scores_archive.scores_against(self.learner_id)
+        named = [team_player(self.team, i) for i in ids]
+        win_rates = [scores[n][0] if n in scores else 0.5 for n in named]
+        return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)
+
+    def _with_team_name(self, policy: Policy) -> Policy:
+        """A shallow copy of ``policy`` named ``<team>/<id>``: it shares the network (so batching
+        and the archive's cache work as before); copies are kept, bounded, one per policy."""
+        if not hasattr(policy, "policy_id") or "/" in str(policy.policy_id):
+            return policy
+        network = getattr(policy, "policy", policy)
+        key = (id(network), bool(getattr(policy, "deterministic", False)), policy.policy_id)
+        named = self._named.get(key)
+        if named is None:
+            named = copy.copy(policy)
+            named.policy_id = team_player(self.team, policy.policy_id)
+            self._named[key] = named
+            while len(self._named) > max(2 * self.archive.cache_size, 8):
+                self._named.popitem(last=False)
+        else:
+            self._named.move_to_end(key)
+        return named
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_named"] = OrderedDict()
+        return state
+
+
+class TeamCallback(SelfPlayCallback):
+    """A :class:`~sp_wrappers.SelfPlayCallback` for one team of a :class:`TeamSelfPlay` run.
+
+    :param owner: the run (its team Elo, samplers and checkpoint writer).
+    :param team: the team this callback trains (``"shared"`` for one model over every team).
+    :param archive: the team's archive.
+    :param shared: one model for every team: the opponents are its own snapshots, so the
+        learner's latest weights go to the sampler as in plain self-play.
+    :param kwargs: :class:`~sp_wrappers.SelfPlayCallback`'s other arguments.
+    """
+
+    def __init__(
+        self,
+        owner: TeamSelfPlay,
+        team: str,
+        archive: SnapshotArchive,
+        shared: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            archive,
+            sync_latest_every=1 if shared else 0,
+            fit_every=0,
+            learner_id=LEARNER_ID,
+            tags=(f"team:{team}",),
+            **kwargs,
+        )
+        self.owner = owner
+        self.team = team
+        self.shared = shared
+        self.resume_save_step: int | None = None
+
+    # -- SB3 hooks -------------------------------------------------------------------------------
+    def _on_training_start(self) -> None:
+        saved_at = self.resume_save_step
+        super()._on_training_start()
+        # the save interval runs on across team changes (and across a resume)
+        if saved_at is not None:
+            self._last_save_step = saved_at
+        self.elo.ratings[self.learner_id] = self.owner.team_elo[self.team]
+        for team, archive in self.owner.opponent_archives(self.team).items():
+            for info in archive.snapshots():
+                rating = (info.ratings or {}).get("elo")
+                if rating is not None:
+                    self.elo.ratings[team_player(team, info.id)] = float(rating)
+            self.elo.ratings[team_player(team, LATEST_ID)] = self.owner.team_elo[team]
+
+    def _on_training_end(self) -> None:
+        super()._on_training_end()
+        self.resume_save_step = self._last_save_step
+        self.publish_elo()
+
+    def publish_elo(self) -> None:
+        """Hand the Elo this callback computes to the run: this team's and the frozen teams'
+        ``team_elo`` (what ``team_selfplay.json`` stores) and the Elo of the frozen teams'
+        snapshots in their archives. Called at every snapshot and at the end of each turn, so a
+        run killed after a snapshot resumes with the Elo of that snapshot."""
+        self.owner.team_elo[self.team] = self.elo.rating(self.learner_id)
+        if self.shared:
+            return
+        for team, archive in self.owner.opponent_archives(self.team).items():
+            latest = team_player(team, LATEST_ID)
+            if latest in self.elo.ratings:
+                self.owner.team_elo[team] = self.elo.ratings[latest]
+            updates = {}
+            for info in archive.snapshots():
+                name = team_player(team, info.id)
+                if name in self.elo.ratings:
+                    updates[info.id] = {**(info.ratings or {}), "elo": self.elo.ratings[name]}
+            if updates:
+                archive.set_ratings(updates)
+
+    def _save_snapshot(self) -> bool:
+        # the checkpoint first (as `sp-wrappers train`): a run killed between the two writes
+        # resumes with its archive steps equal to the learner's
+        self.owner.checkpoint(self.team)
+        saved = super()._save_snapshot()
+        if saved:
+            self.resume_save_step = self._last_save_step
+            self.publish_elo()
+            self.owner.write_state()
+        return saved
+
+    def _sync_latest_weights(self) -> None:
+        if self.shared:
+            super()._sync_latest_weights()
+        # otherwise the opponents are other teams: their latest is their own model (set by
+        # TeamSelfPlay at each team change), never this learner's weights
+
+    def _check_envs_draw_from_this_archive(self) -> None:
+        if self.shared:
+            super()._check_envs_draw_from_this_archive()
+        # otherwise the envs draw from the other teams' archives, by design
+
+    def _log(self) -> None:
+        record = self.logger.record
+        prefix = f"selfplay/{self.team}"
+        record(f"{prefix}/elo", self.elo.rating(self.learner_id))
+        record(f"{prefix}/win_rate", self.win_rate)
+        record(f"{prefix}/draw_rate", self.draw_rate)
+        record(f"{prefix}/archive_size", len(self.archive))
+        record(f"{prefix}/snapshots", self.snapshots_saved)
+        known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]
+        if known:
+            record(f"{prefix}/opponent_elo_mean", float(np.mean(known)))
+        if not self.shared:
+            for team, archive in self.owner.opponent_archives(self.team).items():
+                latest = team_player(team, LATEST_ID)
+                record(f"selfplay/{team}/elo", self.elo.ratings.get(latest, 0.0))
+                record(f"selfplay/{team}/archive_size", len(archive))
+        record("selfplay/learning_team", self.owner.team_index(self.team))
+
+
+def team_games(
+    archives: Mapping[str, SnapshotArchive], shared: bool = False
+) -> Iterator[tuple[str, str, float]]:
+    """Every game recorded in the teams' archives as ``(team/snapshot, team/snapshot, score_a)``.
+
+    The learner is credited to its team's newest snapshot saved at or before the game's step (the
+    snapshot it grew from, as :func:`~sp_wrappers.ratings.attribution.attribute_learner_matches`
+    does); a frozen team's ``latest`` (its model, frozen during the other team's turn) to its newest
+    snapshot saved before the game. With one shared model (one archive) the games are those of
+    plain self-play, credited the same way.
+    """
+    listings = {
+        team: [(info.step, info.wall_time, info.id) for info in archive.snapshots()]
+        for team, archive in archives.items()
+    }
+    for team, archive in archives.items():
+        steps = [(step, sid) for step, _, sid in listings[team]]
+        keys = [step for step, _ in steps]
+        for match in archive.iter_matches():
+            if shared:
+                for a, b, score in attribute_learner_matches([match], steps, LEARNER_ID):
+                    yield team_player(team, a), team_player(team, b), score
+                continue
+            other, slash, sid = str(match.player_b).partition("/")
+            if not slash or match.player_a != LEARNER_ID or other not in listings:
+                continue
+            if sid == LATEST_ID:
+                known = [s for _, wall, s in listings[other] if wall <= match.wall_time]
+                if not known:
+                    continue
+                sid = known[-1]
+            step = match.step if match.step is not None else (keys[-1] if keys else 0)
+            index = bisect.bisect_right(keys, step) - 1
+            if index >= 0:
+                mine = steps[index][1]
+                yield team_player(team, mine), team_player(other, sid), float(match.score_a)
+
+
+def draws(run: TeamSelfPlay) -> dict[str, int]:
+    """How many opponents each team's sampler has drawn so far."""
+    return {t: int(getattr(s, "draws", 0)) for t, s in run.samplers.items()}
+
+
+def run_state(run: TeamSelfPlay) -> dict[str, Any]:
+    """What ``team_selfplay.json`` holds about a run (see :func:`restore_run`)."""
+    return {
+        "teams": {t: list(agents) for t, agents in run.layout.teams.items()},
+        "shared": run.shared,
+        "learning_team": run.learning_team,
+        "team_changes": run.team_changes,
+        "turn_start_step": run.turn_start_step,
+        "team_change": run.team_change,
+        "steps": {t: int(m.num_timesteps) for t, m in run.models.items()},
+        "elo": dict(run.team_elo),
+        "last_save_step": {t: int(c.resume_save_step or 0) for t, c in run.callbacks.items()},
+        "archives": {t: str(a.path) for t, a in run.archives.items()},
+        "models": {t: f"models/{t}.zip" for t in run.team_names},
+        "swap_draws": draws(run),
+        "draws_at_turn_start": run._draws_at_turn_start,
+        "turns": run.turns,
+    }
+
+
+def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
+    """Put a run back where its state file and model checkpoints left it (checked first)."""
+    teams = {t: list(a) for t, a in run.layout.teams.items()}
+    if state.get("teams") != teams or bool(state.get("shared")) != run.shared:
+        raise ValueError(
+            f"{run.state_path} is a run with teams {state.get('teams')} "
+            f"(shared={state.get('shared')}), not {teams} (shared={run.shared}). Resume it "
+            "with the same teams and models, or choose a new run_dir."
+        )
+    assert run.run_dir is not None
+    given = {t: str(a.path.resolve()) for t, a in run.archives.items()}
+    stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
+    if stored and stored != given:
+        raise ValueError(
+            f"{run.state_path} is a run with the archives {stored}, but this TeamSelfPlay "
+            f"was given {given}. Resume with the run's archives (or archives=None to use "
+            "run_dir/archives), or choose a new run_dir."
+        )
+    for team in run.team_names:
+        path = run.run_dir / "models" / f"{team}.zip"
+        if path.exists():
+            load_checkpoint(run.models[team], path)
+    if run.seed is not None:  # new games and draws, not a replay of the first ones
+        for team, model in run.models.items():
+            model.get_env().seed(int(run.seed) + int(model.num_timesteps))
+            sampler = run.samplers[team]
+            sampler.rng = np.random.default_rng([int(run.seed), run.total_steps])
+    run.learning_team = str(state["learning_team"])
+    run.team_changes = int(state["team_changes"])
+    run.turn_start_step = int(state["turn_start_step"])
+    run.team_elo.update({t: float(e) for t, e in state["elo"].items()})
+    for team, step in state.get("last_save_step", {}).items():
+        if team in run.callbacks:
+            run.callbacks[team].resume_save_step = int(step)
+    for team, drawn in state.get("swap_draws", {}).items():
+        if team in run.samplers and hasattr(run.samplers[team], "draws"):
+            run.samplers[team].draws = int(drawn)
+    run._draws_at_turn_start = {t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()}
+    run.turns = list(state.get("turns", []))
+    if int(state.get("team_change", run.team_change)) != run.team_change:
+        warnings.warn(
+            f"Resuming with team_change={run.team_change} (the run used "
+            f"{state.get('team_change')}); the current turn ends by the new value.",
+            stacklevel=3,
+        )
+    run._started = False
+
+
+def write_state(path: Path, state: Mapping[str, Any]) -> None:
+    """Write ``team_selfplay.json`` atomically (a temporary file, then ``os.replace``)."""
+    data = {"format": "sp_wrappers.training.team_selfplay", "format_version": STATE_FORMAT_VERSION}
+    data.update(state)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """Read and check ``team_selfplay.json``; errors name the file and the fix."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(
+            f"Cannot read {path} ({error}). Delete it to start the run again from its archives, "
+            "or point run_dir at another directory."
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != "sp_wrappers.training.team_selfplay":
+        raise ValueError(f"{path} is not a TeamSelfPlay state file; choose another run_dir.")
+    version = data.get("format_version")
+    if version != STATE_FORMAT_VERSION:
+        raise ValueError(
+            f"{path} has format version {version!r}, this sp_wrappers reads version "
+            f"{STATE_FORMAT_VERSION}. Install the sp_wrappers version that wrote it, or start a "
+            "new run_dir."
+        )
+    return data
+
+
+def load_checkpoint(model: Any, path: Path) -> None:
+    """Load a model saved with SB3's ``save`` into ``model``: weights, optimiser state and step
+    count."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    data, params, _ = load_from_zip_file(path, device=model.device)
+    model.set_parameters(params, exact_match=True, device=model.device)
+    model.num_timesteps = int(data.get("num_timesteps", 0))
+    model._n_updates = int(data.get("_n_updates", 0))
+
+
+def save_checkpoint(model: Any, path: Path) -> None:
+    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)

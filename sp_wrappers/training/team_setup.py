@@ -1,0 +1,239 @@
+"""How a TeamSelfPlay run is put together and checked before it learns.
+
+This module holds :class:`TeamSetup`, the base of
+:class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` that resolves the team layout, checks
+the models against the teams (one model per team, or one shared model), opens each team's archive,
+checks the teams' spaces, wires each team's env to the other teams' archives, and refuses a
+``team_change`` shorter than an on-policy team's rollout. Every refusal names the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.vec_env import VecEnv
+
+from ..archive.spaces import spaces_match
+from ..archive.store import IncompatibleSnapshotError, SnapshotArchive, as_archive
+
+__all__ = ["TeamSetup", "SHARED", "make_team_vec_env", "unwrap_env"]
+
+
+class TeamSetup:
+    """The part of :class:`TeamSelfPlay` described in the module docstring."""
+
+    # -- setup -------------------------------------------------------------------------------------
+    def _layout(self, teams: Any) -> Any:
+        from ..core.teams import TeamLayout
+
+        game = self.env_fn()
+        try:
+            agents = list(game.possible_agents)
+        finally:
+            game.close()
+        layout = TeamLayout.from_spec(teams, agents)
+        if len(layout.names) < 2:
+            raise ValueError(
+                f"TeamSelfPlay needs at least two teams, but teams={teams!r} makes one team "
+                f"{layout.names} of the agents {agents}; pass a mapping with two teams or more."
+            )
+        return layout
+
+    def _check_models(self, models: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+        unknown = [t for t in models if t not in names]
+        if unknown:
+            raise ValueError(
+                f"models has teams {unknown} that the game does not have; its teams are {names}. "
+                "Key models by team name (teams='prefix' names them after the agents)."
+            )
+        missing = [t for t in names if t not in models]
+        if missing:
+            raise ValueError(
+                f"models has no model for team(s) {missing}; give every team one, built on "
+                f"make_team_vec_env(env_fn, teams, {missing[0]!r}), or one model for every team "
+                "of a symmetric game (models=model)."
+            )
+        return {t: models[t] for t in names}
+
+    def _per_team(self, value: Any, name: str) -> dict[str, Any]:
+        if isinstance(value, Mapping):
+            unknown = [t for t in value if t not in self.team_names]
+            if unknown:
+                raise ValueError(
+                    f"{name} names team(s) {unknown}, but the teams are {self.team_names}; "
+                    f"key {name} by team name, or pass one value for every team."
+                )
+            missing = [t for t in self.team_names if t not in value]
+            if missing:
+                raise ValueError(f"{name} has no value for team(s) {missing}; give every team one.")
+            return {t: value[t] for t in self.team_names}
+        return {t: value for t in self.team_names}
+
+    def _open_archives(self, archives: Any) -> dict[str, SnapshotArchive]:
+        if archives is None:
+            if self.run_dir is None:
+                raise ValueError(
+                    "TeamSelfPlay needs archives={team: directory} or a run_dir to put them in."
+                )
+            archives = {t: self.run_dir / "archives" / t for t in self.team_names}
+        if not isinstance(archives, Mapping):
+            if not self.shared:
+                raise ValueError(
+                    "archives must be a mapping {team: archive} with one archive per team; a "
+                    "single archive only goes with one model shared by every team."
+                )
+            archives = {SHARED: archives}
+        if self.shared and set(archives) != {SHARED}:
+            values = list(archives.values())
+            if len({str(getattr(a, "path", a)) for a in values}) != 1:
+                raise ValueError(
+                    "One model shared by every team learns from one archive; pass archives=path "
+                    "(or {'shared': path}) instead of one per team."
+                )
+            archives = {SHARED: values[0]}
+        opened = self._per_team(archives, "archives")
+        opened = {
+            t: as_archive(a, owner=f"TeamSelfPlay(archives[{t!r}])") for t, a in opened.items()
+        }
+        paths: dict[Path, str] = {}
+        for team, archive in opened.items():
+            where = archive.path.resolve()
+            if where in paths:
+                raise ValueError(
+                    f"Teams {paths[where]!r} and {team!r} were given the same archive {where}; "
+                    "each team needs its own archive directory."
+                )
+            paths[where] = team
+        return opened
+
+    def _check_spaces(self) -> None:
+        """Each model fits its team's spaces, each archive its team's; a shared model needs every
+        team to have the same spaces."""
+        spaces_of = {team: self._team_spaces(team) for team in self.layout.names}
+        if self.shared:
+            first = self.layout.names[0]
+            for team in self.layout.names[1:]:
+                if not all(map(spaces_match, spaces_of[team], spaces_of[first])):
+                    raise ValueError(
+                        f"One model cannot play teams whose spaces differ: team {first!r} has "
+                        f"{spaces_of[first]} and team {team!r} has {spaces_of[team]}. Pass "
+                        "models={team: model} with one model per team."
+                    )
+        for team in self.team_names:
+            model = self.models[team]
+            expected = spaces_of[self.layout.names[0] if self.shared else team]
+            got = (model.observation_space, model.action_space)
+            if not all(map(spaces_match, got, expected)):
+                raise ValueError(
+                    f"The model for team {team!r} was built for spaces {got}, but the team's "
+                    f"agents have {expected}. Build it on make_team_vec_env(env_fn, teams, "
+                    f"{team!r}) (models are keyed by the team they play)."
+                )
+            try:
+                self.archives[team].check_compatible(model)
+            except IncompatibleSnapshotError as error:
+                raise IncompatibleSnapshotError(
+                    f"The archive given for team {team!r} holds snapshots of other spaces (another "
+                    f"team's, or another game's): {error} Key archives by the team whose "
+                    "snapshots they hold, and give each team its own archive directory."
+                ) from None
+
+    def _team_spaces(self, team: str) -> tuple[Any, Any]:
+        env = make_team_vec_env(self.env_fn, self.teams_spec, team, n_envs=1, monitor=False)
+        try:
+            return env.observation_space, env.action_space
+        finally:
+            env.close()
+
+    def _wire_envs(self) -> None:
+        """Give every model's env its opponents: the other teams' samplers (one sampler for the
+        shared model)."""
+        for team in self.team_names:
+            env = self.models[team].get_env()
+            if env is None:
+                raise ValueError(
+                    f"The model for team {team!r} has no env; build it on make_team_vec_env."
+                )
+            plays = getattr(unwrap_env(env), "learner_teams", None)
+            wanted = self.layout.names if self.shared else [team]
+            if plays is not None and list(plays) != list(wanted):
+                build = "'random'" if self.shared else repr(team)
+                raise ValueError(
+                    f"The model for team {team!r} trains on an env whose learner plays "
+                    f"{list(plays)}, not {wanted}. Build it on make_team_vec_env(env_fn, teams, "
+                    f"{build})."
+                )
+            if self.shared:
+                opponent: Any = self.samplers[SHARED]
+            else:
+                opponent = {t: self.samplers[t] for t in self.team_names if t != team}
+            env.env_method("set_opponent", opponent)
+
+    def check_rollouts(self) -> None:
+        """Refuse a ``team_change`` shorter than a team model's rollout (called by ``__init__``).
+
+        An on-policy learner (PPO, A2C, ``MaskablePPO``) collects a whole rollout of ``n_steps``
+        per env slot in every ``learn`` call, so a turn shorter than ``n_steps * num_envs``
+        learner steps would silently run a whole rollout each turn. (The shared model has no
+        team change.)
+
+        :raises ValueError: naming the team, both numbers and the fix.
+        """
+        if self.shared:
+            return
+        from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+        for team, model in self.models.items():
+            env = model.get_env()
+            if not isinstance(model, OnPolicyAlgorithm) or env is None:
+                continue
+            rollout = int(model.n_steps) * int(env.num_envs)
+            if self.team_change < rollout:
+                raise ValueError(
+                    f"team_change={self.team_change} is shorter than the rollout of team "
+                    f"{team!r}'s model: n_steps={model.n_steps} x {env.num_envs} env slots = "
+                    f"{rollout} learner steps, which it collects whole in every turn, so each "
+                    f"turn would run {rollout} steps instead of {self.team_change}. Raise "
+                    f"team_change to at least {rollout} (a multiple of every team's rollout "
+                    "keeps turns exact), or lower n_steps (or the number of env copies)."
+                )
+
+
+SHARED = "shared"
+
+
+def make_team_vec_env(
+    env_fn: Callable[..., Any],
+    teams: Any,
+    team: str,
+    n_envs: int = 4,
+    seed: int | None = None,
+    monitor: bool = True,
+    **kwargs: Any,
+) -> VecEnv:
+    """The training env of one team's model: :func:`~sp_wrappers.make_selfplay_vec_env` with
+    ``teams=teams`` and ``learner=team``.
+
+    :param env_fn: a function returning a fresh PettingZoo env.
+    :param teams: ``"prefix"``, ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamSelfPlay`).
+    :param team: the learning team, or ``"random"`` for one model shared by every team.
+    :param n_envs: game copies (the env has ``n_envs * len(team's agents)`` slots).
+    :param seed: seeds the first reset (copy ``i`` gets ``seed + i``).
+    :param monitor: wrap in ``VecMonitor``.
+    :param kwargs: any other :class:`~sp_wrappers.SelfPlayVecEnv` argument. The opponents are
+        set by :class:`TeamSelfPlay`; until then they play at random.
+    """
+    from ..envs.vector.factory import make_selfplay_vec_env
+
+    return make_selfplay_vec_env(
+        env_fn, n_envs=n_envs, seed=seed, monitor=monitor, teams=teams, learner=team, **kwargs
+    )
+
+
+def unwrap_env(env: Any) -> Any:
+    """The :class:`SelfPlayVecEnv` under SB3's VecEnv wrappers."""
+    while not hasattr(env, "copies") and hasattr(env, "venv"):
+        env = env.venv
+    return env
