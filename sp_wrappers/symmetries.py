@@ -31,6 +31,7 @@ for ``connect_four_v3``. :func:`check_symmetry` plays the real game to refuse a 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,27 +53,28 @@ ObservationFn = Callable[[np.ndarray], np.ndarray]
 _ROWS, _COLUMNS = -3, -2  # board axes of channels-last planes (also of a batch of them)
 
 
-def _rot(k: int) -> ObservationFn:
-    return lambda x: np.rot90(x, k, axes=(_ROWS, _COLUMNS))
-
-
-def _transpose(x: np.ndarray) -> np.ndarray:
-    return np.swapaxes(x, _ROWS, _COLUMNS)
+def _identity(x: np.ndarray) -> np.ndarray:
+    return x
 
 
 def _antitranspose(x: np.ndarray) -> np.ndarray:
     return np.rot90(np.swapaxes(x, _ROWS, _COLUMNS), 2, axes=(_ROWS, _COLUMNS))
 
 
+# Module-level functions and partials, not lambdas: symmetries travel pickled to env workers.
+_ROT = [functools.partial(np.rot90, k=k, axes=(_ROWS, _COLUMNS)) for k in range(4)]
+_FLIP_LR = functools.partial(np.flip, axis=_COLUMNS)
+_FLIP_UD = functools.partial(np.flip, axis=_ROWS)
+_TRANSPOSE = functools.partial(np.swapaxes, axis1=_ROWS, axis2=_COLUMNS)
 # name -> (view of the planes, its inverse, whether the board must be square)
 _DIHEDRAL: dict[str, tuple[ObservationFn, ObservationFn, bool]] = {
-    "identity": (lambda x: x, lambda x: x, False),
-    "rot90": (_rot(1), _rot(3), True),
-    "rot180": (_rot(2), _rot(2), False),
-    "rot270": (_rot(3), _rot(1), True),
-    "flip_lr": (lambda x: np.flip(x, _COLUMNS), lambda x: np.flip(x, _COLUMNS), False),
-    "flip_ud": (lambda x: np.flip(x, _ROWS), lambda x: np.flip(x, _ROWS), False),
-    "transpose": (_transpose, _transpose, True),
+    "identity": (_identity, _identity, False),
+    "rot90": (_ROT[1], _ROT[3], True),
+    "rot180": (_ROT[2], _ROT[2], False),
+    "rot270": (_ROT[3], _ROT[1], True),
+    "flip_lr": (_FLIP_LR, _FLIP_LR, False),
+    "flip_ud": (_FLIP_UD, _FLIP_UD, False),
+    "transpose": (_TRANSPOSE, _TRANSPOSE, True),
     "antitranspose": (_antitranspose, _antitranspose, True),
 }
 #: The 8 symmetries of the square, as :func:`board_symmetries` names them (rotations
@@ -109,6 +111,9 @@ class Symmetry:
         (a bijection of ``0..n_actions-1``).
     :param inverse_observation_fn: the viewed observation -> the real one; needed for
         :meth:`inverse` and checked by :func:`check_symmetry` (``None``: not known).
+
+    Envs with worker processes pickle their symmetries: give module-level functions (or
+    ``functools.partial`` of them) rather than lambdas, as the built-ins do.
 
     >>> flip = Symmetry("flip", lambda x: x[..., ::-1], [2, 1, 0], lambda x: x[..., ::-1])
     >>> flip.observation(np.array([1, 0, 0])).tolist(), flip.action_to_game(0)
@@ -190,14 +195,6 @@ class Symmetry:
         return f"Symmetry({self.name!r}, n_actions={self.n_actions})"
 
 
-def _action_grid(rows: int, columns: int, actions: str) -> np.ndarray:
-    """``grid[r, c, 0]``: the action that plays on cell ``(r, c)`` (``"cells"``: ``r * columns
-    + c``, row-major as PettingZoo numbers them) or in column ``c`` (``"columns"``)."""
-    if actions == "cells":
-        return np.arange(rows * columns).reshape(rows, columns, 1)
-    return np.broadcast_to(np.arange(columns), (rows, columns)).reshape(rows, columns, 1)
-
-
 def board_symmetries(
     rows: int,
     columns: int,
@@ -230,7 +227,10 @@ def board_symmetries(
     unknown = [n for n in names if n not in _DIHEDRAL]
     if unknown:
         raise ValueError(f"Unknown symmetries {unknown}; choose from {list(DIHEDRAL_NAMES)}.")
-    grid = _action_grid(rows, columns, actions)
+    # grid[r, c, 0]: the action that plays on cell (r, c) (row-major, as PettingZoo numbers
+    # them) or in column c
+    grid = np.arange(rows * columns) if actions == "cells" else np.tile(np.arange(columns), rows)
+    grid = grid.reshape(rows, columns, 1)
     board_actions = rows * columns if actions == "cells" else columns
     result = []
     for name in names:
@@ -298,18 +298,14 @@ def symmetries_for(game: Any, game_kwargs: dict[str, Any] | None = None) -> list
     )
 
 
-def _split(observation: Any) -> tuple[np.ndarray, np.ndarray | None]:
+def _position(game: Any, agent: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``agent``'s board and boolean mask (from the observation dict or ``info``; or ``None``)."""
+    observation = game.observe(agent)
+    mask = (game.infos.get(agent) or {}).get("action_mask")
     if isinstance(observation, dict) and "observation" in observation:
-        mask = observation.get("action_mask")
-        return np.asarray(observation["observation"]), None if mask is None else np.asarray(mask)
-    return np.asarray(observation), None
-
-
-def _mask_of(game: Any, agent: str, observation: Any) -> np.ndarray | None:
-    _, mask = _split(observation)
-    if mask is None:
-        mask = (game.infos.get(agent) or {}).get("action_mask")
-    return None if mask is None else np.asarray(mask).astype(bool)
+        mask = observation.get("action_mask", mask)
+        observation = observation["observation"]
+    return np.asarray(observation), None if mask is None else np.asarray(mask).astype(bool)
 
 
 def _compare(symmetry: Symmetry, real: Any, mapped: Any) -> str | None:
@@ -317,29 +313,19 @@ def _compare(symmetry: Symmetry, real: Any, mapped: Any) -> str | None:
     if sorted(real.agents) != sorted(mapped.agents):
         return f"agents {real.agents} in the real game, {mapped.agents} in the mapped one"
     for agent in real.agents:
-        real_obs, mapped_obs = real.observe(agent), mapped.observe(agent)
-        board, mask = _split(real_obs)
-        mapped_board, _ = _split(mapped_obs)
-        real_mask, mapped_mask = (
-            _mask_of(real, agent, real_obs),
-            _mask_of(mapped, agent, mapped_obs),
+        (board, mask), (mapped_board, mapped_mask) = (
+            _position(real, agent),
+            _position(mapped, agent),
         )
-        if real_mask is not None and mapped_mask is not None:
-            if real_mask.shape != (symmetry.n_actions,):
-                n = symmetry.n_actions
-                return f"{agent}'s mask has {real_mask.size} actions, the permutation {n}"
-            lost = [
-                int(a)
-                for a in np.flatnonzero(real_mask)
-                if not mapped_mask[symmetry.permutation[a]]
-            ]
-            if lost:
-                a = lost[0]
+        if mask is not None and mapped_mask is not None:
+            lost = np.flatnonzero(mask & ~mapped_mask[symmetry.permutation])
+            if lost.size:
+                a = int(lost[0])
                 return (
                     f"{agent}'s legal action {a} maps to {symmetry.permutation[a]}, which is "
                     "illegal in the mapped position"
                 )
-            if not np.array_equal(symmetry.mask(real_mask), mapped_mask):
+            if not np.array_equal(symmetry.mask(mask), mapped_mask):
                 return f"{agent}'s mapped mask differs from the mask of the mapped position"
         viewed = symmetry.observation(board)
         if viewed.shape != board.shape or viewed.dtype != board.dtype:
@@ -351,9 +337,9 @@ def _compare(symmetry: Symmetry, real: Any, mapped: Any) -> str | None:
             return (
                 f"{agent}'s mapped observation differs from its observation of the mapped position"
             )
-        if symmetry.inverse_observation_fn is not None:
-            if not np.array_equal(symmetry.inverse().observation(viewed), board):
-                return f"the inverse view does not give {agent}'s observation back"
+        inverse = symmetry.inverse_observation_fn
+        if inverse is not None and not np.array_equal(inverse(viewed), board):
+            return f"the inverse view does not give {agent}'s observation back"
         if not np.isclose(float(real.rewards[agent]), float(mapped.rewards[agent])):
             return f"{agent}'s reward is {real.rewards[agent]}, {mapped.rewards[agent]} mapped"
         for flags in ("terminations", "truncations"):
@@ -431,7 +417,7 @@ transformation, or leave it out of symmetries=.
                 agent = real.agent_selection
                 if not real.agents or real.terminations[agent] or real.truncations[agent]:
                     break
-                mask = _mask_of(real, agent, real.observe(agent))
+                _, mask = _position(real, agent)
                 legal = np.flatnonzero(mask) if mask is not None else np.arange(n_actions)
                 action = int(rng.choice(legal))
                 real.step(action)
@@ -460,9 +446,9 @@ def check_symmetries(
     symmetries = list(symmetries)
     if not symmetries:
         raise ValueError("symmetries is empty; pass None to play every episode unmapped.")
-    for symmetry in symmetries:
-        if not isinstance(symmetry, Symmetry):
-            raise TypeError(f"symmetries holds {symmetry!r}, not a Symmetry.")
+    wrong = [s for s in symmetries if not isinstance(s, Symmetry)]
+    if wrong:
+        raise TypeError(f"symmetries holds {wrong[0]!r}, not a Symmetry.")
     names = [s.name for s in symmetries]
     doubles = sorted({n for n in names if names.count(n) > 1})
     if doubles:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import pickle
 
 import gymnasium as gym
 import numpy as np
@@ -33,6 +34,11 @@ EXPECTED = {
 CASES = [(game, s.name) for game, env_fn in GAMES.items() for s in symmetries_for(env_fn())]
 
 
+def board_shape(game: str) -> tuple[int, ...]:
+    env = GAMES[game]()
+    return env.observation_space(env.possible_agents[0])["observation"].shape
+
+
 def symmetry_of(game: str, name: str) -> Symmetry:
     return next(s for s in symmetries_for(GAMES[game]()) if s.name == name)
 
@@ -50,15 +56,7 @@ def test_each_symmetry_is_a_bijection_undone_by_its_inverse(game, name):
     n = symmetry.n_actions
     assert sorted(symmetry.permutation.tolist()) == list(range(n))
     assert symmetry.action_to_game(symmetry.action_to_view(np.arange(n))).tolist() == list(range(n))
-    board = (
-        np.random.default_rng(0)
-        .integers(
-            0,
-            2,
-            GAMES[game]().observation_space(GAMES[game]().possible_agents[0])["observation"].shape,
-        )
-        .astype(np.int8)
-    )
+    board = np.random.default_rng(0).integers(0, 2, board_shape(game)).astype(np.int8)
     inverse = symmetry.inverse()
     assert np.array_equal(inverse.observation(symmetry.observation(board)), board)
     mask = np.random.default_rng(1).integers(0, 2, n)
@@ -226,3 +224,14 @@ def test_a_learner_playing_in_drawn_views_never_plays_an_illegal_move():
             done = terminated or truncated
         assert "illegal_action" not in info["selfplay"]
     assert seen == {"identity", "flip_lr"}
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_builtin_symmetries_survive_pickling_for_env_workers(game):
+    shape = board_shape(game)
+    board = np.arange(np.prod(shape)).reshape(shape)
+    for symmetry in symmetries_for(GAMES[game]()):
+        copy = pickle.loads(pickle.dumps(symmetry))
+        assert copy.name == symmetry.name
+        assert np.array_equal(copy.permutation, symmetry.permutation)
+        assert np.array_equal(copy.observation(board), symmetry.observation(board))
