@@ -192,6 +192,7 @@ class SymmetricView(gym.Wrapper):
         super().__init__(env)
         self.symmetries = symmetries
         self.symmetry = symmetries[0]
+        self.illegal_actions = 0
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -202,6 +203,7 @@ class SymmetricView(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(
             self.symmetry.action_to_game(action)
         )
+        self.illegal_actions += "illegal_action" in info.get("selfplay", {})
         return self.symmetry.observation(obs), reward, terminated, truncated, info
 
     def action_masks(self):
@@ -223,6 +225,7 @@ def test_a_learner_playing_in_drawn_views_never_plays_an_illegal_move():
             _, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         assert "illegal_action" not in info["selfplay"]
+    assert env.illegal_actions == 0
     assert seen == {"identity", "flip_lr"}
 
 
@@ -235,3 +238,28 @@ def test_builtin_symmetries_survive_pickling_for_env_workers(game):
         assert copy.name == symmetry.name
         assert np.array_equal(copy.permutation, symmetry.permutation)
         assert np.array_equal(copy.observation(board), symmetry.observation(board))
+
+
+@pytest.mark.learning
+def test_maskable_ppo_trains_on_drawn_views_without_changes_to_sb3(single_thread_torch):
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers.networks import BoardExtractor
+
+    env = SymmetricView(
+        SelfPlayEnv(connect_four_v3.env(), learner="random"), symmetries_for("connect_four_v3")
+    )
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        seed=0,
+        policy_kwargs={
+            "features_extractor_class": BoardExtractor,
+            "features_extractor_kwargs": {"features_dim": 16, "channels": 8, "n_layers": 1},
+        },
+    )
+    model.learn(128)
+    assert model.num_timesteps == 128 and env.illegal_actions == 0
