@@ -175,11 +175,7 @@ class StrengthCallback(BaseCallback):
 
     # -- SB3 hooks ---------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
-        self._check_model_fits()
-        if self.openings is None:
-            self.openings = legal_openings(self.env_fn, self.opening_plies)
-        if not self.history:
-            self.history = self._load_or_start()
+        self._prepare()
         steps = [e["step"] for e in self.history["evaluations"]]
         self._next_eval = (self.num_timesteps // self.eval_every + 1) * self.eval_every
         if self.eval_at_start and self.num_timesteps not in steps:
@@ -196,8 +192,21 @@ class StrengthCallback(BaseCallback):
             self.evaluate()
 
     # -- evaluation --------------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Check the model, list the openings, read the history or play the rungs' games."""
+        self.num_timesteps = self.model.num_timesteps
+        self._check_model_fits()
+        if self.openings is None:
+            self.openings = legal_openings(self.env_fn, self.opening_plies)
+        if not self.history:
+            self.history = self._load_or_start()
+
     def evaluate(self) -> dict[str, Any]:
-        """Play the learner against every rung now; log, keep and plot the result."""
+        """Play the learner against every rung now; log, keep and plot the result (also
+        callable outside ``learn`` once the callback is initialised with ``init_callback``)."""
+        if not self.history:
+            self._prepare()
+        self.num_timesteps = self.model.num_timesteps
         start = time.perf_counter()
         learner = SB3Policy(self.model, deterministic=True, policy_id=LEARNER)
         results = {

@@ -95,10 +95,8 @@ def test_a_resumed_run_continues_the_curve_without_replaying_the_ladder(
 def test_an_evaluation_records_its_keys_in_the_logger_before_it_dumps(tmp_path, monkeypatch):
     model = tiny_model()
     model.set_logger(configure(str(tmp_path / "log"), ["csv"]))
-    strength = callback(None)
+    strength = callback(None, openings=[(0,), (4,)])
     strength.init_callback(model)
-    strength.openings = [(0,), (4,)]
-    strength.history = {"rung_matches": [], "evaluations": []}
     recorded = {}
     monkeypatch.setattr(
         model.logger, "dump", lambda step=0: recorded.update(model.logger.name_to_value)
@@ -107,6 +105,7 @@ def test_an_evaluation_records_its_keys_in_the_logger_before_it_dumps(tmp_path, 
     assert set(KEYS) <= set(recorded)
     assert recorded["eval/rating"] == record["rating"]
     assert sum(record["wdl"]["random"]) == 4  # two openings, both seats
+    assert strength.history["rung_matches"][0]["games"] == 4
 
 
 def test_a_history_of_another_ladder_is_refused_naming_the_file(tmp_path):
