@@ -114,6 +114,9 @@ class Notation:
             raise MoveError(text, f"{cleaned!r} is not legal now.", moves)
         return action
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
 
 class IndexNotation(Notation):
     """Any game with a discrete action mask: a move is its action index."""
@@ -289,15 +292,27 @@ class ChessNotation(Notation):
 
     def parse(self, text: str, env: Any, mask: Any) -> int:
         cleaned = text.strip()
-        by_uci = {self.describe(a, env): a for a in _legal_actions(mask)}
-        candidates = [cleaned.lower(), cleaned.lower() + "q"]  # e7e8 promotes to a queen
         move = self._read_move(cleaned, env)
+        if move is None and len(cleaned) == 4:  # e7e8 promotes to a queen
+            move = self._read_move(cleaned + "q", env)
         if move is not None:
-            candidates.insert(0, move.uci())
-        for candidate in candidates:
-            if candidate in by_uci:
-                return by_uci[candidate]
+            action = self._action(move, env)
+            if action is not None and np.asarray(mask, dtype=bool)[action]:
+                return action
         return super().parse(text, env, mask)
+
+    def _action(self, move: Any, env: Any) -> int | None:
+        """PettingZoo's action index of a legal ``move`` (``chess_utils``' own table, the move
+        mirrored for black), checked by mapping it back; ``None`` if the two disagree."""
+        import chess
+        from pettingzoo.classic.chess import chess_utils
+
+        black = env.unwrapped.board.turn == chess.BLACK
+        key = (chess_utils.mirror_move(move) if black else move).uci()
+        action = chess_utils.moves_to_actions.get(key)
+        if action is None or self.describe(action, env) != move.uci():
+            return None
+        return int(action)
 
     @staticmethod
     def _read_move(text: str, env: Any) -> Any:
@@ -367,7 +382,9 @@ class _HoldemNotation(Notation):
         raw = env.unwrapped
         first = self._state(env, raw.possible_agents[0])
         public = " ".join(_card(c) for c in first["public_cards"]) or "(none yet)"
-        chips = ", ".join(f"{a} {c}" for a, c in zip(raw.possible_agents, first["all_chips"]))
+        chips = ", ".join(
+            f"{a} {c}" for a, c in zip(raw.possible_agents, first["all_chips"], strict=True)
+        )
         lines = [f"Board: {public}", f"Chips in the pot: {chips}"]
         for seat in raw.possible_agents:
             if viewer is None or seat == viewer:
@@ -399,8 +416,9 @@ class NoLimitHoldemNotation(_HoldemNotation):
     >>> from pettingzoo.classic import texas_holdem_no_limit_v6
     >>> env = texas_holdem_no_limit_v6.env()
     >>> env.reset(seed=0)
-    >>> NoLimitHoldemNotation().parse("all in", env, env.observe(env.agent_selection)["action_mask"])
-    4
+    >>> mask = env.observe(env.agent_selection)["action_mask"]
+    >>> NoLimitHoldemNotation().parse("all in", env, mask), NoLimitHoldemNotation().describe(1, env)
+    (4, 'call')
     """
 
     names = ("fold", "check", "raise-half-pot", "raise-pot", "all-in")
@@ -438,8 +456,8 @@ def notation_for(env: Any) -> Notation:
     :class:`IndexNotation` for a game without one.
 
     >>> from pettingzoo.classic import connect_four_v3, rps_v2
-    >>> type(notation_for(connect_four_v3.env())).__name__, type(notation_for(rps_v2.env())).__name__
-    ('ConnectFourNotation', 'IndexNotation')
+    >>> notation_for(connect_four_v3.env()).describe(0, None), notation_for(rps_v2.env())
+    ('1', IndexNotation())
     """
     name = (getattr(env, "metadata", None) or {}).get("name")
     return NOTATIONS.get(str(name), IndexNotation)()
