@@ -87,12 +87,12 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     from gymnasium import spaces
     from pettingzoo.utils.env import AECEnv
 
+    from ._seats import _is_masked_dict_space
+
     if not isinstance(game, AECEnv):
         raise _refuse(label, "is a parallel game: every agent moves at once")
     for seat in game.possible_agents:
-        masked = isinstance(game.observation_space(seat), spaces.Dict) and (
-            "action_mask" in game.observation_space(seat).spaces
-        )
+        masked = _is_masked_dict_space(game.observation_space(seat))
         if not masked or not isinstance(game.action_space(seat), spaces.Discrete):
             raise _refuse(label, f"gives seat {seat!r} no action mask over discrete moves")
 
@@ -107,6 +107,11 @@ class PlayOutcome:
     :param score: the person's result, 1 win, 0.5 draw, 0 loss (the mean against each other
         seat); ``None`` when the game did not finish.
     :param moves: ``(seat, move)`` in the order played, moves in the game's notation.
+
+    >>> outcome = PlayOutcome("snapshot-0003", "player_1", ["player_2"], finished=True, score=1.0)
+    >>> record = outcome.match_record()
+    >>> record["player_a"], record["player_b"], record["score_a"], record["source"]
+    ('human', 'snapshot-0003', 1.0, 'play')
     """
 
     opponent: str
@@ -187,23 +192,26 @@ class _Console:
             self.say(text)
         self.last_board = text
 
-    def moves(self, moves: list[str], prefix: str = "Legal moves: ") -> None:
-        self.say("\n".join(textwrap.wrap(", ".join(moves), 78, initial_indent=prefix)))
+    def moves(self, moves: list[str]) -> None:
+        self.say("\n".join(textwrap.wrap(", ".join(moves), 78, initial_indent="Legal moves: ")))
 
     def human_move(self, notation: Any, game: Any, mask: np.ndarray) -> int | str:
         """The person's legal move, or why there is none (``"end of input"``, ``"quit"``)."""
         from .notation import MoveError
 
         moves = notation.legal_moves(game, mask)
-        listed = len(moves) <= _LIST_AT_MOST
-        self.moves(moves) if listed else self.say(f"{len(moves)} legal moves; ? lists them.")
+        if len(moves) <= _LIST_AT_MOST:
+            self.moves(moves)
+        else:
+            self.say(f"{len(moves)} legal moves; ? lists them.")
         while True:
             self.say("Your move: ", end="")
             line = self.input.readline()
             if not line:
                 self.say()
                 return "end of input"
-            self.say(line.rstrip("\n")) if self.echo else None
+            if self.echo:  # a transcript of piped input reads like a terminal session
+                self.say(line.rstrip("\n"))
             text = line.strip()
             if text.lower() in ("quit", "exit"):
                 return "quit"
@@ -245,8 +253,8 @@ def play_session(
     :param game: a registered game name or ``module:function``, a zero-argument function
         building the PettingZoo env, or the env itself.
     :param policy: the opponent (a :class:`~sp_wrappers.Policy`, e.g. a loaded snapshot).
-    :param human_seat: the person's agent name, its index in ``possible_agents``, or
-        ``"random"``.
+    :param human_seat: the person's agent name, its index in ``possible_agents``, what the
+        game calls the side (``"white"``, ``"X"``) or ``"random"``.
     :param deterministic: set the policy's ``deterministic`` (on a copy); ``None`` keeps it.
     :param input_stream: where moves are read, one a line (default ``sys.stdin``).
     :param output_stream: where the game is written (default ``sys.stdout``).
@@ -278,10 +286,11 @@ def play_session(
     driver = SeatDriver(env, keep_dict_obs=False, illegal_action="raise")
     driver.reset(seat, seed=seed)
     label = notation.seat_label(env, seat)
-    mode = "deterministic" if getattr(policy, "deterministic", True) else "sampling its moves"
+    mode = {True: " (deterministic)", False: " (sampling its moves)"}
     console.say(
-        f"You play {seat}{f' ({label})' if label else ''} against {policy.policy_id} "
-        f"({mode}). Type a move, ? for the legal moves, quit to stop."
+        f"You play {seat}{f' ({label})' if label else ''} against {policy.policy_id}"
+        f"{mode.get(getattr(policy, 'deterministic', None), '')}. Type a move, ? for the legal "
+        "moves, quit to stop."
     )
     console.board(notation.board(env, viewer=seat))
     try:
@@ -402,7 +411,8 @@ def play_run(
 
 
 SNAPSHOT_HELP = "the opponent: latest (default), best (highest stored rating) or a snapshot id"
-SEAT_HELP = "your seat: an index in the game's agents, an agent name, or random (default)"
+SEAT_HELP = "your seat: an index in the game's agents, an agent name, the side's name (white, X)"
+SEAT_HELP += " or random (default)"
 GAME_KWARG_HELP = "a keyword argument of the game constructor (JSON value), repeatable"
 RECORD_HELP = f"store a finished game as a match of {HUMAN!r} against the snapshot"
 
@@ -458,15 +468,15 @@ def cmd_play(args: argparse.Namespace) -> int:
 def _main(argv: list[str] | None = None) -> int:
     """``python -m sp_wrappers.human_play RUN_DIR ...``: ``play`` until the CLI registers it."""
     from .archive import ArchiveError
+    from .cli import _fail
 
     parser = argparse.ArgumentParser(prog=PROG)
-    add_play_parser(parser.add_subparsers(dest="command"))
+    add_play_parser(parser.add_subparsers())
     args = parser.parse_args(["play", *(sys.argv[1:] if argv is None else argv)])
     try:
         return args.func(args)
     except (CLIError, ArchiveError) as error:
-        print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
-        return 2
+        return _fail(str(error))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
