@@ -79,7 +79,8 @@ class Notation:
         return str(int(action))
 
     def read(self, text: str, env: Any) -> int | None:
-        """The action index ``text`` names, legal or not; ``None`` when it names no move."""
+        """The action index ``text`` names, legal or not (a negative number when the move has no
+        index in this position); ``None`` when it names no move."""
         return int(text) if text.isdigit() else None
 
     def seat_label(self, env: Any, seat: str) -> str:
@@ -326,13 +327,21 @@ class ChessNotation(Notation):
         return None
 
     def read(self, text: str, env: Any) -> int | None:
+        """``-1`` for a well-formed move that is not legal here (it has no action index)."""
         import chess
 
         try:
             chess.Move.from_uci(text.lower())
+            return -1
+        except ValueError:
+            pass
+        try:
+            env.unwrapped.board.parse_san(text)
+        except chess.IllegalMoveError:
+            return -1
         except ValueError:
             return None
-        return -1  # a well-formed move that is not legal here
+        return -1
 
     def board(self, env: Any, viewer: str | None = None) -> str:
         board = env.unwrapped.board

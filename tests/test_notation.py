@@ -206,6 +206,8 @@ def test_chess_errors_tell_unreadable_from_illegal_and_list_the_moves():
     with pytest.raises(MoveError, match="'castle' is not a move; write one like 'e2e4'") as error:
         notation.parse("castle", env, mask_of(env))
     assert len(error.value.legal) == 20
+    with pytest.raises(MoveError, match="'Nd4' is not legal now"):  # SAN, but no knight gets there
+        notation.parse("Nd4", env, mask_of(env))
     env.step(notation.parse("e4", env, mask_of(env)))
     assert "Last move: e2e4 (white)" in notation.board(env)
     assert notation.board(env).splitlines()[4] == "4  . . . . P . . ."
