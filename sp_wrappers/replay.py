@@ -1,31 +1,21 @@
-"""Replays: one match between two players, recorded move by move, and written as a GIF or MP4.
+"""Replays: one match between two players, recorded move by move.
 
 This module holds :func:`play_replay` (play one match and record it), :class:`Replay` and
-:class:`Move` (what it records), :func:`replay_frames` (the frames a video shows),
-:func:`write_replay` (an animated GIF or MP4, encoded with imageio), :func:`resolve_snapshot`
-(``"latest"``, ``"best"`` or an id), :func:`parse_opening` and the install hints
-:data:`VIDEO_HINT` and :data:`MP4_HINT`.
+:class:`Move` (what it records), :func:`resolve_snapshot` (``"latest"``, ``"best"`` or an id) and
+:func:`parse_opening`. :mod:`sp_wrappers.replay_video` writes a replay as a GIF or MP4.
 
 A *move* is one action of one seat in a turn-based game (tic-tac-toe, Connect Four, hold'em) and
 one step of every seat together in a game PettingZoo declares parallelizable (Atari, MPE), which
-is played through PettingZoo's own ``aec_to_parallel``. The game is rendered once after every
-move, so ``replay.frames[i]`` shows the game after move ``i + 1``. A video holds exactly
-``len(replay.moves) + 1`` frames: one per move, then a closing frame (the final position, dimmed)
-carrying the players' names and the result. Every frame has a caption band with the move number,
-so no two consecutive frames are identical (GIF encoders merge identical frames).
-
-Build the game with ``render_mode="rgb_array"`` to record frames; without frames a replay of a
-turn-based game is still readable as text (:meth:`Replay.text`). imageio is the optional extra
-``video`` (``pip install "sp-wrappers[video]"``); MP4 also needs its ffmpeg plugin
-(``pip install "sp-wrappers[video-mp4]"``), imported only when an MP4 is written.
+is played through PettingZoo's own ``aec_to_parallel``. With ``record_frames`` the game is
+rendered once after every move, so ``replay.frames[i]`` shows the game after move ``i + 1``
+(``replay.start_frame`` before the first). Build the game with ``render_mode="rgb_array"`` to
+record frames; without them a turn-based game is still readable as text (:meth:`Replay.text`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,17 +30,9 @@ __all__ = [
     "Replay",
     "Move",
     "play_replay",
-    "replay_frames",
-    "write_replay",
     "resolve_snapshot",
     "parse_opening",
-    "VIDEO_HINT",
-    "MP4_HINT",
 ]
-
-VIDEO_HINT = 'pip install "sp-wrappers[video]"'
-MP4_HINT = 'pip install "sp-wrappers[video-mp4]"'
-VIDEO_SUFFIXES = (".gif", ".mp4")
 
 
 @dataclass(frozen=True)
@@ -143,7 +125,7 @@ class Replay:
         if not self.turn_based:
             raise ValueError(
                 f"{self.game} is played simultaneously, move by move it is only numbers; write it "
-                "as a video with write_replay(replay, 'match.gif') (sp-wrappers watch --out)."
+                "as a video with sp_wrappers.replay_video.write_replay (sp-wrappers watch --out)."
             )
         lines = [f"{self.game}: {self.title}"]
         if self.opening:
@@ -469,155 +451,3 @@ def _play_simultaneous(
         ply = len(replay.moves) + 1
         score = " : ".join(f"{replay.returns[s]:g}" for s in replay.returns)
         replay.moves.append(Move(ply, dict(actions), f"score {score}", dict(replay.returns)))
-
-
-# ------------------------------------------------------------------------------------------------
-# Frames and videos
-# ------------------------------------------------------------------------------------------------
-
-
-def _pillow() -> Any:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError:
-        raise ImportError(
-            f"Drawing replay frames needs Pillow, which is not installed: {VIDEO_HINT}"
-        ) from None
-    return Image, ImageDraw, ImageFont
-
-
-def _font(image_font: Any, size: int) -> Any:
-    try:
-        return image_font.load_default(size=size)
-    except TypeError:  # Pillow < 10.1: one bitmap size
-        return image_font.load_default()
-
-
-def _fit(draw: Any, text: str, font: Any, width: int) -> str:
-    if draw.textlength(text, font=font) <= width:
-        return text
-    while text and draw.textlength(text + "…", font=font) > width:
-        text = text[:-1]
-    return text + "…"
-
-
-def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) -> np.ndarray:
-    """``frame`` scaled so its longer side is ``size``, above a caption band of two lines; width
-    and height are multiples of 16 (what MP4 encoders want)."""
-    image_mod, draw_mod, font_mod = _pillow()
-    image = image_mod.fromarray(frame)
-    scale = size / max(image.size)
-    width, height = max(1, round(image.width * scale)), max(1, round(image.height * scale))
-    upscaling = scale >= 1
-    image = image.resize((width, height), image_mod.NEAREST if upscaling else image_mod.LANCZOS)
-    font_size = max(11, min(20, size // 28))
-    band = 2 * font_size + 18
-    canvas_w = -(-max(width, 400) // 16) * 16  # room for the caption under a narrow picture
-    canvas_h = -(-(height + band) // 16) * 16
-    canvas = image_mod.new("RGB", (canvas_w, canvas_h), (24, 24, 28))
-    if closing:
-        image = image_mod.blend(image, image_mod.new("RGB", image.size, (0, 0, 0)), 0.45)
-    canvas.paste(image, ((canvas_w - width) // 2, 0))
-    draw = draw_mod.Draw(canvas)
-    font = _font(font_mod, font_size)
-    y = height + 6
-    for k, line in enumerate(lines):
-        colour = (255, 214, 64) if closing and k == len(lines) - 1 else (235, 235, 235)
-        draw.text((8, y), _fit(draw, line, font, canvas_w - 16), font=font, fill=colour)
-        y += font_size + 4
-    return np.asarray(canvas)
-
-
-def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
-    """The frames a video of ``replay`` shows: one per move (the game after that move, with the
-    move in the caption), then the closing frame with the players' names and the result;
-    ``len(replay.moves) + 1`` frames of one size.
-
-    :param replay: a replay recorded with frames.
-    :param size: the longer side of the game's picture, in pixels.
-    """
-    base = replay.frames[-1] if replay.frames else replay.start_frame
-    if base is None or len(replay.frames) != len(replay.moves):
-        raise ValueError(
-            "This replay has no frames (its game was not built with render_mode='rgb_array'); "
-            "play it again with a game that renders rgb_array frames, or print replay.text()."
-        )
-    n = len(replay.moves)
-    frames = [
-        _compose(frame, size, [replay.title, f"move {move.ply}/{n}: {move.text}"], closing=False)
-        for frame, move in zip(replay.frames, replay.moves, strict=True)
-    ]
-    frames.append(_compose(base, size, [replay.title, f"result: {replay.result}"], closing=True))
-    return frames
-
-
-def _import_imageio() -> Any:
-    try:
-        import imageio.v2 as imageio_v2
-        import imageio.v3 as iio
-    except ImportError:
-        raise ImportError(
-            f"Writing a replay as a GIF or MP4 needs imageio, which is not installed: {VIDEO_HINT}"
-        ) from None
-    return iio, imageio_v2
-
-
-def write_replay(
-    replay: Replay,
-    path: str | os.PathLike[str],
-    size: int = 400,
-    move_seconds: float | None = None,
-    closing_seconds: float = 3.0,
-) -> Path:
-    """Write ``replay`` as an animated GIF or an MP4, chosen by the suffix of ``path``.
-
-    The video shows :func:`replay_frames`: one frame per move and the closing frame.
-
-    :param replay: a replay recorded with frames (:func:`play_replay`).
-    :param path: ``*.gif`` or ``*.mp4``.
-    :param size: the longer side of the game's picture, in pixels.
-    :param move_seconds: how long each move shows (default: 0.8 s in turn-based games, 0.04 s in
-        simultaneous ones such as Atari).
-    :param closing_seconds: how long the closing frame shows.
-    :return: the path written.
-    :raises ImportError: imageio (or for MP4 its ffmpeg plugin) is missing; the message names the
-        extra to install.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in VIDEO_SUFFIXES:
-        raise ValueError(f"Cannot tell the video format of {path}; name it *.gif or *.mp4.")
-    iio, imageio_v2 = _import_imageio()
-    if suffix == ".mp4":
-        try:
-            import imageio_ffmpeg  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                f"Writing an MP4 needs imageio's ffmpeg plugin, which is not installed: {MP4_HINT} "
-                "(or write a .gif)."
-            ) from None
-    frames = replay_frames(replay, size)
-    step = move_seconds if move_seconds is not None else (0.8 if replay.turn_based else 0.04)
-    seconds = [step] * (len(frames) - 1) + [closing_seconds]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".gif":
-        durations = [max(20, int(round(1000 * s))) for s in seconds]  # ms; browsers slow < 20 ms
-        iio.imwrite(path, np.stack(frames), extension=".gif", duration=durations, loop=0)
-        return path
-    fps = max(1.0, min(30.0, 1.0 / step))
-    writer = imageio_v2.get_writer(
-        path,
-        format="FFMPEG",
-        mode="I",
-        fps=fps,
-        codec="libx264",
-        pixelformat="yuv420p",
-        macro_block_size=16,
-    )
-    try:
-        for frame, shown in zip(frames, seconds, strict=True):
-            for _ in range(max(1, int(round(shown * fps)))):
-                writer.append_data(frame)
-    finally:
-        writer.close()
-    return path

@@ -62,7 +62,8 @@ def _game_kwargs(run: Any, game: str) -> dict[str, Any]:
 def cmd_watch(args: argparse.Namespace) -> int:
     """Play the match; write ``--out`` or print it move by move. Returns 0."""
     from .games import game_factory
-    from .replay import VIDEO_SUFFIXES, parse_opening, play_replay, write_replay
+    from .replay import parse_opening, play_replay
+    from .replay_video import VIDEO_SUFFIXES, write_replay
 
     run = resolve_run_dir(args.run_dir)
     archive = run.open_archive()

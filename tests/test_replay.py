@@ -22,13 +22,8 @@ from sp_wrappers.baselines import PerfectTicTacToePolicy
 from sp_wrappers.env import SelfPlayEnv
 from sp_wrappers.games import game_factory, make_game
 from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.replay import (
-    MP4_HINT,
-    VIDEO_HINT,
-    play_replay,
-    replay_frames,
-    write_replay,
-)
+from sp_wrappers.replay import play_replay
+from sp_wrappers.replay_video import MP4_HINT, VIDEO_HINT, replay_frames, write_replay
 from sp_wrappers.watch_command import add_watch_parser
 
 #: Pong is cut after this many moves (one move = one frame of both players); a whole game to 21
