@@ -46,6 +46,9 @@ class Move:
     :param returns: every seat's return after the move.
     :param forced: the move was played by a forced opening.
     :param board: the board as text after the move (tic-tac-toe and Connect Four), else ``None``.
+
+    >>> Move(1, {"player_0": 3}, "player_0 random: column 3", {"player_0": 0.0}).actions
+    {'player_0': 3}
     """
 
     ply: int
@@ -236,6 +239,8 @@ def _action_text(game: Any, action: Any) -> str:
         return f"{int(action)} (column {int(action) // 3 + 1}, row {int(action) % 3 + 1})"
     if name.startswith("connect_four"):
         return f"column {int(action)}"
+    if name.startswith(("texas_holdem_v", "leduc_holdem")):  # limit hold'em's four actions
+        return ("call", "raise", "fold", "check")[int(action)]
     return f"action {action}"
 
 

@@ -84,7 +84,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             resolve_player(args.a, archive, name),
             resolve_player(args.b, archive, name),
             archive=archive,
-            seat=args.seat,
+            seat=args.seat.split(",") if args.seat and "," in args.seat else args.seat,
             opening=opening,
             seed=args.seed,
             max_moves=args.max_moves,
@@ -131,7 +131,10 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
     parser.add_argument(
-        "--seat", default=None, help="the seat of --a (default: the first seat, moving first)"
+        "--seat",
+        default=None,
+        help="the seat of --a, or its seats joined by commas in a team game (default: the "
+        "first seat, which moves first)",
     )
     parser.add_argument(
         "--opening",

@@ -122,7 +122,7 @@ def test_watch_writes_one_gif_frame_per_move_plus_the_closing_frame(
         assert len(re.findall(r"^\s+\d+\. player_", text, flags=re.MULTILINE)) == moves
 
 
-def test_the_gif_keeps_frames_whose_pictures_repeat():
+def test_the_gif_keeps_frames_whose_pictures_repeat(tmp_path):
     # Pong's first frames repeat (nothing moves yet); the move number in the caption keeps
     # every frame, which a GIF encoder would otherwise merge into the previous one.
     replay = play_replay(
@@ -136,6 +136,7 @@ def test_the_gif_keeps_frames_whose_pictures_repeat():
     frames = replay_frames(replay, size=160)
     assert len(frames) == 13
     assert all(not np.array_equal(a, b) for a, b in pairwise(frames))
+    assert len(_gif_frames(write_replay(replay, tmp_path / "pong.gif", size=160))) == 13
 
 
 def test_text_replay_prints_every_move_the_board_and_the_result(runs, sp_wrappers):
