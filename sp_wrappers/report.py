@@ -284,17 +284,14 @@ def _reference_section(run_dir: Path, ratings: Any) -> str:
     return _section(title, body or _note("This run has no games against reference players."))
 
 
-def _archive_section(archive: Any, archive_path: Path) -> str:
+def _archive_section(archive: Any, archive_path: Path, disk: int) -> str:
     every = archive.snapshots(include_pruned=True)
     pruned = sum(1 for s in every if s.pruned)
     rows = [
         ["snapshots listed", len(every) - pruned],
         ["snapshots pruned", pruned],
         ["matches recorded", archive.n_matches()],
-        [
-            "bytes on disk",
-            f"{_disk_bytes(archive_path):,d} ({_size_text(_disk_bytes(archive_path))})",
-        ],
+        ["bytes on disk", f"{disk:,d} ({_size_text(disk)})"],
     ]
     return _section(
         "The archive", f"<p class='sub'>{_e(archive_path)}</p>" + _table(["", ""], rows)
@@ -316,6 +313,7 @@ def _replay_section(archive: Any, config: Mapping[str, Any], ratings: Any, max_m
         max(rated, key=lambda k: rated[k]) if rated else (earlier[-1] if earlier else "")
     )
     why = "the highest-rated earlier snapshot" if rated else "the previous snapshot"
+    from .archive import ArchiveError
     from .policies import RandomPolicy
     from .replay import play_replay
     from .replay_video import write_replay
@@ -334,7 +332,7 @@ def _replay_section(archive: Any, config: Mapping[str, Any], ratings: Any, max_m
             gif = write_replay(replay, Path(folder) / "replay.gif", size=360).read_bytes()
     except ImportError as error:
         return _section(title, _note(f"No replay: {error}"))
-    except (ValueError, TypeError, KeyError) as error:
+    except (ArchiveError, ValueError, TypeError, KeyError) as error:
         return _section(title, _note(f"No replay: {game} cannot be replayed here ({error})."))
     body = f"<p class='sub'>{_e(latest)} against {_e(opponent or 'random')} ({_e(why)}): "
     body += f"{_e(replay.result)}, {len(replay.moves)} moves, seed {replay.seed}.</p>"
@@ -404,6 +402,7 @@ def write_report(
     except ValueError as error:
         ratings, problem = None, str(error)
     snapshots = archive.snapshots()
+    disk = _disk_bytes(archive_path)
     steps = max((s.step for s in snapshots), default=0)
     game = config.get("game", "unknown game")
     cards = [
@@ -412,7 +411,7 @@ def write_report(
         (f"{steps:,d}", "learner steps (newest snapshot)"),
         (len(snapshots), "snapshots"),
         (f"{archive.n_matches():,d}", "matches"),
-        (_size_text(_disk_bytes(archive_path)), "archive on disk"),
+        (_size_text(disk), "archive on disk"),
     ]
     parts = [
         f"<h1>Self-play run: {_e(root.resolve().name)}</h1>",
@@ -424,7 +423,7 @@ def write_report(
         _ratings_section(ratings, problem),
         _payoff_section(archive),
         _reference_section(home, ratings),
-        _archive_section(archive, archive_path),
+        _archive_section(archive, archive_path, disk),
     ]
     if replay:
         parts.append(_replay_section(archive, config, ratings, replay_max_moves))
