@@ -71,6 +71,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     out = args.out
     if out is not None and not str(out).lower().endswith(VIDEO_SUFFIXES):
         raise CLIError(f"--out {out}: name the video *.gif or *.mp4.")
+    if args.size < 64:
+        raise CLIError(
+            f"--size is the picture's longer side in pixels, at least 64; got {args.size}."
+        )
     if args.max_moves is not None and args.max_moves < 1:
         raise CLIError(f"--max-moves must be at least 1, got {args.max_moves}.")
     kwargs = _game_kwargs(run, name)
