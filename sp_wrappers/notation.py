@@ -1,0 +1,472 @@
+"""Move notation: a turn-based game's board as text and its moves in the game's own words.
+
+This module holds :class:`Notation` (the interface: ``board``, ``legal_moves``, ``parse``,
+``describe``), one notation per supported PettingZoo game (:class:`TicTacToeNotation`,
+:class:`ConnectFourNotation`, :class:`GoNotation`, :class:`ChessNotation`,
+:class:`LimitHoldemNotation`, :class:`NoLimitHoldemNotation`), the fallback
+:class:`IndexNotation` (action indices and the action mask), :data:`NOTATIONS` (PettingZoo's
+``metadata["name"]`` -> notation class), :func:`notation_for` and :class:`MoveError`.
+
+Every notation maps text to PettingZoo's own action index and back for the position the env is
+in (``describe`` names a move *before* it is played). The board is read from the env itself
+(``env.unwrapped.board``, chess's ``python-chess`` board, Go's ``_go`` position, hold'em's RLCard
+game); chess moves go through PettingZoo's ``chess_utils``, which mirrors the board for black.
+Every notation also reads ``#N``, the raw action index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Notation",
+    "MoveError",
+    "IndexNotation",
+    "TicTacToeNotation",
+    "ConnectFourNotation",
+    "GoNotation",
+    "ChessNotation",
+    "LimitHoldemNotation",
+    "NoLimitHoldemNotation",
+    "NOTATIONS",
+    "notation_for",
+]
+
+
+class MoveError(ValueError):
+    """A move that cannot be read, or that is not legal now; the message names the legal moves.
+
+    :param text: what was typed.
+    :param problem: what is wrong with it, one sentence.
+    :param legal: the legal moves in the game's notation.
+    """
+
+    def __init__(self, text: str, problem: str, legal: list[str]) -> None:
+        self.text, self.problem, self.legal = text, problem, list(legal)
+        super().__init__(f"{problem} Legal moves: {', '.join(self.legal) or '(none)'}.")
+
+
+def _legal_actions(mask: Any) -> list[int]:
+    return [int(a) for a in np.flatnonzero(np.asarray(mask, dtype=bool))]
+
+
+class Notation:
+    """How a person reads and writes one game's moves; this base class is the fallback by index.
+
+    Subclasses override :meth:`read` (text -> action index, legal or not, ``None`` when it is
+    not a move at all), :meth:`describe` and :meth:`board`. ``example`` shows a move's form in
+    error messages.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> env = tictactoe_v3.env()
+    >>> env.reset()
+    >>> mask = env.observe("player_1")["action_mask"]
+    >>> IndexNotation().parse("#4", env, mask), IndexNotation().legal_moves(env, mask)[:3]
+    (4, ['0', '1', '2'])
+    """
+
+    example = "3"
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        """The position as text (empty when the game has no text board). Hidden information
+        is shown only to ``viewer`` (an agent name); ``None`` shows everything."""
+        return ""
+
+    def describe(self, action: int, env: Any) -> str:
+        """``action`` in the game's notation, for the position ``env`` is in now."""
+        return str(int(action))
+
+    def read(self, text: str, env: Any) -> int | None:
+        """The action index ``text`` names, legal or not (a negative number when the move has no
+        index in this position); ``None`` when it names no move."""
+        return int(text) if text.isdigit() else None
+
+    def seat_label(self, env: Any, seat: str) -> str:
+        """What the game calls ``seat`` (``"X"``, ``"white"``); empty when nothing special."""
+        return ""
+
+    def legal_moves(self, env: Any, mask: Any) -> list[str]:
+        """The legal moves under ``mask`` (the seat's action mask), in the game's notation."""
+        return [self.describe(a, env) for a in self._ordered(_legal_actions(mask), env)]
+
+    def _ordered(self, actions: list[int], env: Any) -> list[int]:
+        return actions
+
+    def parse(self, text: str, env: Any, mask: Any) -> int:
+        """The action index of ``text``; raises :class:`MoveError` when it is unreadable or
+        illegal under ``mask``."""
+        legal = _legal_actions(mask)
+        cleaned = text.strip()
+        named = {self.describe(a, env).lower(): a for a in legal}
+        if cleaned.lower() in named:
+            return named[cleaned.lower()]
+        if cleaned.startswith("#") and cleaned[1:].isdigit():
+            action: int | None = int(cleaned[1:])
+        else:
+            action = self.read(cleaned, env)
+        moves = self.legal_moves(env, mask)
+        if action is None:
+            raise MoveError(
+                text, f"{cleaned!r} is not a move; write one like {self.example!r}.", moves
+            )
+        if action not in legal:
+            raise MoveError(text, f"{cleaned!r} is not legal now.", moves)
+        return action
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class IndexNotation(Notation):
+    """Any game with a discrete action mask: a move is its action index."""
+
+
+class TicTacToeNotation(Notation):
+    """Tic-tac-toe (``tictactoe_v3``): cells 1-9 in reading order, top left first.
+
+    PettingZoo numbers its actions down the columns (``0 3 6`` is the top row), so cell ``c``
+    in reading order is action ``3 * column + row``.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> env = tictactoe_v3.env()
+    >>> env.reset()
+    >>> env.step(2)  # X in PettingZoo's cell 2: bottom left
+    >>> print(TicTacToeNotation().board(env))
+     1 | 2 | 3
+    ---+---+---
+     4 | 5 | 6
+    ---+---+---
+     X | 8 | 9
+    >>> TicTacToeNotation().parse("3", env, env.observe("player_2")["action_mask"])
+    6
+    """
+
+    example = "5"
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        squares = env.unwrapped.board.squares
+        rows = []
+        for row in range(3):
+            cells = [" XO"[squares[3 * col + row]] for col in range(3)]
+            rows.append(
+                " | ".join(c if c != " " else str(3 * row + k + 1) for k, c in enumerate(cells))
+            )
+        return "\n---+---+---\n".join(f" {r}" for r in rows)
+
+    def describe(self, action: int, env: Any) -> str:
+        column, row = divmod(int(action), 3)
+        return str(3 * row + column + 1)
+
+    def read(self, text: str, env: Any) -> int | None:
+        if not (text.isdigit() and 1 <= int(text) <= 9):
+            return None
+        row, column = divmod(int(text) - 1, 3)
+        return 3 * column + row
+
+    def _ordered(self, actions: list[int], env: Any) -> list[int]:
+        return sorted(actions, key=lambda a: int(self.describe(a, env)))
+
+    def seat_label(self, env: Any, seat: str) -> str:
+        return "XO"[env.unwrapped.possible_agents.index(seat)]
+
+
+class ConnectFourNotation(Notation):
+    """Connect Four (``connect_four_v3``): a move is a column number, 1 to 7 from the left.
+
+    >>> from pettingzoo.classic import connect_four_v3
+    >>> env = connect_four_v3.env()
+    >>> env.reset()
+    >>> env.step(3)
+    >>> print(ConnectFourNotation().board(env).splitlines()[-2:])
+    ['. . . X . . .', '1 2 3 4 5 6 7']
+    """
+
+    example = "4"
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        cells = env.unwrapped.board
+        rows = [" ".join(".XO"[cells[7 * r + c]] for c in range(7)) for r in range(6)]
+        return "\n".join(rows + ["1 2 3 4 5 6 7"])
+
+    def describe(self, action: int, env: Any) -> str:
+        return str(int(action) + 1)
+
+    def read(self, text: str, env: Any) -> int | None:
+        return int(text) - 1 if text.isdigit() and 1 <= int(text) <= 7 else None
+
+    def seat_label(self, env: Any, seat: str) -> str:
+        return "XO"[env.unwrapped.possible_agents.index(seat)]
+
+
+#: Go's column letters: GTP skips ``I``.
+GO_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+
+
+class GoNotation(Notation):
+    """Go (``go_v5``): GTP coordinates such as ``C3`` (column letter without ``I``, row counted
+    from the bottom) and ``pass``; the board size comes from the env.
+
+    >>> from pettingzoo.classic import go_v5
+    >>> env = go_v5.env(board_size=5)
+    >>> env.reset()
+    >>> go = GoNotation()
+    >>> go.parse("c3", env, env.observe("black_0")["action_mask"]), go.describe(25, env)
+    (12, 'pass')
+    """
+
+    example = "D4"
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        raw = env.unwrapped
+        size, position = int(raw._N), raw._go
+        letters = "   " + " ".join(GO_COLUMNS[:size])
+        lines = [letters]
+        for row in range(size):
+            stones = " ".join({1: "X", -1: "O"}.get(int(v), ".") for v in position.board[row])
+            lines.append(f"{size - row:>2} {stones} {size - row}")
+        lines.append(letters)
+        recent = getattr(position, "recent", ())
+        if recent:
+            move = recent[-1].move
+            last = "pass" if move is None else self.describe(move[0] * size + move[1], env)
+            colour = "black" if recent[-1].color == 1 else "white"
+            lines.append(f"Last move: {last} ({colour})")
+        lines.append(f"Captures: black {position.caps[0]}, white {position.caps[1]}")
+        return "\n".join(lines)
+
+    def describe(self, action: int, env: Any) -> str:
+        size = int(env.unwrapped._N)
+        if int(action) == size * size:
+            return "pass"
+        row, column = divmod(int(action), size)
+        return f"{GO_COLUMNS[column]}{size - row}"
+
+    def read(self, text: str, env: Any) -> int | None:
+        size = int(env.unwrapped._N)
+        word = text.upper()
+        if word == "PASS":
+            return size * size
+        column = GO_COLUMNS.find(word[:1]) if word[:1].isalpha() else -1
+        if not (0 <= column < size and word[1:].isdigit() and 1 <= int(word[1:]) <= size):
+            return None
+        return (size - int(word[1:])) * size + column
+
+    def _ordered(self, actions: list[int], env: Any) -> list[int]:
+        return sorted(actions)  # reading order, pass (the highest index) last
+
+    def seat_label(self, env: Any, seat: str) -> str:
+        return seat.split("_")[0]
+
+
+class ChessNotation(Notation):
+    """Chess (``chess_v6``): UCI moves such as ``e2e4`` or ``e7e8q`` (SAN such as ``Nf3`` is
+    read too). Actions map to moves through PettingZoo's own ``chess_utils.action_to_move``,
+    which mirrors the board when black moves.
+
+    >>> from pettingzoo.classic import chess_v6
+    >>> env = chess_v6.env()
+    >>> env.reset()
+    >>> chess = ChessNotation()
+    >>> action = chess.parse("e2e4", env, env.observe("player_0")["action_mask"])
+    >>> env.step(action)
+    >>> chess.describe(chess.parse("Nf6", env, env.observe("player_1")["action_mask"]), env)
+    'g8f6'
+    """
+
+    example = "e2e4"
+
+    @staticmethod
+    def _move(action: int, env: Any) -> Any:
+        import chess
+        from pettingzoo.classic.chess import chess_utils
+
+        board = env.unwrapped.board
+        return chess_utils.action_to_move(board, int(action), int(board.turn == chess.BLACK))
+
+    def describe(self, action: int, env: Any) -> str:
+        return self._move(action, env).uci()
+
+    def _ordered(self, actions: list[int], env: Any) -> list[int]:
+        return sorted(actions, key=lambda a: self.describe(a, env))
+
+    def parse(self, text: str, env: Any, mask: Any) -> int:
+        cleaned = text.strip()
+        move = self._read_move(cleaned, env)
+        if move is None and len(cleaned) == 4:  # e7e8 promotes to a queen
+            move = self._read_move(cleaned + "q", env)
+        if move is not None:
+            action = self._action(move, env)
+            if action is not None and np.asarray(mask, dtype=bool)[action]:
+                return action
+        return super().parse(text, env, mask)
+
+    def _action(self, move: Any, env: Any) -> int | None:
+        """PettingZoo's action index of a legal ``move`` (``chess_utils``' own table, the move
+        mirrored for black), checked by mapping it back; ``None`` if the two disagree."""
+        import chess
+        from pettingzoo.classic.chess import chess_utils
+
+        black = env.unwrapped.board.turn == chess.BLACK
+        key = (chess_utils.mirror_move(move) if black else move).uci()
+        action = chess_utils.moves_to_actions.get(key)
+        if action is None or self.describe(action, env) != move.uci():
+            return None
+        return int(action)
+
+    @staticmethod
+    def _read_move(text: str, env: Any) -> Any:
+        """A legal move from UCI (castling as king takes rook too) or SAN, else ``None``."""
+        board = env.unwrapped.board
+        for parse, form in ((board.parse_uci, text.lower()), (board.parse_san, text)):
+            try:
+                return parse(form)
+            except ValueError:
+                continue
+        return None
+
+    def read(self, text: str, env: Any) -> int | None:
+        """``-1`` for a well-formed move that is not legal here (it has no action index)."""
+        import chess
+
+        try:
+            chess.Move.from_uci(text.lower())
+            return -1
+        except ValueError:
+            pass
+        try:
+            env.unwrapped.board.parse_san(text)
+        except chess.IllegalMoveError:
+            return -1
+        except ValueError:
+            return None
+        return -1
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        board = env.unwrapped.board
+        lines = []
+        for rank in range(7, -1, -1):
+            pieces = []
+            for file in range(8):
+                piece = board.piece_at(8 * rank + file)
+                pieces.append(piece.symbol() if piece else ".")
+            lines.append(f"{rank + 1}  {' '.join(pieces)}")
+        lines.append("   a b c d e f g h")
+        if board.move_stack:
+            mover = "black" if board.turn else "white"  # the side that is not to move now
+            lines.append(f"Last move: {board.peek().uci()} ({mover})")
+        if board.is_check():
+            lines.append("Check.")
+        return "\n".join(lines)
+
+    def seat_label(self, env: Any, seat: str) -> str:
+        return ("white", "black")[env.unwrapped.possible_agents.index(seat)]
+
+
+def _card(text: str) -> str:
+    """RLCard's ``"HQ"`` (suit, rank) as ``"Qh"``."""
+    return f"{text[1:]}{text[:1].lower()}"
+
+
+class _HoldemNotation(Notation):
+    """Shared by both hold'em games: the names of PettingZoo's action table, and the table."""
+
+    example = "call"
+    names: tuple[str, ...] = ()
+    aliases: dict[str, int] = {}
+
+    def _state(self, env: Any, seat: str) -> dict[str, Any]:
+        raw = env.unwrapped
+        return raw.env.game.get_state(raw.possible_agents.index(seat))
+
+    def describe(self, action: int, env: Any) -> str:
+        return self.names[int(action)]
+
+    def read(self, text: str, env: Any) -> int | None:
+        word = "".join(c for c in text.lower() if c.isalnum())
+        return self.aliases.get(word)
+
+    def board(self, env: Any, viewer: str | None = None) -> str:
+        raw = env.unwrapped
+        first = self._state(env, raw.possible_agents[0])
+        public = " ".join(_card(c) for c in first["public_cards"]) or "(none yet)"
+        chips = ", ".join(
+            f"{a} {c}" for a, c in zip(raw.possible_agents, first["all_chips"], strict=True)
+        )
+        lines = [f"Board: {public}", f"Chips in the pot: {chips}"]
+        for seat in raw.possible_agents:
+            if viewer is None or seat == viewer:
+                hand = " ".join(_card(c) for c in self._state(env, seat)["hand"])
+                lines.append(f"{'Your' if seat == viewer else seat} hand: {hand}")
+        return "\n".join(lines)
+
+
+class LimitHoldemNotation(_HoldemNotation):
+    """Limit Texas hold'em (``texas_holdem_v4``): ``call``, ``raise``, ``fold``, ``check``
+    (PettingZoo's actions 0 to 3).
+
+    >>> from pettingzoo.classic import texas_holdem_v4
+    >>> env = texas_holdem_v4.env()
+    >>> env.reset(seed=0)
+    >>> mask = env.observe(env.agent_selection)["action_mask"]
+    >>> LimitHoldemNotation().legal_moves(env, mask), LimitHoldemNotation().parse("Fold", env, mask)
+    (['call', 'raise', 'fold'], 2)
+    """
+
+    names = ("call", "raise", "fold", "check")
+    aliases = {"call": 0, "raise": 1, "bet": 1, "fold": 2, "check": 3}
+
+
+class NoLimitHoldemNotation(_HoldemNotation):
+    """No-limit Texas hold'em (``texas_holdem_no_limit_v6``): ``fold``, ``check``/``call``,
+    ``raise-half-pot``, ``raise-pot``, ``all-in`` (PettingZoo's actions 0 to 4).
+
+    >>> from pettingzoo.classic import texas_holdem_no_limit_v6
+    >>> env = texas_holdem_no_limit_v6.env()
+    >>> env.reset(seed=0)
+    >>> mask = env.observe(env.agent_selection)["action_mask"]
+    >>> NoLimitHoldemNotation().parse("all in", env, mask), NoLimitHoldemNotation().describe(1, env)
+    (4, 'call')
+    """
+
+    names = ("fold", "check", "raise-half-pot", "raise-pot", "all-in")
+    aliases = {
+        "fold": 0,
+        "check": 1,
+        "call": 1,
+        "raisehalfpot": 2,
+        "halfpot": 2,
+        "raisepot": 3,
+        "pot": 3,
+        "allin": 4,
+    }
+
+    def describe(self, action: int, env: Any) -> str:
+        if int(action) == 1:  # check when nothing is owed, else call
+            state = self._state(env, env.unwrapped.agent_selection)
+            return "call" if max(state["all_chips"]) > state["my_chips"] else "check"
+        return self.names[int(action)]
+
+
+#: PettingZoo's ``metadata["name"]`` -> its notation; other games get :class:`IndexNotation`.
+NOTATIONS: dict[str, type[Notation]] = {
+    "tictactoe_v3": TicTacToeNotation,
+    "connect_four_v3": ConnectFourNotation,
+    "go_v5": GoNotation,
+    "chess_v6": ChessNotation,
+    "texas_holdem_v4": LimitHoldemNotation,
+    "texas_holdem_no_limit_v6": NoLimitHoldemNotation,
+}
+
+
+def notation_for(env: Any) -> Notation:
+    """The notation of ``env`` (a PettingZoo env, by its ``metadata["name"]``), or
+    :class:`IndexNotation` for a game without one.
+
+    >>> from pettingzoo.classic import connect_four_v3, rps_v2
+    >>> notation_for(connect_four_v3.env()).describe(0, None), notation_for(rps_v2.env())
+    ('1', IndexNotation())
+    """
+    name = (getattr(env, "metadata", None) or {}).get("name")
+    return NOTATIONS.get(str(name), IndexNotation)()

@@ -1,0 +1,189 @@
+"""Replay videos: a :class:`~sp_wrappers.replay.Replay` as an animated GIF or an MP4.
+
+This module holds :func:`write_replay` (encodes with imageio), :func:`replay_frames` (the frames a
+video shows) and the install hints :data:`VIDEO_HINT` and :data:`MP4_HINT`.
+
+A video holds exactly ``len(replay.moves) + 1`` frames: one per move (the game after that move,
+the move in a caption band below it), then a closing frame (the final position, dimmed) whose
+caption carries the players' names and the result. The caption numbers the moves, so no two
+consecutive frames are identical: a GIF encoder would merge identical frames (Pillow adds their
+durations together), and Atari games repeat pictures while nothing moves.
+
+imageio is the optional extra ``video`` (``pip install "sp-wrappers[video]"``; Pillow, which
+draws the captions, comes with it and with matplotlib). MP4 also needs imageio's ffmpeg plugin
+(``pip install "sp-wrappers[video-mp4]"``), imported only when an MP4 is written.
+
+>>> from pettingzoo.classic import tictactoe_v3
+>>> from sp_wrappers.policies import RandomPolicy
+>>> from sp_wrappers.replay import play_replay
+>>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"), RandomPolicy(),
+...                      RandomPolicy(policy_id="random-2"), seed=0)
+>>> frames = replay_frames(replay, size=200)
+>>> len(frames) == len(replay.moves) + 1, frames[0].shape == frames[-1].shape
+(True, True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .replay import Replay
+
+__all__ = ["write_replay", "replay_frames", "VIDEO_HINT", "MP4_HINT", "VIDEO_SUFFIXES"]
+
+VIDEO_HINT = 'pip install "sp-wrappers[video]"'
+MP4_HINT = 'pip install "sp-wrappers[video-mp4]"'
+#: The file suffixes :func:`write_replay` writes.
+VIDEO_SUFFIXES = (".gif", ".mp4")
+
+
+def _pillow() -> Any:
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:
+        raise ImportError(
+            f"Drawing replay frames needs Pillow, which is not installed: {VIDEO_HINT}"
+        ) from None
+    return Image, ImageDraw, ImageFont
+
+
+def _font(image_font: Any, size: int) -> Any:
+    try:
+        return image_font.load_default(size=size)
+    except TypeError:  # Pillow < 10.1: one bitmap size
+        return image_font.load_default()
+
+
+def _fit(draw: Any, text: str, font: Any, width: int) -> str:
+    if draw.textlength(text, font=font) <= width:
+        return text
+    while text and draw.textlength(text + "…", font=font) > width:
+        text = text[:-1]
+    return text + "…"
+
+
+def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) -> np.ndarray:
+    """``frame`` scaled so its longer side is ``size``, above a caption band of two lines; width
+    and height are multiples of 16 (what MP4 encoders want)."""
+    image_mod, draw_mod, font_mod = _pillow()
+    image = image_mod.fromarray(frame)
+    scale = size / max(image.size)
+    width, height = max(1, round(image.width * scale)), max(1, round(image.height * scale))
+    upscaling = scale >= 1
+    image = image.resize((width, height), image_mod.NEAREST if upscaling else image_mod.LANCZOS)
+    font_size = max(11, min(20, size // 28))
+    band = 2 * font_size + 18
+    canvas_w = -(-max(width, 400) // 16) * 16  # room for the caption under a narrow picture
+    canvas_h = -(-(height + band) // 16) * 16
+    canvas = image_mod.new("RGB", (canvas_w, canvas_h), (24, 24, 28))
+    if closing:
+        image = image_mod.blend(image, image_mod.new("RGB", image.size, (0, 0, 0)), 0.45)
+    canvas.paste(image, ((canvas_w - width) // 2, 0))
+    draw = draw_mod.Draw(canvas)
+    font = _font(font_mod, font_size)
+    y = height + 6
+    for k, line in enumerate(lines):
+        colour = (255, 214, 64) if closing and k == len(lines) - 1 else (235, 235, 235)
+        draw.text((8, y), _fit(draw, line, font, canvas_w - 16), font=font, fill=colour)
+        y += font_size + 4
+    return np.asarray(canvas)
+
+
+def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
+    """The frames a video of ``replay`` shows: one per move (the game after that move, with the
+    move in the caption), then the closing frame with the players' names and the result;
+    ``len(replay.moves) + 1`` frames of one size.
+
+    :param replay: a replay recorded with frames.
+    :param size: the longer side of the game's picture, in pixels.
+    """
+    base = replay.frames[-1] if replay.frames else replay.start_frame
+    if base is None or len(replay.frames) != len(replay.moves):
+        raise ValueError(
+            "This replay has no frames (its game was not built with render_mode='rgb_array'); "
+            "play it again with a game that renders rgb_array frames, or print replay.text()."
+        )
+    n = len(replay.moves)
+    frames = [
+        _compose(frame, size, [replay.title, f"move {move.ply}/{n}: {move.text}"], closing=False)
+        for frame, move in zip(replay.frames, replay.moves, strict=True)
+    ]
+    frames.append(_compose(base, size, [replay.title, f"result: {replay.result}"], closing=True))
+    return frames
+
+
+def _import_imageio() -> Any:
+    try:
+        import imageio.v2 as imageio_v2
+        import imageio.v3 as iio
+    except ImportError:
+        raise ImportError(
+            f"Writing a replay as a GIF or MP4 needs imageio, which is not installed: {VIDEO_HINT}"
+        ) from None
+    return iio, imageio_v2
+
+
+def write_replay(
+    replay: Replay,
+    path: str | os.PathLike[str],
+    size: int = 400,
+    move_seconds: float | None = None,
+    closing_seconds: float = 3.0,
+) -> Path:
+    """Write ``replay`` as an animated GIF or an MP4, chosen by the suffix of ``path``.
+
+    The video shows :func:`replay_frames`: one frame per move and the closing frame.
+
+    :param replay: a replay recorded with frames (:func:`play_replay`).
+    :param path: ``*.gif`` or ``*.mp4``.
+    :param size: the longer side of the game's picture, in pixels.
+    :param move_seconds: how long each move shows (default: 0.8 s in turn-based games, 0.04 s in
+        simultaneous ones such as Atari).
+    :param closing_seconds: how long the closing frame shows.
+    :return: the path written.
+    :raises ImportError: imageio (or for MP4 its ffmpeg plugin) is missing; the message names the
+        extra to install.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise ValueError(f"Cannot tell the video format of {path}; name it *.gif or *.mp4.")
+    iio, imageio_v2 = _import_imageio()
+    if suffix == ".mp4":
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                f"Writing an MP4 needs imageio's ffmpeg plugin, which is not installed: {MP4_HINT} "
+                "(or write a .gif)."
+            ) from None
+    frames = replay_frames(replay, size)
+    step = move_seconds if move_seconds is not None else (0.8 if replay.turn_based else 0.04)
+    seconds = [step] * (len(frames) - 1) + [closing_seconds]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".gif":
+        durations = [max(20, int(round(1000 * s))) for s in seconds]  # ms; browsers slow < 20 ms
+        iio.imwrite(path, np.stack(frames), extension=".gif", duration=durations, loop=0)
+        return path
+    fps = max(1.0, min(30.0, 1.0 / step))
+    writer = imageio_v2.get_writer(
+        path,
+        format="FFMPEG",
+        mode="I",
+        fps=fps,
+        codec="libx264",
+        pixelformat="yuv420p",
+        macro_block_size=16,
+    )
+    try:
+        for frame, shown in zip(frames, seconds, strict=True):
+            for _ in range(max(1, int(round(shown * fps)))):
+                writer.append_data(frame)
+    finally:
+        writer.close()
+    return path

@@ -1,0 +1,446 @@
+"""A run report: one self-contained HTML page that says how a self-play run went.
+
+This module holds :func:`write_report` (writes ``report.html`` into a run directory) and
+:data:`REPORT_NAME`.
+
+The page has the run's configuration (``config.json``), the learner's online Elo at each snapshot
+against its training step, Bradley-Terry ratings with 95% intervals over the whole match history
+(:func:`~sp_wrappers.snapshot_ratings.archive_ratings`), the payoff matrix
+(:func:`~sp_wrappers.plots.plot_payoff`), the strength against the reference players
+(``ratings.json``'s evaluation games and each snapshot's record against the baselines), the
+archive's size and a replay of the latest snapshot against the best earlier one
+(:mod:`sp_wrappers.replay`, an animated GIF).
+
+Everything is inside the one file: images are base64 ``data:`` URIs, the style sheet is inline,
+there is no script, and a Content-Security-Policy allows nothing but inline styles and ``data:``
+images, so the page never reaches the network when it is opened. A part that cannot be drawn
+(matplotlib or imageio missing, no games yet, a game without ``rgb_array`` frames) is replaced by
+a note saying why and what to install.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["write_report", "REPORT_NAME"]
+
+REPORT_NAME = "report.html"
+
+_CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1f24;
+background:#f4f5f7}
+main{max-width:1100px;margin:0 auto;padding:24px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:0 0 12px}
+section{background:#fff;border-radius:8px;padding:18px 22px;margin:18px 0;
+box-shadow:0 1px 3px rgba(0,0,0,.08)}
+.sub{color:#5b6070;margin:0}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin-top:16px}
+.card{background:#fff;border-radius:8px;padding:10px 16px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
+.card b{display:block;font-size:20px}.card span{color:#5b6070;font-size:13px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{padding:4px 10px;border-bottom:1px solid #e3e5ea;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f0f1f4}
+img{max-width:100%;height:auto;display:block;margin:8px 0}
+pre{background:#f0f1f4;padding:12px;border-radius:6px;overflow:auto;font-size:12px;
+white-space:pre-wrap;word-break:break-all}
+summary{cursor:pointer;color:#3b4a7a;margin:6px 0}
+.note{color:#8a5a00;background:#fff6e0;padding:8px 12px;border-radius:6px}
+footer{color:#80859a;font-size:12px;text-align:center;padding:12px}
+"""
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _note(text: str) -> str:
+    return f'<p class="note">{_e(text)}</p>'
+
+
+def _no_plot(error: ImportError) -> str:
+    """The note standing in for a figure when matplotlib is missing."""
+    from .plots import PLOTS_HINT
+
+    text = str(error)
+    return _note(text if PLOTS_HINT in text else f"Not drawn: {text}; {PLOTS_HINT}")
+
+
+def _image(data: bytes, mime: str, alt: str) -> str:
+    encoded = base64.b64encode(data).decode("ascii")
+    return f'<img src="data:{mime};base64,{encoded}" alt="{_e(alt)}">'
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
+    return f"<table>{thead}<tbody>{body}</tbody></table>"
+
+
+def _section(title: str, body: str) -> str:
+    return f"<section><h2>{_e(title)}</h2>{body}</section>"
+
+
+def _png_from_file(draw: Callable[[Path], Any]) -> bytes:
+    """Run a plot function that writes a PNG to a path; return the PNG's bytes."""
+    with tempfile.TemporaryDirectory(prefix="sp-report-") as folder:
+        path = Path(folder) / "figure.png"
+        draw(path)
+        return path.read_bytes()
+
+
+def _size_text(n_bytes: int) -> str:
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n_bytes} B"  # pragma: no cover
+
+
+def _disk_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):  # symlinks are not followed
+        for name in files:
+            path = Path(root) / name
+            if not path.is_symlink():
+                total += path.stat().st_size
+    return total
+
+
+def _locate(run_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """The archive directory and the config (``{}`` without one) of a run or archive folder."""
+    if not run_dir.is_dir():
+        raise FileNotFoundError(
+            f"{run_dir} is not a directory; pass a run directory (sp-wrappers train --out) or an "
+            "archive directory."
+        )
+    archive_path = run_dir / "archive" if (run_dir / "archive").is_dir() else run_dir
+    if archive_path == run_dir and not (run_dir / "index.sqlite").exists():
+        teams = run_dir / "archives"
+        hint = (
+            f" It is a team run: pass one team's archive ({teams}/<team>)."
+            if teams.is_dir()
+            else ""
+        )
+        raise FileNotFoundError(f"{run_dir} holds no archive (archive/index.sqlite).{hint}")
+    config_path = run_dir / "config.json"
+    if not config_path.is_file() and run_dir.name == "archive":
+        config_path = run_dir.parent / "config.json"
+    config: dict[str, Any] = {}
+    if config_path.is_file():
+        try:
+            loaded = json.loads(config_path.read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"Cannot read {config_path}: {error}; fix or remove it.") from None
+        config = loaded if isinstance(loaded, dict) else {}
+    return archive_path, config
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# ------------------------------------------------------------------------------------------------
+# Sections
+# ------------------------------------------------------------------------------------------------
+
+
+def _elo_section(snapshots: list[Any]) -> str:
+    points = [(s.step, float(s.ratings["elo"]), s.id) for s in snapshots if "elo" in s.ratings]
+    if not points:
+        return _section("Elo over learner steps", _note("No snapshot has a stored Elo rating."))
+    rows = [[sid, f"{step:,d}", f"{elo:.0f}"] for step, elo, sid in points]
+    table = _table(["snapshot", "learner step", "Elo"], rows)
+    try:
+        from .plots import _figure
+
+        figure = _figure(7.0, 3.6)
+    except ImportError as error:
+        return _section("Elo over learner steps", _no_plot(error) + table)
+    axes = figure.add_subplot()
+    axes.plot([p[0] for p in points], [p[1] for p in points], "o-")
+    axes.set_xlabel("learner step")
+    axes.set_ylabel("online Elo")
+    axes.set_title("The learner's online Elo at each snapshot")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    body = _image(buffer.getvalue(), "image/png", "Elo over learner steps")
+    note = (
+        "<p class='sub'>Online Elo as the training callback updated it after every game; the "
+        "Bradley-Terry fit below re-rates every game at once.</p>"
+    )
+    details = f"<details><summary>Elo of each snapshot</summary>{table}</details>"
+    return _section("Elo over learner steps", body + note + details)
+
+
+def _ratings_section(ratings: Any, problem: str | None) -> str:
+    title = "Bradley-Terry ratings (95% intervals)"
+    if ratings is None:
+        return _section(title, _note(problem or "No ratings."))
+    body = ""
+    try:
+        from .plots import plot_ratings
+
+        body = _image(_png_from_file(lambda path: plot_ratings(ratings, path)), "image/png", title)
+    except ImportError as error:
+        body = _no_plot(error)
+    baselines = sorted(ratings.baselines)
+    rows = []
+    for s in ratings.snapshots:
+        rated = math.isfinite(s.rating)
+        interval = f"[{s.low:.0f}, {s.high:.0f}]" if math.isfinite(s.low) else "-"
+        records = [
+            "{}-{}-{}".format(*s.baseline_results[b]) if b in s.baseline_results else "-"
+            for b in baselines
+        ]
+        rows.append(
+            [s.id, f"{s.step:,d}", f"{s.rating:.0f}" if rated else "-", interval, s.games] + records
+        )
+    for name in baselines:
+        rows.append(
+            [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-"] + ["-"] * len(baselines)
+        )
+    header = ["player", "step", "rating", "95% interval", "games"]
+    header += [f"vs {b} (W-D-L)" for b in baselines]
+    anchor = (
+        f"{ratings.anchor} fixed at {ratings.anchor_rating:.0f}"
+        if ratings.anchor
+        else "mean-centred (no anchor among the players)"
+    )
+    text = f"<p class='sub'>Over the whole match history, Elo scale, {_e(anchor)}.</p>"
+    return _section(title, body + text + _table(header, rows))
+
+
+def _payoff_section(archive: Any) -> str:
+    from .evaluation import RoundRobinResult
+
+    title = "Payoff matrix"
+    evaluated = bool(archive.matches(source="evaluation"))
+    payoff = RoundRobinResult.from_archive(archive, source="evaluation" if evaluated else None)
+    if len(payoff.players) < 2:
+        return _section(title, _note("Fewer than two players have games; nothing to show."))
+    kind = "evaluation games" if evaluated else "all games (no tournament yet)"
+    try:
+        from .plots import plot_payoff
+
+        png = _png_from_file(lambda path: plot_payoff(payoff, path, title=f"Payoff, {kind}"))
+    except ImportError as error:
+        return _section(title, _no_plot(error) + f"<pre>{_e(payoff.table())}</pre>")
+    return _section(title, _image(png, "image/png", f"payoff matrix, {kind}"))
+
+
+def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
+    """``[who, games, wins, draws, losses, score]`` from ratings.json's evaluation, however
+    deeply it is nested (train: baseline -> record; league: player -> baseline -> record)."""
+    if not isinstance(tree, Mapping):
+        return []
+    if {"games", "wins", "draws", "losses"} <= tree.keys():
+        games = int(tree["games"] or 0)
+        score = (tree["wins"] + 0.5 * tree["draws"]) / games if games else float("nan")
+        return [[label, games, tree["wins"], tree["draws"], tree["losses"], f"{score:.2f}"]]
+    rows: list[list[Any]] = []
+    for key, value in tree.items():
+        rows += _evaluation_rows(value, f"{label} vs {key}" if label else f"vs {key}")
+    return rows
+
+
+def _reference_section(run_dir: Path, ratings: Any) -> str:
+    title = "Strength against the reference players"
+    summary = _read_json(run_dir / "ratings.json")
+    rows = _evaluation_rows(summary.get("evaluation"))
+    body = ""
+    if rows:
+        final = summary.get("final_snapshot")
+        who = f"The final learner ({_e(final)})" if final else "The final learners"
+        body += f"<p class='sub'>{who}, deterministic, seats alternating (ratings.json).</p>"
+        body += _table(["match", "games", "wins", "draws", "losses", "score"], rows)
+    if ratings is not None and ratings.baselines:
+        latest = next((s for s in reversed(ratings.snapshots) if s.baseline_results), None)
+        if latest is not None:
+            records = [
+                [f"{latest.id} vs {b}", w + d + lo, w, d, lo, f"{(w + 0.5 * d) / (w + d + lo):.2f}"]
+                for b, (w, d, lo) in latest.baseline_results.items()
+            ]
+            body += f"<p class='sub'>The newest snapshot with such games, {_e(latest.id)}:</p>"
+            body += _table(["match", "games", "wins", "draws", "losses", "score"], records)
+    return _section(title, body or _note("This run has no games against reference players."))
+
+
+def _archive_section(archive: Any, archive_path: Path, disk: int) -> str:
+    every = archive.snapshots(include_pruned=True)
+    pruned = sum(1 for s in every if s.pruned)
+    rows = [
+        ["snapshots listed", len(every) - pruned],
+        ["snapshots pruned", pruned],
+        ["matches recorded", archive.n_matches()],
+        ["bytes on disk", f"{disk:,d} ({_size_text(disk)})"],
+    ]
+    return _section(
+        "The archive", f"<p class='sub'>{_e(archive_path)}</p>" + _table(["", ""], rows)
+    )
+
+
+def _replay_section(archive: Any, config: Mapping[str, Any], ratings: Any, max_moves: int) -> str:
+    title = "Replay: the latest snapshot against the best earlier one"
+    snapshots = archive.snapshots()
+    game = config.get("game")
+    if not snapshots or not game:
+        why = "no snapshots" if not snapshots else "no config.json naming the game"
+        return _section(title, _note(f"No replay: the run has {why}."))
+    latest = snapshots[-1].id
+    earlier = [s.id for s in snapshots[:-1]]
+    rated = {s.id: s.rating for s in (ratings.snapshots if ratings else ()) if s.id in earlier}
+    rated = {k: v for k, v in rated.items() if math.isfinite(v)}
+    opponent: str = (
+        max(rated, key=lambda k: rated[k]) if rated else (earlier[-1] if earlier else "")
+    )
+    why = "the highest-rated earlier snapshot" if rated else "the previous snapshot"
+    from .archive import ArchiveError
+    from .policies import RandomPolicy
+    from .replay import play_replay
+    from .replay_video import write_replay
+
+    player_b: Any = opponent or RandomPolicy()
+    if not opponent:
+        why = "the only snapshot, so it plays RandomPolicy"
+    try:
+        from .games import game_factory
+
+        kwargs = {**(config.get("game_kwargs") or {}), "render_mode": "rgb_array"}
+        replay = play_replay(
+            game_factory(str(game), kwargs), latest, player_b, archive=archive, max_moves=max_moves
+        )
+        with tempfile.TemporaryDirectory(prefix="sp-report-") as folder:
+            gif = write_replay(replay, Path(folder) / "replay.gif", size=360).read_bytes()
+    except ImportError as error:
+        return _section(title, _note(f"No replay: {error}"))
+    except (ArchiveError, ValueError, TypeError, KeyError) as error:
+        return _section(title, _note(f"No replay: {game} cannot be replayed here ({error})."))
+    body = f"<p class='sub'>{_e(latest)} against {_e(opponent or 'random')} ({_e(why)}): "
+    body += f"{_e(replay.result)}, {len(replay.moves)} moves, seed {replay.seed}.</p>"
+    body += _image(gif, "image/gif", f"replay: {replay.title}")
+    if replay.turn_based:
+        body += f"<details><summary>Move by move</summary><pre>{_e(replay.text())}</pre></details>"
+    return _section(title, body)
+
+
+def _config_section(config: Mapping[str, Any]) -> str:
+    title = "Configuration (config.json)"
+    if not config:
+        return _section(title, _note("No config.json: this is an archive without its run."))
+    simple = [[k, v] for k, v in config.items() if isinstance(v, str | int | float | bool)]
+    for key in ("sampler", "hyperparams"):
+        if isinstance(config.get(key), Mapping):
+            simple += [[f"{key}.{k}", json.dumps(v)] for k, v in config[key].items()]
+    full = f"<pre>{_e(json.dumps(config, indent=2))}</pre>"
+    table = _table(["setting", "value"], simple)
+    return _section(title, table + f"<details><summary>The whole file</summary>{full}</details>")
+
+
+# ------------------------------------------------------------------------------------------------
+# The page
+# ------------------------------------------------------------------------------------------------
+
+
+def write_report(
+    run_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    replay: bool = True,
+    replay_max_moves: int = 300,
+    anchor: str | None = "random",
+) -> Path:
+    """Write the run report, one self-contained HTML page (see the module docstring).
+
+    :param run_dir: a run directory (``sp-wrappers train`` or ``league``) or an archive folder.
+    :param out: the page to write (default: ``RUN_DIR/report.html``).
+    :param replay: include the replay of the latest snapshot against the best earlier one.
+    :param replay_max_moves: stop the replay after this many moves (a bound for Atari games).
+    :param anchor: the player pinned at 1000 in the Bradley-Terry ratings when it has games.
+    :return: the path written.
+    :raises FileNotFoundError: ``run_dir`` holds no archive (the message says what to pass).
+
+    >>> import tempfile
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sp_wrappers import PerfectTicTacToePolicy, RandomPolicy, SnapshotArchive, play_match
+    >>> folder = tempfile.mkdtemp()
+    >>> archive = SnapshotArchive(folder)
+    >>> _ = play_match(tictactoe_v3.env, PerfectTicTacToePolicy(), RandomPolicy(), 4,
+    ...                archive=archive)
+    >>> page = write_report(folder).read_text()
+    >>> "Payoff matrix" in page, "http://" in page or "https://" in page
+    (True, False)
+    """
+    from . import __version__
+    from .archive import SnapshotArchive
+    from .snapshot_ratings import archive_ratings
+
+    root = Path(run_dir)
+    archive_path, config = _locate(root)
+    archive = SnapshotArchive(archive_path, create=False)
+    # ratings.json lies in the run directory, the parent when run_dir is its archive/ folder
+    home = root.parent if archive_path == root and root.name == "archive" else root
+    try:
+        ratings, problem = archive_ratings(archive, anchor=anchor), None
+    except ValueError as error:
+        ratings, problem = None, str(error)
+    snapshots = archive.snapshots()
+    disk = _disk_bytes(archive_path)
+    steps = max((s.step for s in snapshots), default=0)
+    game = config.get("game", "unknown game")
+    cards = [
+        (game, "game"),
+        (config.get("algo", "-"), "algorithm"),
+        (f"{steps:,d}", "learner steps (newest snapshot)"),
+        (len(snapshots), "snapshots"),
+        (f"{archive.n_matches():,d}", "matches"),
+        (_size_text(disk), "archive on disk"),
+    ]
+    parts = [
+        f"<h1>Self-play run: {_e(root.resolve().name)}</h1>",
+        f"<p class='sub'>{_e(root.resolve())}</p>",
+        "<div class='cards'>"
+        + "".join(f"<div class='card'><b>{_e(v)}</b><span>{_e(k)}</span></div>" for v, k in cards)
+        + "</div>",
+        _elo_section(snapshots),
+        _ratings_section(ratings, problem),
+        _payoff_section(archive),
+        _reference_section(home, ratings),
+        _archive_section(archive, archive_path, disk),
+    ]
+    if replay:
+        parts.append(_replay_section(archive, config, ratings, replay_max_moves))
+    parts.append(_config_section(config))
+    archive.close()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    page = (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{_e(game)}: {_e(root.resolve().name)} report</title><style>{_CSS}</style></head>"
+        f"<body><main>{''.join(parts)}</main>"
+        f"<footer>sp-wrappers {_e(__version__)}, written {_e(stamp)}</footer></body></html>\n"
+    )
+    path = Path(out) if out is not None else root / REPORT_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

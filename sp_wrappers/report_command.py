@@ -1,0 +1,77 @@
+"""``sp-wrappers report RUN_DIR``: write the run's report, one self-contained HTML page.
+
+This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the command) and
+:func:`cmd_report` (the command). The page is written by :func:`sp_wrappers.report.write_report`.
+
+::
+
+    sp-wrappers report runs/tictactoe_v3                 # runs/tictactoe_v3/report.html
+    sp-wrappers report runs/pong_v3 --replay-moves 600   # a longer replay of the Atari game
+    sp-wrappers report runs/tictactoe_v3 --no-replay --out /tmp/report.html
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .cli import CLIError
+
+__all__ = ["add_report_parser", "cmd_report"]
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the report and print its path. Returns 0."""
+    from .report import write_report
+
+    if args.replay_moves < 1:
+        raise CLIError(f"--replay-moves must be at least 1, got {args.replay_moves}.")
+    try:
+        path = write_report(
+            args.run_dir,
+            out=args.out,
+            replay=not args.no_replay,
+            replay_max_moves=args.replay_moves,
+            anchor=args.anchor,
+        )
+    except (FileNotFoundError, ValueError) as error:
+        raise CLIError(str(error)) from None
+    except OSError as error:
+        raise CLIError(f"Cannot write the report: {error}.") from None
+    print(path)
+    return 0
+
+
+def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``report`` command to ``sp-wrappers``'s subparsers."""
+    parser = subparsers.add_parser(
+        "report",
+        help="write report.html: one self-contained page on how the run went",
+        description="Write one self-contained HTML page (images embedded, no network when "
+        "opened): the run's config, Elo over learner steps, Bradley-Terry ratings with "
+        "intervals, the payoff matrix, the strength against reference players, the archive's "
+        "size and a replay of the latest snapshot against the best earlier one. Plots need "
+        'matplotlib ("sp-wrappers[plots]"), the replay imageio ("sp-wrappers[video]"); '
+        "without them the page says so in their place.",
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    parser.add_argument(
+        "--out", default=None, metavar="FILE", help="the page (default: RUN_DIR/report.html)"
+    )
+    parser.add_argument(
+        "--no-replay", action="store_true", help="leave out the replay (no game is played)"
+    )
+    parser.add_argument(
+        "--replay-moves",
+        type=int,
+        default=300,
+        metavar="N",
+        help="stop the replay after N moves (default: 300; bounds Atari games)",
+    )
+    parser.add_argument(
+        "--anchor",
+        default="random",
+        help="the player pinned at 1000 in the ratings when it has games (default: random)",
+    )
+    parser.set_defaults(func=cmd_report)
+    return parser

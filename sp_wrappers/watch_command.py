@@ -1,0 +1,170 @@
+"""``sp-wrappers watch RUN_DIR``: one match between two players, as a GIF, an MP4 or text.
+
+This module holds :func:`add_watch_parser` (how ``sp-wrappers`` registers the command),
+:func:`cmd_watch` (the command) and :func:`resolve_player` (a snapshot or a reference player by
+name). The match itself is played and written by :mod:`sp_wrappers.replay`.
+
+::
+
+    sp-wrappers watch runs/tictactoe_v3 --a latest --b minimax            # move by move, as text
+    sp-wrappers watch runs/connect_four_v3 --a snapshot-0012 --b alphabeta-d2 --out match.gif
+    sp-wrappers watch runs/tictactoe_v3 --a best --b latest --opening 4,0 --out match.mp4
+    sp-wrappers watch runs/pong_v3 --a latest --b random --max-moves 600 --out pong.gif
+
+A player is a snapshot id of the run's archive, ``latest``, ``best`` (the highest
+Bradley-Terry rating) or a reference player: ``random``, ``minimax`` (perfect tic-tac-toe),
+``alphabeta1``/``alphabeta-d1``, ``alphabeta2``/``alphabeta-d2``, ``alphabeta4``/``alphabeta-d4``
+(Connect Four). Without ``--out`` a turn-based game is printed move by move; games played
+simultaneously (Atari, MPE) need ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from .cli import BASELINES, CLIError, make_baseline, resolve_run_dir
+
+__all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
+
+_ALPHABETA_ID = re.compile(r"alphabeta-d(\d+)")
+
+
+def resolve_player(name: str, archive: Any, game: str) -> Any:
+    """``name`` as a player of :func:`~sp_wrappers.replay.play_replay`: a snapshot id (for
+    ``latest``, ``best`` and the archive's ids) or a reference policy.
+
+    :param name: what ``--a`` / ``--b`` gave.
+    :param archive: the run's archive.
+    :param game: the game's name (checks that a reference player plays it).
+    """
+    if name in ("latest", "best") or name in archive:
+        return name
+    key = _ALPHABETA_ID.sub(r"alphabeta\1", name)  # the policy id spelling: alphabeta-d2
+    if key in BASELINES:
+        return make_baseline(key, game)
+    snapshots = archive.snapshots()
+    known = f"{snapshots[0].id} ... {snapshots[-1].id}" if snapshots else "none yet"
+    raise CLIError(
+        f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best' "
+        f"or a reference player ({', '.join(BASELINES)}, or alphabeta-dN)."
+    )
+
+
+def _game_kwargs(run: Any, game: str) -> dict[str, Any]:
+    """The config's game_kwargs when the game is the config's (as ``RunDir.game`` does)."""
+    if game != run.config.get("game"):
+        return {}
+    return dict(run.config.get("game_kwargs") or {})
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Play the match; write ``--out`` or print it move by move. Returns 0."""
+    from .games import game_factory
+    from .replay import parse_opening, play_replay
+    from .replay_video import VIDEO_SUFFIXES, write_replay
+
+    run = resolve_run_dir(args.run_dir)
+    archive = run.open_archive()
+    name, _ = run.game(args.game)  # a CLIError naming the registered games when unknown
+    out = args.out
+    if out is not None and not str(out).lower().endswith(VIDEO_SUFFIXES):
+        raise CLIError(f"--out {out}: name the video *.gif or *.mp4.")
+    if args.size < 64:
+        raise CLIError(
+            f"--size is the picture's longer side in pixels, at least 64; got {args.size}."
+        )
+    if args.max_moves is not None and args.max_moves < 1:
+        raise CLIError(f"--max-moves must be at least 1, got {args.max_moves}.")
+    kwargs = _game_kwargs(run, name)
+    if out is not None:
+        kwargs["render_mode"] = "rgb_array"
+    try:
+        opening = parse_opening(args.opening)
+        env_fn = game_factory(name, kwargs)
+        replay = play_replay(
+            env_fn,
+            resolve_player(args.a, archive, name),
+            resolve_player(args.b, archive, name),
+            archive=archive,
+            seat=args.seat.split(",") if args.seat and "," in args.seat else args.seat,
+            opening=opening,
+            seed=args.seed,
+            max_moves=args.max_moves,
+            deterministic=args.deterministic,
+            record_frames=out is not None,
+        )
+    except TypeError as error:
+        if "render_mode" in str(error):
+            raise CLIError(
+                f"The game {name} does not take render_mode='rgb_array', so it cannot be recorded "
+                "as a video; drop --out to print it as text."
+            ) from None
+        raise
+    except (ValueError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        raise CLIError(str(message)) from None
+    if out is None:
+        try:
+            print(replay.text())
+        except ValueError as error:
+            raise CLIError(f"{error}") from None
+        return 0
+    try:
+        path = write_replay(replay, out, size=args.size)
+    except ImportError as error:
+        raise CLIError(str(error)) from None
+    print(f"{path}: {replay.title}, {len(replay.moves)} moves; {replay.result}")
+    return 0
+
+
+def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``watch`` command to ``sp-wrappers``'s subparsers."""
+    parser = subparsers.add_parser(
+        "watch",
+        help="play one match between two players and write it as a GIF/MP4 (or print it)",
+        description="Play one match between two snapshots, or a snapshot and a reference "
+        "player, and write it as an animated GIF or MP4 from the game's rgb_array frames (one "
+        "frame per move, then a closing frame with the names and the result). Without --out, "
+        "turn-based games are printed move by move. Videos need imageio: "
+        'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    players = f"a snapshot id, latest, best, or {', '.join(BASELINES)} (alphabeta-dN)"
+    parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
+    parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
+    parser.add_argument(
+        "--seat",
+        default=None,
+        help="the seat of --a, or its seats joined by commas in a team game (default: the "
+        "first seat, which moves first)",
+    )
+    parser.add_argument(
+        "--opening",
+        default=None,
+        metavar="MOVES",
+        help="forced first moves, both players', as action indices: 3,4 (turn-based games)",
+    )
+    parser.add_argument(
+        "--out", default=None, metavar="FILE", help="match.gif or match.mp4 (default: print text)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the game's seed (default: 0)")
+    parser.add_argument(
+        "--max-moves",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop after N moves (marked unfinished); bounds long real-time games like Pong",
+    )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="snapshots take their most likely action instead of sampling as in training",
+    )
+    parser.add_argument(
+        "--size", type=int, default=400, metavar="PX", help="picture size, longer side (400)"
+    )
+    parser.add_argument("--game", default=None, help="the game (overrides config.json)")
+    parser.set_defaults(func=cmd_watch)
+    return parser

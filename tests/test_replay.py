@@ -1,0 +1,217 @@
+"""Replays: ``sp-wrappers watch`` writes one GIF frame per move plus a closing frame, prints
+turn-based games move by move, and names the extra to install when imageio is missing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from sb3_contrib import MaskablePPO
+from stable_baselines3 import PPO
+
+from sp_wrappers import cli
+from sp_wrappers.archive import SnapshotArchive
+from sp_wrappers.baselines import PerfectTicTacToePolicy
+from sp_wrappers.env import SelfPlayEnv
+from sp_wrappers.games import game_factory, make_game
+from sp_wrappers.policies import RandomPolicy
+from sp_wrappers.replay import play_replay
+from sp_wrappers.replay_video import MP4_HINT, VIDEO_HINT, replay_frames, write_replay
+from sp_wrappers.watch_command import add_watch_parser
+
+#: Pong is cut after this many moves (one move = one frame of both players); a whole game to 21
+#: points runs to thousands of frames. ``--max-moves`` is the option that bounds it.
+PONG_MOVES = 30
+
+
+def _make_run(root: Path, game: str, algo: type, game_kwargs: dict) -> Path:
+    """A run directory holding config.json and an archive with one untrained snapshot."""
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps({"game": game, "game_kwargs": game_kwargs}))
+    archive = SnapshotArchive(root / "archive")
+    env = SelfPlayEnv(make_game(game, **game_kwargs))
+    model = algo("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [16]})
+    archive.save(model, step=0)
+    archive.close()
+    env.close()
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("watch")
+    return {
+        "tictactoe_v3": _make_run(base / "ttt", "tictactoe_v3", MaskablePPO, {}),
+        "connect_four_v3": _make_run(base / "c4", "connect_four_v3", MaskablePPO, {}),
+        "pong_v3": _make_run(base / "pong", "pong_v3", PPO, {"max_cycles": 200}),
+    }
+
+
+@pytest.fixture
+def sp_wrappers(monkeypatch, capsys):
+    """``sp-wrappers ARGS`` through ``cli.main``, with ``watch`` registered the way
+    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
+    build = cli.build_parser
+
+    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
+        parser = build(include_train=include_train)
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        if "watch" not in commands.choices:  # until cli.py registers it itself
+            add_watch_parser(commands)
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", build_parser)
+
+    def run(*argv: object) -> tuple[int, str, str]:
+        status = cli.main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+def _moves_in_summary(out: str) -> int:
+    match = re.search(r", (\d+) moves; ", out)
+    assert match, out
+    return int(match.group(1))
+
+
+def _gif_frames(path: Path) -> list[np.ndarray]:
+    with Image.open(path) as image:
+        frames = []
+        for index in range(image.n_frames):
+            image.seek(index)
+            frames.append(np.asarray(image.convert("RGB")))
+    return frames
+
+
+@pytest.mark.parametrize(
+    ("game", "reference", "extra"),
+    [
+        ("tictactoe_v3", "minimax", ()),
+        ("connect_four_v3", "alphabeta-d2", ()),
+        ("pong_v3", "random", ("--max-moves", PONG_MOVES)),
+    ],
+)
+def test_watch_writes_one_gif_frame_per_move_plus_the_closing_frame(
+    runs, sp_wrappers, tmp_path, game, reference, extra
+):
+    out = tmp_path / "match.gif"
+    argv = ("watch", runs[game], "--a", "snapshot-0000", "--b", reference, *extra, "--seed", 3)
+    status, stdout, err = sp_wrappers(*argv, "--out", out)
+    assert status == 0, err
+    moves = _moves_in_summary(stdout)
+    frames = _gif_frames(out)
+    assert len(frames) == moves + 1
+    assert len({f.shape for f in frames}) == 1
+    # the closing frame differs from the last move's frame: names and result in its caption
+    assert not np.array_equal(frames[-1], frames[-2])
+    assert "snapshot-0000" in stdout and reference in stdout
+    if game == "pong_v3":
+        assert moves == PONG_MOVES and "stopped after 30 moves" in stdout
+    else:  # the same seed without --out plays the same game, printed move by move
+        status, text, err = sp_wrappers(*argv)
+        assert status == 0, err
+        assert len(re.findall(r"^\s+\d+\. player_", text, flags=re.MULTILINE)) == moves
+
+
+def test_the_gif_keeps_frames_whose_pictures_repeat(tmp_path):
+    # Pong's first frames repeat (nothing moves yet); the move number in the caption keeps
+    # every frame, which a GIF encoder would otherwise merge into the previous one.
+    replay = play_replay(
+        game_factory("pong_v3", {"render_mode": "rgb_array"}),
+        RandomPolicy(),
+        RandomPolicy(policy_id="random-2"),
+        max_moves=12,
+    )
+    assert len(replay.frames) == 12 and not replay.finished
+    assert any(np.array_equal(a, b) for a, b in pairwise(replay.frames))
+    frames = replay_frames(replay, size=160)
+    assert len(frames) == 13
+    assert all(not np.array_equal(a, b) for a, b in pairwise(frames))
+    assert len(_gif_frames(write_replay(replay, tmp_path / "pong.gif", size=160))) == 13
+
+
+def test_text_replay_prints_every_move_the_board_and_the_result(runs, sp_wrappers):
+    status, out, err = sp_wrappers(
+        "watch", runs["tictactoe_v3"], "--a", "minimax", "--b", "snapshot-0000", "--opening", "4"
+    )
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "tictactoe_v3: minimax (as player_1) vs snapshot-0000 (as player_2)"
+    assert lines[1] == "forced opening: 4"
+    assert lines[2] == "  1. player_1 minimax: 4 (column 2, row 2)  (opening)"
+    assert lines[3:6] == ["     . . .", "     . x .", "     . . ."]
+    assert lines[-1] in ("result: draw", "result: minimax (as player_1) wins")  # never loses
+
+
+def test_play_replay_records_frames_moves_and_the_forced_opening():
+    replay = play_replay(
+        lambda: make_game("tictactoe_v3", render_mode="rgb_array"),
+        PerfectTicTacToePolicy(),
+        RandomPolicy(),
+        seat="player_2",
+        opening=(0, 4),
+        seed=1,
+    )
+    assert [m.actions for m in replay.moves[:2]] == [{"player_1": 0}, {"player_2": 4}]
+    assert [m.forced for m in replay.moves[:3]] == [True, True, False]
+    assert len(replay.frames) == len(replay.moves) and replay.start_frame is not None
+    assert replay.seats_a == ("player_2",) and replay.players["player_1"] == "random"
+    assert replay.outcome_a in (0.5, 1.0)  # perfect play never loses
+
+
+def test_a_simultaneous_game_has_no_text_replay(runs, sp_wrappers):
+    status, _, err = sp_wrappers("watch", runs["pong_v3"], "--max-moves", 3)
+    assert status == 2
+    assert "played simultaneously" in err and "--out" in err
+
+
+def test_unknown_players_and_bad_outputs_are_one_line_errors(runs, sp_wrappers):
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--b", "stockfish")
+    assert status == 2 and "Unknown player 'stockfish'" in err and "minimax" in err
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--b", "alphabeta-d2")
+    assert status == 2 and "plays connect_four_v3 only" in err
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--out", "match.avi")
+    assert status == 2 and "*.gif or *.mp4" in err
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--opening", "4,4")
+    assert status == 2 and "illegal action 4" in err
+
+
+def test_missing_imageio_names_the_video_extra(runs, sp_wrappers, monkeypatch, tmp_path):
+    replay = play_replay(
+        lambda: make_game("tictactoe_v3", render_mode="rgb_array"), RandomPolicy(), RandomPolicy()
+    )
+    for name in ("imageio", "imageio.v2", "imageio.v3"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import imageio` now fails
+    with pytest.raises(ImportError, match=re.escape(VIDEO_HINT)):
+        write_replay(replay, tmp_path / "match.gif")
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--out", tmp_path / "m.gif")
+    assert status == 2 and VIDEO_HINT in err and "Traceback" not in err
+    assert not (tmp_path / "m.gif").exists()
+
+
+def test_missing_ffmpeg_plugin_names_the_mp4_extra(monkeypatch, tmp_path):
+    replay = play_replay(
+        lambda: make_game("tictactoe_v3", render_mode="rgb_array"), RandomPolicy(), RandomPolicy()
+    )
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)
+    with pytest.raises(ImportError, match=re.escape(MP4_HINT)):
+        write_replay(replay, tmp_path / "match.mp4")
+
+
+def test_watch_writes_an_mp4_with_the_ffmpeg_plugin(runs, sp_wrappers, tmp_path):
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    out = tmp_path / "match.mp4"
+    status, stdout, err = sp_wrappers("watch", runs["tictactoe_v3"], "--b", "minimax", "--out", out)
+    assert status == 0, err
+    frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(out))
+    # each move shows 0.8 s and the closing frame 3 s, at 1.25 frames per second
+    assert frames == _moves_in_summary(stdout) + 4 and seconds > 3

@@ -1,0 +1,280 @@
+"""The run report: ``sp-wrappers report RUN_DIR`` writes one self-contained page, which a real
+browser (headless Chromium, when installed) opens with every image loaded and no console error."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sp_wrappers import cli
+from sp_wrappers.report import write_report
+from sp_wrappers.report_command import add_report_parser
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
+SECTIONS = (
+    "Elo over learner steps",
+    "Bradley-Terry ratings (95% intervals)",
+    "Payoff matrix",
+    "Strength against the reference players",
+    "The archive",
+    "Replay: the latest snapshot against the best earlier one",
+    "Configuration (config.json)",
+)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> Path:
+    """A tiny real run: 256 steps of MaskablePPO on tic-tac-toe, five snapshots, evaluation
+    games against random and minimax (``sp-wrappers train``, about two seconds)."""
+    run = tmp_path_factory.mktemp("report") / "run"
+    argv = ["train", "tictactoe_v3", "--timesteps", "256", "--n-envs", "2", "--hp", "n_steps=64"]
+    argv += ["--hp", "batch_size=64", "--save-every", "64", "--eval-games", "4", "--out", str(run)]
+    assert cli.main(argv + ["--no-progress", "--no-plots"]) == 0
+    return run
+
+
+@pytest.fixture
+def sp_wrappers(monkeypatch, capsys):
+    """``sp-wrappers ARGS`` through ``cli.main`` with ``report`` registered the way
+    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
+    build = cli.build_parser
+
+    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
+        parser = build(include_train=include_train)
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        if "report" not in commands.choices:  # until cli.py registers it itself
+            add_report_parser(commands)
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", build_parser)
+
+    def run(*argv: object) -> tuple[int, str, str]:
+        status = cli.main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+class _Page(HTMLParser):
+    """Every tag and attribute of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def report(trained_run) -> Path:
+    return write_report(trained_run)
+
+
+def test_report_command_writes_report_html_into_the_run(trained_run, sp_wrappers, tmp_path):
+    out = tmp_path / "elsewhere.html"
+    status, stdout, err = sp_wrappers("report", trained_run, "--out", out, "--no-replay")
+    assert status == 0, err
+    assert stdout.strip() == str(out) and out.is_file()
+    assert "Replay:" not in out.read_text()
+
+
+def test_the_report_is_one_self_contained_page(report):
+    text = report.read_text(encoding="utf-8")
+    page = _parse(report)
+    assert not [tag for tag, _ in page.tags if tag in ("script", "link", "iframe", "object")]
+    for tag, attrs in page.tags:
+        for name in ("src", "href", "srcset", "poster", "data"):
+            value = attrs.get(name, "")
+            assert not value or value.startswith("data:"), (tag, name, value[:80])
+    assert "http://" not in text and "https://" not in text and "url(" not in text
+    csp = [a["content"] for t, a in page.tags if a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp == ["default-src 'none'; img-src data:; style-src 'unsafe-inline'"]
+    for title in SECTIONS:
+        assert f"<h2>{title}</h2>" in text
+    images = [attrs for tag, attrs in page.tags if tag == "img"]
+    assert [a["src"].split(";")[0] for a in images] == ["data:image/png"] * 3 + ["data:image/gif"]
+    for attrs in images:  # every embedded image decodes
+        with Image.open(io.BytesIO(base64.b64decode(attrs["src"].split(",", 1)[1]))) as image:
+            assert image.width > 0 and image.height > 0
+    assert "vs minimax" in text and "maskable_ppo" in text and "matches recorded" in text
+
+
+def test_missing_matplotlib_and_imageio_leave_notes_not_a_broken_page(
+    trained_run, monkeypatch, tmp_path
+):
+    loaded = [name for name in sys.modules if name.split(".")[0] in ("matplotlib", "imageio")]
+    for name in {"matplotlib", "imageio", *loaded}:  # every import of them now fails
+        monkeypatch.setitem(sys.modules, name, None)
+    text = html.unescape(write_report(trained_run, out=tmp_path / "report.html").read_text())
+    assert 'pip install "sp-wrappers[plots]"' in text and 'pip install "sp-wrappers[video]"' in text
+    assert "<img" not in text
+    for title in SECTIONS:
+        assert f"<h2>{title}</h2>" in text
+
+
+def test_a_folder_without_an_archive_is_a_one_line_error(sp_wrappers, tmp_path):
+    status, _, err = sp_wrappers("report", tmp_path)
+    assert status == 2 and "holds no archive" in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# In a real browser: Chromium driven over the DevTools protocol on a pipe (stdlib only)
+# ------------------------------------------------------------------------------------------------
+
+
+class _DevTools:
+    """Chromium's DevTools protocol over ``--remote-debugging-pipe``: JSON messages separated by
+    NUL bytes, commands written to the browser's fd 3, replies and events read from its fd 4."""
+
+    def __init__(self, profile: Path, timeout: float = 90.0) -> None:
+        to_browser, self._in = os.pipe()
+        self._out, from_browser = os.pipe()
+
+        def give_pipes() -> None:  # in the child, before exec: the pipes become fds 3 and 4
+            read, write = os.dup(to_browser), os.dup(from_browser)
+            os.dup2(read, 3)
+            os.dup2(write, 4)
+
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        flags += ["--disable-component-update", "--disable-sync", "--no-first-run"]
+        flags += [f"--user-data-dir={profile}", "--remote-debugging-pipe", "--window-size=1200,900"]
+        self.process = subprocess.Popen(
+            [str(CHROMIUM), *flags, "about:blank"],
+            preexec_fn=give_pipes,
+            pass_fds=(3, 4),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser)
+        os.close(from_browser)
+        self.deadline = time.monotonic() + timeout
+        self.events: list[dict] = []
+        self._buffer = b""
+        self._id = 0
+
+    def _read(self) -> dict:
+        while b"\0" not in self._buffer:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self._out], [], [], left)[0]:
+                raise TimeoutError("Chromium did not answer in time.")
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the DevTools pipe.")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._in, json.dumps(message).encode() + b"\0")
+        while True:
+            reply = self._read()
+            if reply.get("id") == self._id:
+                assert "error" not in reply, f"{method}: {reply['error']}"
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, event: str) -> None:
+        while not any(e.get("method") == event for e in self.events):
+            self.events.append(self._read())
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close")
+        except (EOFError, TimeoutError, OSError):
+            pass
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._in)
+        os.close(self._out)
+
+
+def _errors(events: list[dict]) -> list[str]:
+    """Console errors, uncaught exceptions and browser log errors (failed loads, CSP)."""
+    found = []
+    for event in events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            found.append(f"console.{params['type']}: {params.get('args')}")
+        elif method == "Runtime.exceptionThrown":
+            found.append(f"exception: {params.get('exceptionDetails')}")
+        elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+            found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
+    return found
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run installs it)",
+)
+def test_headless_chromium_loads_every_image_without_a_console_error(report, tmp_path):
+    profile = Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path))
+    browser = _DevTools(profile)
+    try:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
+        session = attached["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.call(f"{domain}.enable", session=session)
+        browser.call("Page.navigate", {"url": report.as_uri()}, session)
+        browser.wait_for("Page.loadEventFired")
+        images = browser.call(
+            "Runtime.evaluate",
+            {
+                "expression": "JSON.stringify(Array.from(document.images, i => "
+                "({alt: i.alt, complete: i.complete, width: i.naturalWidth})))",
+                "returnByValue": True,
+            },
+            session,
+        )
+        shot = browser.call(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session
+        )
+    finally:
+        browser.close()
+    loaded = json.loads(images["result"]["value"])
+    assert len(loaded) == 4
+    assert all(i["complete"] and i["width"] > 0 for i in loaded), loaded
+    assert _errors(browser.events) == []
+    requested = [
+        e["params"]["request"]["url"][:60]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
+    assert requested and all(url.startswith(("file:", "data:")) for url in requested), requested
+    screenshot = tmp_path / "report.png"
+    screenshot.write_bytes(base64.b64decode(shot["data"]))
+    with Image.open(screenshot) as image:
+        pixels = np.asarray(image.convert("RGB"))
+    assert pixels.shape[0] > 900 and pixels.std() > 10  # the whole page, not a blank one
+    shutil.rmtree(profile, ignore_errors=True)
