@@ -16,11 +16,11 @@ from gymnasium import spaces
 from pettingzoo.classic import connect_four_v3
 
 import sp_wrappers
-from sp_wrappers._seats import seat_spaces
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.games import GAMES, MissingGameError, make_game
-from sp_wrappers.networks import BoardExtractor
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.core.networks import BoardExtractor
+from sp_wrappers.core.seats import seat_spaces
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.games.registry import GAMES, MissingGameError, make_game
 
 SMALL = {"features_dim": 32, "channels": 16, "n_layers": 2}
 # Worktrees and editable installs may point elsewhere: children import the package we test.
@@ -153,9 +153,9 @@ def test_a_snapshot_with_the_extractor_reloads_in_a_fresh_process_and_plays(
         import json, sys
         import numpy as np
         from pettingzoo.classic import connect_four_v3
-        from sp_wrappers.archive import SnapshotArchive
-        from sp_wrappers.evaluation import play_match
-        from sp_wrappers.policies import RandomPolicy
+        from sp_wrappers.archive.store import SnapshotArchive
+        from sp_wrappers.evaluation.match import play_match
+        from sp_wrappers.core.policies import RandomPolicy
 
         archive = SnapshotArchive({str(tmp_path / "archive")!r}, create=False)
         policy = archive.load_policy({info.id!r}, deterministic=True)

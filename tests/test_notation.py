@@ -16,7 +16,7 @@ from pettingzoo.classic import (
 )
 from pettingzoo.classic.chess import chess_utils
 
-from sp_wrappers.notation import (
+from sp_wrappers.games.notation import (
     ChessNotation,
     ConnectFourNotation,
     GoNotation,

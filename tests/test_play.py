@@ -21,11 +21,9 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.archive import IncompatibleSnapshotError, SnapshotArchive
-from sp_wrappers.cli import make_game, resolve_run_dir
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.evaluation import play_match
-from sp_wrappers.human_play import (
+from sp_wrappers.archive.store import IncompatibleSnapshotError, SnapshotArchive
+from sp_wrappers.cli.common import make_game, resolve_run_dir
+from sp_wrappers.cli.play import (
     HUMAN,
     UnplayableGameError,
     add_play_parser,
@@ -34,8 +32,10 @@ from sp_wrappers.human_play import (
     play_run,
     play_session,
 )
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.snapshot_ratings import archive_ratings, store_archive_ratings
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.match import play_match
+from sp_wrappers.ratings.archive_ratings import archive_ratings, store_archive_ratings
 
 REPO = Path(__file__).resolve().parents[1]
 CHESS = "pettingzoo.classic.chess_v6:env"
@@ -182,7 +182,7 @@ def test_a_whole_connect_four_game_in_column_numbers(runs, tmp_path):
 
 
 def test_a_full_connect_four_column_asks_again():
-    from sp_wrappers.policies import CallablePolicy
+    from sp_wrappers.core.policies import CallablePolicy
 
     def column_four(obs, mask):  # column 4 while it has room
         return 3 if mask[3] else int(np.flatnonzero(mask)[0])
@@ -259,7 +259,7 @@ def _read_until(process: subprocess.Popen, marker: bytes, seen: bytearray, count
 def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt):
     before = archive_files(ttt)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "sp_wrappers.human_play", str(ttt), "--seat", "0", "--record"]
+    command = [sys.executable, "-m", "sp_wrappers.cli.play", str(ttt), "--seat", "0", "--record"]
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
@@ -282,7 +282,7 @@ def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt):
 
 
 def test_record_adds_one_match_that_rates_the_human_on_the_snapshots_scale(ttt, capsys):
-    from sp_wrappers.cli import main
+    from sp_wrappers.cli.main import main
 
     matches = n_matches(ttt)
     out = io.StringIO()
@@ -395,7 +395,7 @@ def test_built_games_without_masks_or_turns_are_refused_and_the_command_says_so(
         check_turn_based("rps_v2", rps_v2.env())
     (tmp_path / "config.json").write_text(json.dumps({"game": "pong_v3"}))
     result = subprocess.run(
-        [sys.executable, "-m", "sp_wrappers.human_play", str(tmp_path)],
+        [sys.executable, "-m", "sp_wrappers.cli.play", str(tmp_path)],
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)),

@@ -17,14 +17,14 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 
 from sp_wrappers import cli
-from sp_wrappers.archive import SnapshotArchive
-from sp_wrappers.baselines import PerfectTicTacToePolicy
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.games import game_factory, make_game
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.replay import play_replay
-from sp_wrappers.replay_video import MP4_HINT, VIDEO_HINT, replay_frames, write_replay
-from sp_wrappers.watch_command import add_watch_parser
+from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli.watch import add_watch_parser
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.replay import play_replay
+from sp_wrappers.evaluation.replay_video import MP4_HINT, VIDEO_HINT, replay_frames, write_replay
+from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+from sp_wrappers.games.registry import game_factory, make_game
 
 #: Pong is cut after this many moves (one move = one frame of both players); a whole game to 21
 #: points runs to thousands of frames. ``--max-moves`` is the option that bounds it.

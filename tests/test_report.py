@@ -23,8 +23,8 @@ import pytest
 from PIL import Image
 
 from sp_wrappers import cli
-from sp_wrappers.report import write_report
-from sp_wrappers.report_command import add_report_parser
+from sp_wrappers.cli.report import add_report_parser
+from sp_wrappers.runs.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
 SECTIONS = (

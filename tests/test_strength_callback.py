@@ -10,10 +10,10 @@ from pettingzoo.classic import connect_four_v3, tictactoe_v3
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.logger import configure
 
-from sp_wrappers.baselines import PerfectTicTacToePolicy
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.policies import RandomPolicy
-from sp_wrappers.strength import HISTORY_NAME, PLOT_NAME, StrengthCallback, default_ladder
+from sp_wrappers.core.policies import RandomPolicy
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+from sp_wrappers.training.strength import HISTORY_NAME, PLOT_NAME, StrengthCallback, default_ladder
 
 KEYS = ["eval/random/score", "eval/minimax/score", "eval/rating", "eval/rating_std_error"]
 

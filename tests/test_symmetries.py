@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3, go_v5, tictactoe_v3
 
-from sp_wrappers.env import SelfPlayEnv
-from sp_wrappers.symmetries import (
+from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.games.symmetries import (
     DIHEDRAL_NAMES,
     Symmetry,
     board_symmetries,
@@ -244,7 +244,7 @@ def test_builtin_symmetries_survive_pickling_for_env_workers(game):
 def test_maskable_ppo_trains_on_drawn_views_without_changes_to_sb3(single_thread_torch):
     from sb3_contrib import MaskablePPO
 
-    from sp_wrappers.networks import BoardExtractor
+    from sp_wrappers.core.networks import BoardExtractor
 
     env = SymmetricView(
         SelfPlayEnv(connect_four_v3.env(), learner="random"), symmetries_for("connect_four_v3")

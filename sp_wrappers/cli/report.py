@@ -1,7 +1,8 @@
 """``sp-wrappers report RUN_DIR``: write the run's report, one self-contained HTML page.
 
 This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the command) and
-:func:`cmd_report` (the command). The page is written by :func:`sp_wrappers.report.write_report`.
+:func:`cmd_report` (the command). The page is written by
+:func:`sp_wrappers.runs.report.write_report`.
 
 ::
 
@@ -15,14 +16,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .cli import CLIError
+from .common import CLIError
 
 __all__ = ["add_report_parser", "cmd_report"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the report and print its path. Returns 0."""
-    from .report import write_report
+    from ..runs.report import write_report
 
     if args.replay_moves < 1:
         raise CLIError(f"--replay-moves must be at least 1, got {args.replay_moves}.")

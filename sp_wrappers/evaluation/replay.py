@@ -2,7 +2,7 @@
 
 This module holds :func:`play_replay` (play one match and record it), :class:`Replay` and
 :class:`Move` (what it records), :func:`resolve_snapshot` (``"latest"``, ``"best"`` or an id) and
-:func:`parse_opening`. :mod:`sp_wrappers.replay_video` writes a replay as a GIF or MP4.
+:func:`parse_opening`. :mod:`sp_wrappers.evaluation.replay_video` writes a replay as a GIF or MP4.
 
 A *move* is one action of one seat in a turn-based game (tic-tac-toe, Connect Four, hold'em) and
 one step of every seat together in a game PettingZoo declares parallelizable (Atari, MPE), which
@@ -20,11 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from ._seats import conform_observation, seat_spaces
-from .archive import SnapshotInfo
-from .evaluation import as_policy
+from ..archive.records import SnapshotInfo
+from ..core.policies import (
+    Policy,
+    RandomPolicy,
+    check_opponent_action,
+    is_policy,
+    stack_observations,
+)
+from ..core.seats import conform_observation, seat_spaces
+from .match import as_policy
 from .openings import ForcedOpening
-from .policies import Policy, RandomPolicy, check_opponent_action, is_policy, stack_observations
 
 __all__ = [
     "Replay",
@@ -128,7 +134,8 @@ class Replay:
         if not self.turn_based:
             raise ValueError(
                 f"{self.game} is played simultaneously, move by move it is only numbers; write it "
-                "as a video with sp_wrappers.replay_video.write_replay (sp-wrappers watch --out)."
+                "as a video with sp_wrappers.evaluation.replay_video.write_replay "
+                "(sp-wrappers watch --out)."
             )
         lines = [f"{self.game}: {self.title}"]
         if self.opening:
@@ -151,7 +158,7 @@ def resolve_snapshot(archive: Any, which: str) -> str:
     rating over the match history, else the highest stored Elo) or an id of the archive.
 
     >>> import tempfile
-    >>> from sp_wrappers.archive import SnapshotArchive
+    >>> from sp_wrappers.archive.store import SnapshotArchive
     >>> resolve_snapshot(SnapshotArchive(tempfile.mkdtemp()), "latest")
     Traceback (most recent call last):
     ...
@@ -165,7 +172,7 @@ def resolve_snapshot(archive: Any, which: str) -> str:
     if which == "latest":
         return snapshots[-1].id
     if which == "best":
-        from .snapshot_ratings import archive_ratings
+        from ..ratings.archive_ratings import archive_ratings
 
         try:
             rated = [s for s in archive_ratings(archive).snapshots if np.isfinite(s.rating)]
@@ -328,7 +335,7 @@ def play_replay(
     :param record_frames: render the game after every move.
 
     >>> from pettingzoo.classic import tictactoe_v3
-    >>> from sp_wrappers.baselines import PerfectTicTacToePolicy
+    >>> from sp_wrappers.games.baselines import PerfectTicTacToePolicy
     >>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"),
     ...                      PerfectTicTacToePolicy(), RandomPolicy(), opening=(4,))
     >>> len(replay.frames) == len(replay.moves), replay.moves[0].text, replay.outcome_a > 0
@@ -337,7 +344,7 @@ def play_replay(
     if max_moves is not None and max_moves < 1:
         raise ValueError(f"max_moves must be at least 1 (or None), got {max_moves}.")
     if archive is not None:
-        from .archive import as_archive
+        from ..archive.store import as_archive
 
         archive = as_archive(archive, create=False, owner="play_replay(archive=...)")
     policy_a = _as_player(player_a, archive, deterministic)
@@ -392,7 +399,7 @@ def _play_turns(
     max_moves: int | None,
     record_frames: bool,
 ) -> None:
-    from ._seats import as_aec_env
+    from ..core.seats import as_aec_env
 
     game = as_aec_env(env)
     game.reset(seed=replay.seed)

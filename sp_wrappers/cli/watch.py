@@ -2,7 +2,7 @@
 
 This module holds :func:`add_watch_parser` (how ``sp-wrappers`` registers the command),
 :func:`cmd_watch` (the command) and :func:`resolve_player` (a snapshot or a reference player by
-name). The match itself is played and written by :mod:`sp_wrappers.replay`.
+name). The match itself is played and written by :mod:`sp_wrappers.evaluation.replay`.
 
 ::
 
@@ -24,7 +24,7 @@ import argparse
 import re
 from typing import Any
 
-from .cli import BASELINES, CLIError, make_baseline, resolve_run_dir
+from .common import BASELINES, CLIError, make_baseline, resolve_run_dir
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
@@ -32,8 +32,8 @@ _ALPHABETA_ID = re.compile(r"alphabeta-d(\d+)")
 
 
 def resolve_player(name: str, archive: Any, game: str) -> Any:
-    """``name`` as a player of :func:`~sp_wrappers.replay.play_replay`: a snapshot id (for
-    ``latest``, ``best`` and the archive's ids) or a reference policy.
+    """``name`` as a player of :func:`~sp_wrappers.evaluation.replay.play_replay`: a snapshot id
+    (for ``latest``, ``best`` and the archive's ids) or a reference policy.
 
     :param name: what ``--a`` / ``--b`` gave.
     :param archive: the run's archive.
@@ -61,9 +61,9 @@ def _game_kwargs(run: Any, game: str) -> dict[str, Any]:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Play the match; write ``--out`` or print it move by move. Returns 0."""
-    from .games import game_factory
-    from .replay import parse_opening, play_replay
-    from .replay_video import VIDEO_SUFFIXES, write_replay
+    from ..evaluation.replay import parse_opening, play_replay
+    from ..evaluation.replay_video import VIDEO_SUFFIXES, write_replay
+    from ..games.registry import game_factory
 
     run = resolve_run_dir(args.run_dir)
     archive = run.open_archive()

@@ -1,4 +1,4 @@
-"""Replay videos: a :class:`~sp_wrappers.replay.Replay` as an animated GIF or an MP4.
+"""Replay videos: a :class:`~sp_wrappers.evaluation.replay.Replay` as an animated GIF or an MP4.
 
 This module holds :func:`write_replay` (encodes with imageio), :func:`replay_frames` (the frames a
 video shows) and the install hints :data:`VIDEO_HINT` and :data:`MP4_HINT`.
@@ -14,8 +14,8 @@ draws the captions, comes with it and with matplotlib). MP4 also needs imageio's
 (``pip install "sp-wrappers[video-mp4]"``), imported only when an MP4 is written.
 
 >>> from pettingzoo.classic import tictactoe_v3
->>> from sp_wrappers.policies import RandomPolicy
->>> from sp_wrappers.replay import play_replay
+>>> from sp_wrappers.core.policies import RandomPolicy
+>>> from sp_wrappers.evaluation.replay import play_replay
 >>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"), RandomPolicy(),
 ...                      RandomPolicy(policy_id="random-2"), seed=0)
 >>> frames = replay_frames(replay, size=200)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ._seats import as_aec_env
+from ..core.seats import as_aec_env
 
 __all__ = [
     "Symmetry",

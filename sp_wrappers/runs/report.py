@@ -5,11 +5,11 @@ This module holds :func:`write_report` (writes ``report.html`` into a run direct
 
 The page has the run's configuration (``config.json``), the learner's online Elo at each snapshot
 against its training step, Bradley-Terry ratings with 95% intervals over the whole match history
-(:func:`~sp_wrappers.snapshot_ratings.archive_ratings`), the payoff matrix
-(:func:`~sp_wrappers.plots.plot_payoff`), the strength against the reference players
+(:func:`~sp_wrappers.ratings.archive_ratings.archive_ratings`), the payoff matrix
+(:func:`~sp_wrappers.evaluation.plots.plot_payoff`), the strength against the reference players
 (``ratings.json``'s evaluation games and each snapshot's record against the baselines), the
 archive's size and a replay of the latest snapshot against the best earlier one
-(:mod:`sp_wrappers.replay`, an animated GIF).
+(:mod:`sp_wrappers.evaluation.replay`, an animated GIF).
 
 Everything is inside the one file: images are base64 ``data:`` URIs, the style sheet is inline,
 there is no script, and a Content-Security-Policy allows nothing but inline styles and ``data:``
@@ -70,7 +70,7 @@ def _note(text: str) -> str:
 
 def _no_plot(error: ImportError) -> str:
     """The note standing in for a figure when matplotlib is missing."""
-    from .plots import PLOTS_HINT
+    from ..evaluation.plots import PLOTS_HINT
 
     text = str(error)
     return _note(text if PLOTS_HINT in text else f"Not drawn: {text}; {PLOTS_HINT}")
@@ -168,7 +168,7 @@ def _elo_section(snapshots: list[Any]) -> str:
     rows = [[sid, f"{step:,d}", f"{elo:.0f}"] for step, elo, sid in points]
     table = _table(["snapshot", "learner step", "Elo"], rows)
     try:
-        from .plots import _figure
+        from ..evaluation.plots import _figure
 
         figure = _figure(7.0, 3.6)
     except ImportError as error:
@@ -197,7 +197,7 @@ def _ratings_section(ratings: Any, problem: str | None) -> str:
         return _section(title, _note(problem or "No ratings."))
     body = ""
     try:
-        from .plots import plot_ratings
+        from ..evaluation.plots import plot_ratings
 
         body = _image(_png_from_file(lambda path: plot_ratings(ratings, path)), "image/png", title)
     except ImportError as error:
@@ -230,7 +230,7 @@ def _ratings_section(ratings: Any, problem: str | None) -> str:
 
 
 def _payoff_section(archive: Any) -> str:
-    from .evaluation import RoundRobinResult
+    from ..evaluation.round_robin import RoundRobinResult
 
     title = "Payoff matrix"
     evaluated = bool(archive.matches(source="evaluation"))
@@ -239,7 +239,7 @@ def _payoff_section(archive: Any) -> str:
         return _section(title, _note("Fewer than two players have games; nothing to show."))
     kind = "evaluation games" if evaluated else "all games (no tournament yet)"
     try:
-        from .plots import plot_payoff
+        from ..evaluation.plots import plot_payoff
 
         png = _png_from_file(lambda path: plot_payoff(payoff, path, title=f"Payoff, {kind}"))
     except ImportError as error:
@@ -313,16 +313,16 @@ def _replay_section(archive: Any, config: Mapping[str, Any], ratings: Any, max_m
         max(rated, key=lambda k: rated[k]) if rated else (earlier[-1] if earlier else "")
     )
     why = "the highest-rated earlier snapshot" if rated else "the previous snapshot"
-    from .archive import ArchiveError
-    from .policies import RandomPolicy
-    from .replay import play_replay
-    from .replay_video import write_replay
+    from ..archive.store import ArchiveError
+    from ..core.policies import RandomPolicy
+    from ..evaluation.replay import play_replay
+    from ..evaluation.replay_video import write_replay
 
     player_b: Any = opponent or RandomPolicy()
     if not opponent:
         why = "the only snapshot, so it plays RandomPolicy"
     try:
-        from .games import game_factory
+        from ..games.registry import game_factory
 
         kwargs = {**(config.get("game_kwargs") or {}), "render_mode": "rgb_array"}
         replay = play_replay(
@@ -388,9 +388,9 @@ def write_report(
     >>> "Payoff matrix" in page, "http://" in page or "https://" in page
     (True, False)
     """
-    from . import __version__
-    from .archive import SnapshotArchive
-    from .snapshot_ratings import archive_ratings
+    from .. import __version__
+    from ..archive.store import SnapshotArchive
+    from ..ratings.archive_ratings import archive_ratings
 
     root = Path(run_dir)
     archive_path, config = _locate(root)

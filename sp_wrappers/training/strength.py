@@ -6,7 +6,7 @@ This module holds :class:`StrengthCallback`, :func:`default_ladder`, :func:`plot
 Self-play ratings measure the learner against its own past; a ladder measures it against fixed
 players whose strength does not move (random play, alpha-beta at depths 1, 2, 4, perfect play).
 Every ``eval_every`` learner steps the callback plays the current learner, deterministically,
-from every forced opening in every seat against each rung (:func:`~sp_wrappers.openings.
+from every forced opening in every seat against each rung (:func:`~sp_wrappers.evaluation.openings.
 play_openings`), and logs through SB3's logger (TensorBoard, CSV, stdout):
 
 - ``eval/<rung>/score``: the learner's mean outcome against that rung (1 win, 0.5 draw);
@@ -15,7 +15,7 @@ play_openings`), and logs through SB3's logger (TensorBoard, CSV, stdout):
 The ladder's scale: before the first evaluation the rungs play each other from the same openings
 (once per run; the games are kept in the history), the first rung is anchored at
 ``anchor_rating`` (1000 by default) and each evaluation fits
-:func:`~sp_wrappers.ratings.fit_bradley_terry` over the rungs' games plus that evaluation's
+:func:`~sp_wrappers.ratings.elo.fit_bradley_terry` over the rungs' games plus that evaluation's
 learner games. The rungs' games pin the rungs' ratings, so the learner's rating at different
 steps is on one scale; with the fit's weak prior a learner that wins or loses every game still
 gets a finite rating, with a wide interval.
@@ -42,12 +42,12 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ._seats import as_aec_env, seat_spaces
-from .games import game_factory, reference_opponents
-from .openings import legal_openings, play_openings
-from .plots import PLOTS_HINT, _figure
-from .policies import SB3Policy, is_policy
-from .ratings import fit_bradley_terry
+from ..core.policies import SB3Policy, is_policy
+from ..core.seats import as_aec_env, seat_spaces
+from ..evaluation.openings import legal_openings, play_openings
+from ..evaluation.plots import PLOTS_HINT, _figure
+from ..games.registry import game_factory, reference_opponents
+from ..ratings.bradley_terry import fit_bradley_terry
 
 __all__ = [
     "StrengthCallback",
@@ -70,12 +70,12 @@ def default_ladder(game: str) -> list[Any]:
     """The reference players a game's strength is measured against, weakest first.
 
     ``tictactoe_v3``: random, perfect minimax. ``connect_four_v3``: alpha-beta at depths 1, 2
-    and 4. Other games: :func:`~sp_wrappers.games.reference_opponents` (random first).
+    and 4. Other games: :func:`~sp_wrappers.games.registry.reference_opponents` (random first).
 
     >>> [p.policy_id for p in default_ladder("connect_four_v3")]
     ['alphabeta-d1', 'alphabeta-d2', 'alphabeta-d4']
     """
-    from .baselines import AlphaBetaConnectFourPolicy
+    from ..games.baselines import AlphaBetaConnectFourPolicy
 
     if game == "connect_four_v3":
         return [AlphaBetaConnectFourPolicy(depth=d) for d in (1, 2, 4)]
@@ -104,8 +104,8 @@ class StrengthCallback(BaseCallback):
     :param verbose: 1 prints one line per evaluation.
 
     >>> from pettingzoo.classic import tictactoe_v3
-    >>> from sp_wrappers.baselines import PerfectTicTacToePolicy
-    >>> from sp_wrappers.policies import RandomPolicy
+    >>> from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+    >>> from sp_wrappers.core.policies import RandomPolicy
     >>> callback = StrengthCallback(tictactoe_v3.env, [RandomPolicy(), PerfectTicTacToePolicy()],
     ...                             eval_every=10_000)
     >>> callback.rung_ids

@@ -8,7 +8,7 @@ and the command itself: :func:`add_play_parser` and :func:`cmd_play`.
 
 The snapshot plays as in evaluation: the observation of its seat as training gave it, its
 actions masked to the legal ones, the most likely action by default (``--sample`` samples).
-Moves are read and written in the game's notation (:mod:`sp_wrappers.notation`). A move that
+Moves are read and written in the game's notation (:mod:`sp_wrappers.games.notation`). A move that
 cannot be read or is not legal asks again, naming the legal moves; Ctrl-C, the end of input or
 ``quit`` stop the game and nothing is written to the archive. With ``--record`` a finished game
 becomes one match row (``player_a="human"``, ``source="play"``), so ``sp-wrappers ratings`` rates
@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .cli import PROG, CLIError, game_factory, resolve_run_dir
+from .common import PROG, CLIError, game_factory, resolve_run_dir
 
 __all__ = [
     "play_session",
@@ -76,7 +76,7 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     >>> check_turn_based("pong_v3")
     Traceback (most recent call last):
     ...
-    sp_wrappers.human_play.UnplayableGameError: `sp-wrappers play` is for turn-based games ...
+    sp_wrappers.cli.play.UnplayableGameError: `sp-wrappers play` is for turn-based games ...
     """
     label = name or type(game).__name__
     module = (name or "").partition(":")[0]
@@ -87,7 +87,7 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     from gymnasium import spaces
     from pettingzoo.utils.env import AECEnv
 
-    from ._seats import _is_masked_dict_space
+    from ..core.seats import _is_masked_dict_space
 
     if not isinstance(game, AECEnv):
         raise _refuse(label, "is a parallel game: every agent moves at once")
@@ -156,9 +156,9 @@ def _resolve_seat(seat: str | int, env: Any, notation: Any, rng: np.random.Gener
 
 def _check_spaces(policy: Any, game: Any, seats: list[str]) -> None:
     """The policy must have been trained on the spaces of the seats it takes."""
-    from ._policy_spec import spaces_match
-    from ._seats import seat_spaces
-    from .archive import IncompatibleSnapshotError
+    from ..archive.spaces import spaces_match
+    from ..archive.store import IncompatibleSnapshotError
+    from ..core.seats import seat_spaces
 
     trained = getattr(policy, "observation_space", None), getattr(policy, "action_space", None)
     if trained[0] is None or trained[1] is None:
@@ -197,7 +197,7 @@ class _Console:
 
     def human_move(self, notation: Any, game: Any, mask: np.ndarray) -> int | str:
         """The person's legal move, or why there is none (``"end of input"``, ``"quit"``)."""
-        from .notation import MoveError
+        from ..games.notation import MoveError
 
         moves = notation.legal_moves(game, mask)
         if len(moves) <= _LIST_AT_MOST:
@@ -226,7 +226,7 @@ class _Console:
 
 def _build(game: str | Callable[[], Any] | Any) -> Any:
     """The AEC env of a game name, a function building it or the env itself (checked)."""
-    from ._seats import as_aec_env
+    from ..core.seats import as_aec_env
 
     name = game if isinstance(game, str) else None
     env = game_factory(game)() if name else (game if hasattr(game, "possible_agents") else game())
@@ -258,7 +258,7 @@ def play_session(
     :param deterministic: set the policy's ``deterministic`` (on a copy); ``None`` keeps it.
     :param input_stream: where moves are read, one a line (default ``sys.stdin``).
     :param output_stream: where the game is written (default ``sys.stdout``).
-    :param notation: a :class:`~sp_wrappers.notation.Notation` (default: the game's).
+    :param notation: a :class:`~sp_wrappers.games.notation.Notation` (default: the game's).
     :param seed: seeds the game, the random seat and the policy's sampling.
 
     >>> import io
@@ -269,9 +269,9 @@ def play_session(
     >>> outcome.finished, outcome.human_seat, outcome.moves[0]
     (True, 'player_1', ('player_1', '5'))
     """
-    from ._seats import SeatDriver
-    from .notation import notation_for
-    from .policies import check_opponent_action, stack_observations
+    from ..core.policies import check_opponent_action, stack_observations
+    from ..core.seats import SeatDriver
+    from ..games.notation import notation_for
 
     console = _Console(input_stream or sys.stdin, output_stream or sys.stdout)
     env = _build(game)
@@ -450,14 +450,14 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
 def cmd_play(args: argparse.Namespace) -> int:
     """Run ``sp-wrappers play``: 0 when the game finished or the person quit, 1 at the end of
     input before the end of the game, 130 on Ctrl-C."""
-    from .run_config import _parse_pairs
+    from .run_options import parse_pairs
 
     outcome = play_run(
         args.run_dir,
         snapshot=args.snapshot,
         seat=args.seat,
         game=args.game,
-        game_kwargs=_parse_pairs(args.game_kwarg, "--game-kwarg"),
+        game_kwargs=parse_pairs(args.game_kwarg, "--game-kwarg"),
         deterministic=args.deterministic,
         record=args.record,
         seed=args.seed,
@@ -466,9 +466,9 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    """``python -m sp_wrappers.human_play RUN_DIR ...``: ``play`` until the CLI registers it."""
-    from .archive import ArchiveError
-    from .cli import _fail
+    """``python -m sp_wrappers.cli.play RUN_DIR ...``: ``play`` until the CLI registers it."""
+    from ..archive.store import ArchiveError
+    from .main import _fail
 
     parser = argparse.ArgumentParser(prog=PROG)
     add_play_parser(parser.add_subparsers())
@@ -484,6 +484,6 @@ def _main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     # run the imported module, whose classes the rest of sp_wrappers sees, not this __main__ copy
-    from sp_wrappers.human_play import _main as _run
+    from sp_wrappers.cli.play import _main as _run
 
     sys.exit(_run())
