@@ -230,8 +230,8 @@ def test_unknown_game_lists_the_registered_games(capsys):
 
 
 def test_unknown_algorithm_lists_the_choices(capsys):
-    status, _, err = train(capsys, "tictactoe_v3", "--algo", "sac")
-    assert_exit_2(status, err, "invalid choice: 'sac'", *ALGOS)
+    status, _, err = train(capsys, "tictactoe_v3", "--algo", "sarsa")
+    assert_exit_2(status, err, "invalid choice: 'sarsa'", *ALGOS)
 
 
 def test_dqn_on_a_box_action_space_is_refused(tmp_path, capsys):

@@ -35,6 +35,7 @@ learner steps (all players together).
 from __future__ import annotations
 
 import argparse
+import copy
 import shlex
 import sys
 import time
@@ -50,7 +51,7 @@ from ..league.runner import League
 from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
 from ..runs.models import algo_class, check_algo_fits, policy_name
-from ..runs.recipes import ALGOS, recipe_for
+from ..runs.recipes import ALGOS, fit_to_budget, installed_algos, recipe_for
 from ..runs.recipes import linear_schedule as _learning_rate
 from ..runs.rundir import CONFIG_NAME, _slug, _tensorboard_dir
 from ..runs.summary import _duration, _evaluate
@@ -95,12 +96,12 @@ class RecipeModel:
 
     def __call__(self, env: Any) -> Any:
         cls = algo_class(self.algo)
-        hp = dict(self.hyperparams)
+        hp = copy.deepcopy(self.hyperparams)  # A2C, QRDQN add classes to their policy_kwargs
         if "learning_rate" in hp:
             hp["learning_rate"] = _learning_rate(hp["learning_rate"])
         try:
             return cls(
-                policy_name(env.observation_space),
+                policy_name(env.observation_space, self.algo),
                 env,
                 seed=self.seed,
                 device=self.device,
@@ -198,7 +199,10 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
         raise LeagueError(
             f"Unknown algorithm {args.algo!r}; choose one of {', '.join(ALGOS)}."
         ) from None
-    hyperparams = {**recipe.hyperparams, **parse_pairs(args.hp, "--hp")}
+    given = parse_pairs(args.hp, "--hp")
+    algo = args.algo or recipe.algo
+    budget = int(args.timesteps or recipe.timesteps)
+    hyperparams = {**fit_to_budget(algo, recipe.hyperparams, budget, given), **given}
     settings = {
         key: value
         for key, value in (
@@ -227,7 +231,7 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
         "command": "league",
         "game": args.game,
         "game_kwargs": {**recipe.game_kwargs, **parse_pairs(args.game_kwarg, "--game-kwarg")},
-        "algo": args.algo or recipe.algo,
+        "algo": algo,
         "hyperparams": hyperparams,
         "league": league,
         "chunk_steps": chunk,
@@ -453,7 +457,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="N",
         help="steps each player learns between league updates (default: 4096)",
     )
-    training.add_argument("--algo", choices=sorted(ALGOS), default=None)
+    training.add_argument(
+        "--algo",
+        choices=installed_algos(),
+        default=None,
+        help="every player's learner, any installed one (see sp-wrappers train --help)",
+    )
     training.add_argument("--hp", action="append", metavar="KEY=VALUE", help="hyperparameter")
     training.add_argument("--game-kwarg", action="append", metavar="KEY=VALUE")
     training.add_argument("--n-envs", type=int, default=None, metavar="N")

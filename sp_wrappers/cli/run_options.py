@@ -22,7 +22,7 @@ from ..runs.config import (
     probe_or_fail,
     read_json_object,
 )
-from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
+from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from .common import PROG
 
 __all__ = ["apply_overrides", "copy_given_options", "new_run_config", "parse_pairs"]
@@ -156,5 +156,9 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         config["hyperparams"].update(hp)
         config["recipe"] = config["recipe"] + "+overrides"
     apply_overrides(config, args)
+    if not (same_game and base.get("algo") == config["algo"]):  # a --config file's are the user's
+        config["hyperparams"] = fit_to_budget(
+            config["algo"], config["hyperparams"], int(config["timesteps"]), given=hp
+        )
     check_config(config)
     return config

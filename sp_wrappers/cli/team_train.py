@@ -30,7 +30,7 @@ from typing import Any
 
 from ..games.registry import GAMES, UnknownGameError, game_factory
 from ..runs.config import TrainError, check_sampler_and_algo, read_json_object, read_resume_config
-from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, recipe_for
+from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from ..runs.rundir import CONFIG_NAME, _slug
 from ..runs.team_train import TEAM_CONFIG_KIND, train_teams
 from .common import PROG
@@ -210,6 +210,10 @@ def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
     _apply_team_overrides(config, args)
     if config["team_change"] is None:
         config["team_change"] = max(1, int(config["timesteps"]) // 10)
+    if not (same_game and base.get("algo") == config["algo"]):  # a --config file's are the user's
+        config["hyperparams"] = fit_to_budget(
+            config["algo"], config["hyperparams"], int(config["timesteps"]), given=hp
+        )
     _check_team_config(config)
     return config
 

@@ -35,7 +35,7 @@ from ..games.registry import GAMES
 from ..opponents.sampler import STRATEGIES
 from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
 from ..runs.config import TrainError, check_config, read_resume_config
-from ..runs.recipes import ALGOS, SAMPLER_DEFAULTS
+from ..runs.recipes import SAMPLER_DEFAULTS, installed_algos
 from ..runs.rundir import CONFIG_NAME, _slug
 from ..runs.train import train
 from .common import PROG, error_line, user_errors
@@ -59,10 +59,12 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--algo",
-        choices=list(ALGOS),
+        choices=installed_algos(),
         default=None,
-        help="the learner (default: the game's recipe; maskable_ppo when the game has action "
-        "masks, else ppo)",
+        help="the learner, any installed Stable-Baselines3 / sb3-contrib one: on-policy ppo, "
+        "a2c, trpo, maskable_ppo (needs masks), recurrent_ppo (LSTM); off-policy dqn, qrdqn "
+        "(discrete actions), sac, td3, ddpg, tqc, crossq (continuous actions); ars "
+        "(default: the game's recipe; maskable_ppo when the game has action masks, else ppo)",
     )
     parser.add_argument(
         "--timesteps",

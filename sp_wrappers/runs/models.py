@@ -9,13 +9,14 @@ shared by single-learner and team runs.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..games.registry import reference_opponents
 from .config import TrainError
-from .recipes import ALGOS
+from .recipes import ALGOS, BOX_ONLY, DISCRETE_ONLY, installed_algos
 from .recipes import linear_schedule as _learning_rate
 
 __all__ = [
@@ -39,8 +40,31 @@ def algo_class(algo: str) -> type:
         ) from None
 
 
+def _choices(action_space: Any, has_masks: bool) -> str:
+    """The installed learners that act in ``action_space``, for an error message."""
+    from gymnasium import spaces
+
+    fits = []
+    for algo in installed_algos():
+        if algo in BOX_ONLY and not isinstance(action_space, spaces.Box):
+            continue
+        if algo in DISCRETE_ONLY and not isinstance(action_space, spaces.Discrete):
+            continue
+        if algo == "maskable_ppo" and not has_masks:
+            continue
+        if algo == "ars" and not isinstance(action_space, spaces.Box | spaces.Discrete):
+            continue
+        fits.append(algo)
+    return ", ".join(fits) if fits else "ppo"
+
+
 def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_masks: bool) -> None:
-    """Raise :class:`TrainError` when ``algo`` cannot train on these spaces.
+    """Raise :class:`TrainError` when ``algo`` cannot train on these spaces, naming the
+    installed learners that can.
+
+    Q-network learners (``dqn``, ``qrdqn``) need a ``Discrete`` action space; the
+    continuous-action ones (``sac``, ``td3``, ``ddpg``, ``tqc``, ``crossq``) a ``Box``;
+    ``maskable_ppo`` a discrete space and action masks; ``ars`` a ``Box`` or ``Discrete`` one.
 
     >>> from gymnasium import spaces
     >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
@@ -48,7 +72,10 @@ def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_ma
     ...
     sp_wrappers.runs.config.TrainError: --algo dqn needs a Discrete action space, but the learner's
     \
-is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
+is Box(-1.0, 1.0, (2,), float32); choose one of ppo, a2c, sac, td3, ddpg, trpo, recurrent_ppo, tqc,
+    \
+crossq, ars.
+    >>> check_algo_fits("sac", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
     """
     from gymnasium import spaces
 
@@ -64,11 +91,28 @@ is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
             f"Stable-Baselines3 cannot learn from the observation space {observation_space}; "
             "flatten it with a SuperSuit wrapper in the game constructor."
         )
-    discrete = isinstance(action_space, spaces.Discrete)
-    if algo == "dqn" and not discrete:
+    if algo in ("crossq", "ars") and isinstance(observation_space, spaces.Dict):
         raise TrainError(
-            f"--algo dqn needs a Discrete action space, but the learner's is {action_space}; "
-            "choose ppo or a2c."
+            f"--algo {algo} has no policy for the dict observation space {observation_space}; "
+            "flatten it with a SuperSuit wrapper in the game constructor, or choose "
+            f"{_choices(action_space, has_masks)}."
+        )
+    discrete = isinstance(action_space, spaces.Discrete)
+    if algo in ("dqn", "qrdqn") and not discrete:
+        raise TrainError(
+            f"--algo {algo} needs a Discrete action space, but the learner's is {action_space}; "
+            f"choose one of {_choices(action_space, has_masks)}."
+        )
+    if algo in BOX_ONLY and not isinstance(action_space, spaces.Box):
+        raise TrainError(
+            f"--algo {algo} needs a Box action space (continuous actions), but the learner's is "
+            f"{action_space}; choose one of {_choices(action_space, has_masks)} (or the game's "
+            "continuous version, e.g. --game-kwarg continuous_actions=true for MPE games)."
+        )
+    if algo == "ars" and not isinstance(action_space, spaces.Box | spaces.Discrete):
+        raise TrainError(
+            f"--algo ars needs a Box or Discrete action space, but the learner's is "
+            f"{action_space}; choose one of {_choices(action_space, has_masks)}."
         )
     if algo == "maskable_ppo":
         if not isinstance(
@@ -76,28 +120,40 @@ is Box(-1.0, 1.0, (2,), float32); choose ppo or a2c.
         ):
             raise TrainError(
                 f"--algo maskable_ppo needs a discrete action space, but the learner's is "
-                f"{action_space}; choose ppo or a2c."
+                f"{action_space}; choose one of {_choices(action_space, has_masks)}."
             )
         if not has_masks:
             raise TrainError(
                 "--algo maskable_ppo needs action masks, but this game provides none (no "
-                "'action_mask' in its observations or infos); choose ppo, a2c or dqn."
+                "'action_mask' in its observations or infos); choose one of "
+                f"{_choices(action_space, has_masks)}."
             )
-    if algo in ("ppo", "a2c") and not isinstance(
+    if algo in ("ppo", "a2c", "trpo", "recurrent_ppo") and not isinstance(
         action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary | spaces.Box
     ):
         raise TrainError(f"--algo {algo} cannot act in the action space {action_space}.")
 
 
-def policy_name(observation_space: Any) -> str:
+def policy_name(observation_space: Any, algo: str = "ppo") -> str:
+    """The SB3 policy alias of ``algo`` for ``observation_space`` (``MlpPolicy``,
+    ``CnnPolicy``, ``MultiInputPolicy``; the ``Lstm`` ones for ``recurrent_ppo``).
+
+    >>> from gymnasium import spaces
+    >>> policy_name(spaces.Box(0, 1, (3,)), "recurrent_ppo")
+    'MlpLstmPolicy'
+    """
     from gymnasium import spaces
     from stable_baselines3.common.preprocessing import is_image_space
 
     if isinstance(observation_space, spaces.Dict):
-        return "MultiInputPolicy"
-    if isinstance(observation_space, spaces.Box) and is_image_space(observation_space):
-        return "CnnPolicy"
-    return "MlpPolicy"
+        kind = "MultiInput"
+    elif isinstance(observation_space, spaces.Box) and is_image_space(observation_space):
+        kind = "Cnn"
+    else:
+        kind = "Mlp"
+    if algo in ("crossq", "ars"):  # their only network is an MLP (ARS also has LinearPolicy)
+        kind = "Mlp"
+    return f"{kind}LstmPolicy" if algo == "recurrent_ppo" else f"{kind}Policy"
 
 
 @contextlib.contextmanager
@@ -146,12 +202,14 @@ def build_model(
     """A fresh model of ``config["algo"]`` with its hyperparameters on ``venv`` (a bad setting
     becomes a :class:`TrainError` naming the option); the team command uses it too."""
     cls = algo_class(config["algo"])
-    hp = dict(config["hyperparams"])
+    # a deep copy: some learners (A2C, QRDQN) add classes to the policy_kwargs they are given,
+    # which would then reach config.json
+    hp = copy.deepcopy(dict(config["hyperparams"]))
     if "learning_rate" in hp:
         hp["learning_rate"] = _learning_rate(hp["learning_rate"])
     try:
         return cls(
-            policy_name(observation_space),
+            policy_name(observation_space, config["algo"]),
             venv,
             seed=int(config["seed"]),
             tensorboard_log=tb,

@@ -1,7 +1,9 @@
 """Per-game training recipes: tuned defaults for ``sp-wrappers train``.
 
-This module holds :class:`Recipe`, :data:`RECIPES` (registered game -> recipe), :data:`ALGOS`,
-:func:`recipe_for` and :func:`linear_schedule`.
+This module holds :class:`Recipe`, :data:`RECIPES` (registered game -> recipe), :data:`ALGOS`
+(every learner ``--algo`` takes) with its families (:data:`OFF_POLICY`, :data:`DISCRETE_ONLY`,
+:data:`BOX_ONLY`), :func:`installed_algos`, :func:`recipe_for`, :func:`fit_to_budget` and
+:func:`linear_schedule`.
 
 A recipe is everything a run needs besides the game: the algorithm and its hyperparameters, the
 opponent sampler's settings (:class:`~sp_wrappers.OpponentSampler`), the snapshot interval, the
@@ -25,21 +27,67 @@ False
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..games.registry import QUADRAPONG_TEAMS
 
-__all__ = ["Recipe", "RECIPES", "GENERIC", "ALGOS", "recipe_for", "linear_schedule"]
+__all__ = [
+    "Recipe",
+    "RECIPES",
+    "GENERIC",
+    "ALGOS",
+    "OFF_POLICY",
+    "DISCRETE_ONLY",
+    "BOX_ONLY",
+    "installed_algos",
+    "recipe_for",
+    "fit_to_budget",
+    "linear_schedule",
+]
 
-#: Algorithm names accepted by ``--algo`` -> (module, class).
+#: Algorithm names accepted by ``--algo`` -> (module, class): every Stable-Baselines3 and
+#: sb3-contrib learner (the sb3-contrib ones need the ``masking`` extra; see :func:`installed_algos`).
 ALGOS: dict[str, tuple[str, str]] = {
     "ppo": ("stable_baselines3", "PPO"),
     "a2c": ("stable_baselines3", "A2C"),
     "dqn": ("stable_baselines3", "DQN"),
+    "sac": ("stable_baselines3", "SAC"),
+    "td3": ("stable_baselines3", "TD3"),
+    "ddpg": ("stable_baselines3", "DDPG"),
     "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
+    "trpo": ("sb3_contrib", "TRPO"),
+    "recurrent_ppo": ("sb3_contrib", "RecurrentPPO"),
+    "qrdqn": ("sb3_contrib", "QRDQN"),
+    "tqc": ("sb3_contrib", "TQC"),
+    "crossq": ("sb3_contrib", "CrossQ"),
+    "ars": ("sb3_contrib", "ARS"),
 }
+
+#: Learners that keep a replay buffer (``buffer_size`` and ``learning_starts`` are fitted to
+#: small budgets by :func:`fit_to_budget`).
+OFF_POLICY: frozenset[str] = frozenset({"dqn", "qrdqn", "sac", "td3", "ddpg", "tqc", "crossq"})
+#: Learners that act only in a ``Discrete`` action space (``maskable_ppo`` also needs masks).
+DISCRETE_ONLY: frozenset[str] = frozenset({"dqn", "qrdqn", "maskable_ppo"})
+#: Learners that act only in a ``Box`` action space (continuous actions).
+BOX_ONLY: frozenset[str] = frozenset({"sac", "td3", "ddpg", "tqc", "crossq"})
+
+
+def installed_algos() -> list[str]:
+    """The keys of :data:`ALGOS` whose package is installed, in :data:`ALGOS`' order.
+
+    >>> installed_algos()[:3]
+    ['ppo', 'a2c', 'dqn']
+    """
+    import importlib.util
+
+    found: dict[str, bool] = {}
+    for module, _ in ALGOS.values():
+        if module not in found:
+            found[module] = importlib.util.find_spec(module) is not None
+    return [algo for algo, (module, _) in ALGOS.items() if found[module]]
+
 
 #: The sampler settings a recipe may set, with OpponentSampler's defaults (``random_ratio`` is the
 #: probability of a fixed ``RandomPolicy`` opponent; ``reference_ratio`` that of the game's
@@ -121,6 +169,19 @@ _PPO_GENERIC: dict[str, Any] = {
     "policy_kwargs": {"net_arch": [128, 128]},
 }
 
+#: The generic hyperparameters of the continuous-action off-policy learners (SAC, TD3, DDPG, TQC,
+#: CrossQ): SB3's defaults with a replay buffer and warm-up fit for self-play budgets.
+_CONTINUOUS_GENERIC: dict[str, Any] = {
+    "learning_rate": 3e-4,
+    "buffer_size": 100_000,
+    "learning_starts": 1_000,
+    "batch_size": 256,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "gamma": 0.99,
+    "policy_kwargs": {"net_arch": [256, 256]},
+}
+
 #: Generic recipes by algorithm: SB3's defaults with a larger network and self-play settings.
 GENERIC: dict[str, Recipe] = {
     "ppo": Recipe("ppo", copy.deepcopy(_PPO_GENERIC), _sampler()),
@@ -153,6 +214,63 @@ GENERIC: dict[str, Recipe] = {
         _sampler(),
         n_envs=1,
     ),
+    "qrdqn": Recipe(
+        "qrdqn",
+        {
+            "learning_rate": 1e-4,
+            "buffer_size": 100_000,
+            "learning_starts": 1_000,
+            "batch_size": 64,
+            "train_freq": 4,
+            "target_update_interval": 2_000,
+            "exploration_fraction": 0.2,
+            "exploration_final_eps": 0.05,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128], "n_quantiles": 25},
+        },
+        _sampler(),
+        n_envs=1,
+    ),
+    "trpo": Recipe(
+        "trpo",
+        {
+            "n_steps": 256,
+            "batch_size": 256,
+            "learning_rate": 1e-3,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(),
+    ),
+    "recurrent_ppo": Recipe(
+        "recurrent_ppo",
+        {
+            "n_steps": 128,
+            "batch_size": 128,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "ent_coef": 0.01,
+            "gamma": 0.99,
+            "policy_kwargs": {"net_arch": [64], "lstm_hidden_size": 64},
+        },
+        _sampler(),
+    ),
+    "ars": Recipe(
+        "ars",
+        {"n_delta": 8, "n_eval_episodes": 1, "learning_rate": 0.02, "delta_std": 0.05},
+        _sampler(),
+        n_envs=1,
+    ),
+    **{
+        algo: Recipe(algo, copy.deepcopy(hp), _sampler(), n_envs=4)
+        for algo, hp in {
+            "sac": _CONTINUOUS_GENERIC,
+            "tqc": _CONTINUOUS_GENERIC,
+            "td3": {**_CONTINUOUS_GENERIC, "learning_rate": 1e-3},
+            "ddpg": {**_CONTINUOUS_GENERIC, "learning_rate": 1e-3},
+            "crossq": {k: v for k, v in _CONTINUOUS_GENERIC.items() if k != "policy_kwargs"},
+        }.items()
+    },
 }
 
 #: Tuned recipes of the registered games (measured figures: ``benchmarks/strength.py``).
@@ -365,6 +483,48 @@ def recipe_for(game: str, algo: str | None = None) -> Recipe:
             timesteps=tuned.timesteps if tuned.teams is not None else generic.timesteps,
         )
     return generic
+
+
+def fit_to_budget(
+    algo: str,
+    hyperparams: Mapping[str, Any],
+    timesteps: int,
+    given: Collection[str] = (),
+) -> dict[str, Any]:
+    """``hyperparams`` with an off-policy learner's replay settings fitted to a budget.
+
+    A replay buffer larger than the whole run only costs memory (SB3 allocates it at once), and a
+    warm-up (``learning_starts``) or a target-network interval (``target_update_interval``) close
+    to the budget leaves nothing learned. For the learners of :data:`OFF_POLICY` this caps
+    ``buffer_size`` at the budget (at least 10,000), ``learning_starts`` at a tenth of it and
+    ``target_update_interval`` at a twentieth of it; keys in ``given`` (the user's own ``--hp``
+    values) are left alone, and so is every other learner.
+
+    :param algo: a key of :data:`ALGOS`.
+    :param hyperparams: the recipe's keyword arguments.
+    :param timesteps: the run's budget in learner steps.
+    :param given: keys the user set explicitly.
+
+    >>> fit_to_budget("dqn", GENERIC["dqn"].hyperparams, 2_000)["learning_starts"]
+    200
+    >>> fit_to_budget("dqn", GENERIC["dqn"].hyperparams, 2_000, given={"learning_starts"})[
+    ...     "learning_starts"]
+    1000
+    >>> fit_to_budget("ppo", GENERIC["ppo"].hyperparams, 2_000) == dict(GENERIC["ppo"].hyperparams)
+    True
+    """
+    out = copy.deepcopy(dict(hyperparams))
+    if algo not in OFF_POLICY:
+        return out
+    caps = {
+        "buffer_size": max(int(timesteps), 10_000),
+        "learning_starts": max(int(timesteps) // 10, 1),
+        "target_update_interval": max(int(timesteps) // 20, 1),
+    }
+    for key, cap in caps.items():
+        if key in out and key not in given and isinstance(out[key], int | float):
+            out[key] = min(int(out[key]), cap)
+    return out
 
 
 def linear_schedule(value: float | str) -> float | Callable[[float], float]:
