@@ -17,7 +17,6 @@ torch.set_num_threads(1)
 #: policy family into an opponent is the work of the learners-policies branch (issue 25). The marks
 #: are strict, so they fail (XPASS) once that work is merged: then delete them.
 PENDING_OPPONENT_FAMILY = {
-    "dqn": "DQNPolicy opponents in the numpy fast path (learners-policies)",
     "qrdqn": "QRDQN opponents must mask their quantiles (learners-policies)",
     "recurrent_ppo": "RecurrentPPO policy specs and LSTM states (learners-policies)",
 }
@@ -111,3 +110,26 @@ def test_every_off_policy_learner_has_budget_settings():
     for algo in OFF_POLICY:
         hp = GENERIC[algo].hyperparams
         assert hp["buffer_size"] <= 100_000 and hp["learning_starts"] <= 1_000
+
+
+@pytest.mark.parametrize("algo", ["sac", "td3", "ddpg"])
+def test_team_run_with_a_continuous_off_policy_learner(algo, tmp_path, capsys):
+    pytest.importorskip("mpe2")
+    status, out, err = run(capsys, "simple_tag_v3", "--algo", algo, "--game-kwarg",
+                           "continuous_actions=true", "--timesteps", "300", "--n-envs", "1",
+                           "--team-change", "100", "--save-every", "100", "--eval-games", "2",
+                           "--out", tmp_path / "r")  # fmt: skip
+    assert status == 0, err
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["algo"] == algo and config["hyperparams"]["learning_starts"] == 30
+    assert "against random teams" in out
+
+
+def test_team_run_refuses_a_box_learner_on_discrete_actions_naming_the_fix(tmp_path, capsys):
+    pytest.importorskip("mpe2")
+    status, _, err = run(capsys, "simple_tag_v3", "--algo", "sac", "--timesteps", "300",
+                         "--out", tmp_path / "r")  # fmt: skip
+    assert status == 2
+    line = err.strip().splitlines()[-1]
+    assert "--algo sac needs a Box action space" in line
+    assert "continuous_actions=true" in line

@@ -135,6 +135,8 @@ class _FastSB3:
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
         network = policy.policy
+        if not hasattr(network, "pi_features_extractor"):  # not actor-critic (DQN, SAC, ...):
+            return None  # policy.act answers it
         plan = self._numpy_plan(network, policy.device)
         kind = (type(network), plan is not None)
         verified = self._verified.get(kind)
