@@ -48,7 +48,8 @@ class ChunkPlan:
     :param opponents: ``{opponent id: probability}``; one opponent is drawn per episode.
     :param weights: ``{opponent id: (version, policy spec, state dict of numpy arrays)}`` for
         opponents the worker does not hold at that version yet.
-    :param reset: put the player back to its initial weights and optimizer state first.
+    :param reset: put the player back to its initial weights and optimizer state first (and
+        empty an off-policy learner's replay buffer).
     :param seed: seeds the per-episode opponent draws of this chunk.
     """
 
@@ -245,6 +246,11 @@ class PlayerWorker:
         start = time.perf_counter()
         if plan.reset:
             self.model.set_parameters(io.BytesIO(self.initial_zip), exact_match=True)
+            # an off-policy learner (DQN, SAC, ...) starts over from an empty replay buffer too:
+            # games against its former opponents would pull it back to what the reset undid
+            buffer = getattr(self.model, "replay_buffer", None)
+            if buffer is not None:
+                buffer.reset()
         for opponent, (version, spec, state) in plan.weights.items():
             self._opponents[opponent] = (version, self._opponent_policy(opponent, spec, state))
         wanted = {o for o, p in plan.opponents.items() if p > 0}
