@@ -22,6 +22,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
+from ..envs.observation_wrappers import check_observation_wrappers
 from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
@@ -171,6 +172,8 @@ class SelfPlayCallback(BaseCallback):
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
+        # VecFrameStack / VecNormalize above the env: the opponents would not see the transform
+        check_observation_wrappers(self.training_env)
         self._check_archive_fits_model()
         self._check_envs_draw_from_this_archive()
         for info in self.archive.snapshots():

@@ -17,6 +17,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ..archive.spaces import spaces_match
 from ..archive.store import IncompatibleSnapshotError, SnapshotArchive, as_archive
+from ..envs.observation_wrappers import check_observation_wrappers
 
 __all__ = ["TeamSetup", "SHARED", "make_team_vec_env", "unwrap_env"]
 
@@ -156,6 +157,7 @@ class TeamSetup:
                 raise ValueError(
                     f"The model for team {team!r} has no env; build it on make_team_vec_env."
                 )
+            check_observation_wrappers(env)
             plays = getattr(unwrap_env(env), "learner_teams", None)
             wanted = self.layout.names if self.shared else [team]
             if plays is not None and list(plays) != list(wanted):
