@@ -1,7 +1,7 @@
-"""Observation wrappers and snapshot opponents: ``VecFrameStack`` and ``VecNormalize(norm_obs=True)``
-above a self-play env are refused before the first step (the opponents would be given observations
-their networks never saw), reward normalisation alone works, and frame stacking inside the game
-(``StackedObservations``) gives every seat its own stack, snapshots included."""
+"""Observation wrappers and snapshot opponents: ``VecFrameStack`` and ``VecNormalize`` of
+observations above a self-play env are refused before the first step (the opponents would be
+given observations their networks never saw), reward normalisation alone works, and frame stacking
+inside the game (``StackedObservations``) gives every seat its own stack, snapshots included."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Algorithm names accepted by ``--algo`` -> (module, class): every Stable-Baselines3 and
-#: sb3-contrib learner (the sb3-contrib ones need the ``masking`` extra; see :func:`installed_algos`).
+#: sb3-contrib learner (the sb3-contrib ones need the ``masking`` extra: :func:`installed_algos`).
 ALGOS: dict[str, tuple[str, str]] = {
     "ppo": ("stable_baselines3", "PPO"),
     "a2c": ("stable_baselines3", "A2C"),

@@ -78,8 +78,8 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
     ``seed``/``set_options`` for the next reset, ``env_method``/``get_attr``/``set_attr``
     (looked up on the copy — ``action_masks``, ``sync_latest_weights``, ``opponent_source``,
     ``learner_seats``, ... — then on the PettingZoo game itself, in its worker if any), so
-    ``MaskablePPO``, ``VecMonitor``, ``VecNormalize``, ``VecFrameStack`` and
-    :class:`~sp_wrappers.SelfPlayCallback` work unchanged;
+    ``MaskablePPO``, ``VecMonitor``, ``VecNormalize(norm_obs=False)`` and ``SelfPlayCallback`` work
+    unchanged (``VecFrameStack`` is refused: see :mod:`sp_wrappers.envs.observation_wrappers`);
     ``env_method("sync_latest_weights", ...)`` reaches each distinct opponent source once.
 
     :param env_fn: a function returning a fresh PettingZoo ``AECEnv`` or ``ParallelEnv``, e.g.
