@@ -147,3 +147,47 @@ def test_game_level_stacking_trains_against_snapshots_that_see_stacks_too(tmp_pa
         m.player_a for m in callback.archive.matches()
     }
     assert opponents & {s.id for s in snapshots}, opponents
+
+
+def test_frame_stack_game_kwarg_trains_from_the_command_line_with_snapshots_and_bots(
+    tmp_path, capsys
+):
+    import json
+
+    from sp_wrappers import SnapshotArchive
+    from sp_wrappers.cli.train import main_train
+
+    status = main_train(["connect_four_v3", "--game-kwarg", "frame_stack=3", "--timesteps", "512",
+                         "--n-envs", "2", "--save-every", "128", "--eval-games", "2", "--hp",
+                         "n_steps=64", "--hp", "batch_size=64", "--reference-ratio", "0.3",
+                         "--out", str(tmp_path / "r"), "--no-progress", "--no-plots"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["game_kwargs"] == {
+        "frame_stack": 3
+    }
+    archive = SnapshotArchive(tmp_path / "r" / "archive")
+    assert archive.load_policy(archive.latest().id).observation_space.shape == (6, 7, 6)
+    assert "vs alphabeta-d2" in out  # the reference bots played the stacked game too
+
+
+def test_reference_bots_play_the_newest_frame_of_a_stack():
+    from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
+
+    bot = AlphaBetaConnectFourPolicy(depth=2, tie_break="first")
+    game = StackedObservations(connect_four_v3.env(), 3)
+    game.reset(seed=0)
+    for column in (3, 3, 2):
+        game.step(column)
+    obs = game.observe(game.agent_selection)
+    stacked, mask = obs["observation"][None], obs["action_mask"][None].astype(bool)
+    newest = stacked[..., -2:]
+    rng = np.random.default_rng(0)
+    assert bot.act(stacked, mask, rng).tolist() == bot.act(newest, mask, rng).tolist()
+
+
+def test_a_bad_frame_stack_names_the_option():
+    from sp_wrappers.games.registry import make_game
+
+    with pytest.raises(ValueError, match=r"frame_stack=4"):
+        make_game("tictactoe_v3", frame_stack=0)

@@ -9,7 +9,9 @@ This module holds:
 Both take observations exactly as an opponent seat receives them: the ``"observation"`` part of
 PettingZoo's dict observation, stacked into a batch (``(n, 3, 3, 2)`` for tic-tac-toe,
 ``(n, 6, 7, 2)`` for Connect Four; channel 0 holds the acting player's own marks, channel 1 the
-opponent's), and boolean masks of shape ``(n, 9)`` / ``(n, 7)``. A dict batch
+opponent's), and boolean masks of shape ``(n, 9)`` / ``(n, 7)``. Frames stacked in the game
+(:class:`~sp_wrappers.games.frame_stack.StackedObservations`, ``(n, 6, 7, 2 * k)``) are read from
+the newest frame, so the bots play a ``frame_stack`` game as well. A dict batch
 ``{"observation": ..., "action_mask": ...}`` is accepted too; its ``"action_mask"`` is used when
 ``action_masks`` is ``None``. Among equally good moves they choose with the ``rng`` they are
 given, so a seeded env reproduces their games and a learner cannot beat them by memorising a
@@ -48,6 +50,14 @@ def _split_batch(
             action_masks = observations.get("action_mask")
         observations = observations["observation"]
     boards = np.asarray(observations)
+    channels = board_shape[-1]
+    if (  # frames stacked by StackedObservations: the bots play on the newest one
+        boards.ndim == len(board_shape) + 1
+        and boards.shape[1:-1] == board_shape[:-1]
+        and boards.shape[-1] > channels
+        and boards.shape[-1] % channels == 0
+    ):
+        boards = boards[..., -channels:]
     if boards.shape[1:] != board_shape:
         hint = " Add a batch dimension: obs[None]." if boards.shape == board_shape else ""
         expected = ", ".join(map(str, board_shape))

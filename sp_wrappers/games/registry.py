@@ -1,7 +1,7 @@
 """The game registry: names the ``train`` command knows, each with its reference opponents.
 
 This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
-:func:`make_game`, :func:`game_factory`, :func:`reference_opponents`,
+:func:`make_game`, :func:`game_factory`, :func:`reference_opponents`, :data:`FRAME_STACK`,
 :class:`UnknownGameError`, :class:`MissingGameError` (a registered game whose package is
 missing) and :data:`QUADRAPONG_TEAMS`.
 
@@ -11,7 +11,9 @@ A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3
 an import path ``module:function`` to any PettingZoo environment constructor
 (``pettingzoo.classic.go_v5:env``). When the attribute is a module with an ``env`` function
 (``pettingzoo.classic:rps_v2``), that ``env`` is used. Keyword arguments (``game_kwargs`` in a
-run's ``config.json``) go to the constructor.
+run's ``config.json``) go to the constructor, except ``frame_stack=k``, which every game takes:
+each agent observes its own last ``k`` observations (frame stacking inside the game, so the
+opponents see stacks too).
 
 ``pong_v3`` and ``quadrapong_v4`` observe the Atari's 128 RAM bytes scaled to ``[0, 1]``
 (``float32``, byte / 255, see :class:`~sp_wrappers.games.wrappers.ScaledObservations`): raw 0-255
@@ -58,6 +60,7 @@ __all__ = [
     "make_game",
     "game_factory",
     "reference_opponents",
+    "FRAME_STACK",
 ]
 
 
@@ -267,9 +270,32 @@ connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an im
     return spec.factory if spec is not None else _import_constructor(name)
 
 
+#: The game keyword argument that every game takes: ``frame_stack=k`` gives every agent its own
+#: stack of its last ``k`` observations
+#: (:class:`~sp_wrappers.games.frame_stack.StackedObservations`), so the learner's seat and every
+#: opponent's see the same stacked observations.
+FRAME_STACK = "frame_stack"
+
+
 def make_game(name: str, **kwargs: Any) -> Any:
-    """Build the PettingZoo env called ``name`` with the game's keyword arguments."""
-    return resolve_game(name)(**kwargs)
+    """Build the PettingZoo env called ``name`` with the game's keyword arguments
+    (``frame_stack=k``, taken by every game, stacks each agent's last ``k`` observations).
+
+    >>> make_game("connect_four_v3", frame_stack=2).observation_space("player_0")["observation"]
+    Box(0, 1, (6, 7, 4), int8)
+    """
+    n_stack = kwargs.pop(FRAME_STACK, None)
+    game = resolve_game(name)(**kwargs)
+    if n_stack is None or n_stack == 1:
+        return game
+    if not isinstance(n_stack, int) or isinstance(n_stack, bool) or n_stack < 1:
+        raise ValueError(
+            f"frame_stack must be a positive number of observations, got {n_stack!r} "
+            "(e.g. --game-kwarg frame_stack=4)."
+        )
+    from .frame_stack import StackedObservations
+
+    return StackedObservations(game, n_stack)
 
 
 def game_factory(name: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[], Any]:
