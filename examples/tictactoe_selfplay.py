@@ -23,6 +23,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from sp_wrappers import (
     OpponentSampler,
     PerfectTicTacToePolicy,
+    RandomOpenings,
     RandomPolicy,
     SB3Policy,
     SelfPlayCallback,
@@ -40,6 +41,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--save-every", type=int, default=25_000, help="learner steps")
     parser.add_argument(
         "--eval-games", type=int, default=180, help="games per opponent (a multiple of 18)"
+    )
+    parser.add_argument(
+        "--random-openings",
+        type=float,
+        default=0.5,
+        help="share of training games that start from a random first move (0 turns it off)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/tictactoe_selfplay"))
@@ -80,7 +87,10 @@ def main() -> None:
             fixed_opponents=[(RandomPolicy(), 0.2)],  # never forget how to beat a random player
             seed=args.seed + rank,
         )
-        return SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=sampler)
+        game = tictactoe_v3.env()
+        if args.random_openings > 0:  # exploring starts: positions after every first move
+            game = RandomOpenings(game, plies=1, probability=args.random_openings)
+        return SelfPlayEnv(game, learner="random", opponent=sampler)
 
     env = DummyVecEnv([lambda rank=rank: make_env(rank) for rank in range(args.n_envs)])
     env.seed(args.seed)

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "register_envs": "envs.registration",
     "IllegalActionError": "core.seats",
     "openspiel_env": "games.adapters",
+    "RandomOpenings": "games.wrappers",
     # teams
     "TeamLayout": "core.teams",
     "team_outcome": "core.teams",
@@ -108,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .evaluation.openings import OpeningsResult, legal_openings, play_openings
     from .evaluation.round_robin import RoundRobinResult, round_robin
     from .games.adapters import openspiel_env
+    from .games.wrappers import RandomOpenings
     from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .opponents.sampler import OpponentSampler
