@@ -109,8 +109,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .evaluation.openings import OpeningsResult, legal_openings, play_openings
     from .evaluation.round_robin import RoundRobinResult, round_robin
     from .games.adapters import openspiel_env
-    from .games.wrappers import RandomOpenings
     from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+    from .games.wrappers import RandomOpenings
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .opponents.sampler import OpponentSampler
     from .ratings.archive_ratings import archive_ratings, store_archive_ratings
