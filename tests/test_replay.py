@@ -3,7 +3,6 @@ turn-based games move by move, and names the extra to install when imageio is mi
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -18,7 +17,6 @@ from stable_baselines3 import PPO
 
 from sp_wrappers import cli
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.watch import add_watch_parser
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.evaluation.replay import play_replay
@@ -55,19 +53,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture
-def sp_wrappers(monkeypatch, capsys):
-    """``sp-wrappers ARGS`` through ``cli.main``, with ``watch`` registered the way
-    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
-    build = cli.build_parser
-
-    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
-        parser = build(include_train=include_train)
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "watch" not in commands.choices:  # until cli.py registers it itself
-            add_watch_parser(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_parser)
+def sp_wrappers(capsys):
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
 
     def run(*argv: object) -> tuple[int, str, str]:
         status = cli.main([str(a) for a in argv])

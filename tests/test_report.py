@@ -3,7 +3,6 @@ browser (headless Chromium, when installed) opens with every image loaded and no
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
@@ -23,7 +22,6 @@ import pytest
 from PIL import Image
 
 from sp_wrappers import cli
-from sp_wrappers.cli.report import add_report_parser
 from sp_wrappers.runs.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
@@ -50,19 +48,8 @@ def trained_run(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def sp_wrappers(monkeypatch, capsys):
-    """``sp-wrappers ARGS`` through ``cli.main`` with ``report`` registered the way
-    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
-    build = cli.build_parser
-
-    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
-        parser = build(include_train=include_train)
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "report" not in commands.choices:  # until cli.py registers it itself
-            add_report_parser(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_parser)
+def sp_wrappers(capsys):
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
 
     def run(*argv: object) -> tuple[int, str, str]:
         status = cli.main([str(a) for a in argv])
