@@ -128,6 +128,65 @@ def test_a_folder_without_an_archive_is_a_one_line_error(sp_wrappers, tmp_path):
     assert status == 2 and "holds no archive" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_person_is_listed_with_the_players_not_the_reference_players(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+
+    from sp_wrappers import PerfectTicTacToePolicy, RandomPolicy, SnapshotArchive, play_match
+
+    with SnapshotArchive(tmp_path / "archive") as archive:
+        play_match(tictactoe_v3.env, PerfectTicTacToePolicy(), RandomPolicy(), 4, archive=archive)
+        archive.record_match(player_a="human", player_b="minimax", score_a=0.5, source="play")
+    text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
+    assert "<td>human (a person)</td>" in text
+    assert "vs human" not in text and "<td>minimax</td>" in text
+
+
+# ------------------------------------------------------------------------------------------------
+# At the end of a run: train and league write the page; a page that fails is a note
+# ------------------------------------------------------------------------------------------------
+
+TINY_TRAIN = ["--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64"]
+TINY_TRAIN += ["--save-every", "64", "--eval-games", "2", "--no-progress", "--no-plots"]
+
+
+def test_train_ends_with_report_html_and_a_page_that_fails_is_a_note_not_a_failure(
+    tmp_path, sp_wrappers
+):
+    run = tmp_path / "run"
+    status, out, err = sp_wrappers("train", "tictactoe_v3", *TINY_TRAIN, "--out", run)
+    assert status == 0, err
+    text = (run / "report.html").read_text()
+    assert "<h2>Payoff matrix</h2>" in text and "report.html" in out
+    assert "Note: no report.html" not in out
+    # the page cannot be written (its path is taken by a folder): the run still finishes
+    (run / "report.html").unlink()
+    (run / "report.html").mkdir()
+    before = (run / "model.zip").stat().st_mtime_ns
+    status, out, err = sp_wrappers("train", "--resume", run, "--timesteps", "64", "--no-progress")
+    assert status == 0, err
+    assert "Note: no report.html: IsADirectoryError" in out
+    assert f"`sp-wrappers report {run}`" in out and "The run itself is complete" in out
+    assert (run / "model.zip").stat().st_mtime_ns > before
+    status, out, err = sp_wrappers(
+        "train", "tictactoe_v3", *TINY_TRAIN, "--out", tmp_path / "quiet", "--no-report"
+    )
+    assert status == 0, err
+    assert not (tmp_path / "quiet" / "report.html").exists()
+
+
+def test_league_ends_with_report_html(tmp_path, sp_wrappers):
+    run = tmp_path / "league"
+    argv = ["league", "tictactoe_v3", "--timesteps", "256", "--chunk-steps", "64"]
+    argv += ["--main-exploiters", "1", "--league-exploiters", "0", "--n-envs", "2"]
+    argv += ["--hp", "n_steps=32", "--hp", "batch_size=32", "--eval-games", "2"]
+    argv += ["--backend", "serial", "--no-progress", "--no-plots", "--out", run]
+    status, out, err = sp_wrappers(*argv)
+    assert status == 0, err
+    text = (run / "report.html").read_text()
+    assert "<h2>Bradley-Terry ratings (95% intervals)</h2>" in text and "report.html" in out
+    assert "<h2>Replay: the latest snapshot against the best earlier one</h2>" in text
+
+
 # ------------------------------------------------------------------------------------------------
 # In a real browser: Chromium driven over the DevTools protocol on a pipe (stdlib only)
 # ------------------------------------------------------------------------------------------------
