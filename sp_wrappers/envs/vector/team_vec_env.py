@@ -10,7 +10,9 @@ and learns from all of their experience (as SuperSuit's ``pettingzoo_env_to_vec_
 step plays each team agent's action at its next turn (one round in simultaneous-move games; see
 :mod:`sp_wrappers.envs.vector.team_driver`). The copy's slots end their episode together, when every
 agent of the team is done; only the copy's first slot carries ``info["selfplay"]`` (one match record
-per game), every slot carries ``seat``, ``team`` and, at the end, its own ``terminal_observation``.
+per game), every slot carries ``seat``, ``team`` and, at the end, its own ``terminal_observation``
+and ``TimeLimit.truncated``: its agent's own end (an agent that terminated early is not
+bootstrapped; a teammate cut by the time limit is, from its own last observation).
 
 Opponents: each opposing team plays one policy per episode, drawn from its entry of
 ``opponent={team: source}`` (or once per opposing team from a plain source), so all of its agents
@@ -274,11 +276,13 @@ class TeamVecEnv(SelfPlayVecEnv):
 
     def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
         summary = copy.episode_summary(status)
-        truncated = status.truncated and not status.terminated
+        team_end = (status.terminated, status.truncated)
+        ends = status.slot_ends or [team_end] * self.team_size
         results = []
         for k, info in enumerate(self._slot_infos(copy)):
             obs = status.observation[k]
-            info["TimeLimit.truncated"] = truncated
+            terminated, truncated = ends[k]  # the slot's own agent's end, not the team's
+            info["TimeLimit.truncated"] = bool(truncated and not terminated)
             info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
             if k == 0:
                 info["selfplay"] = summary
