@@ -34,7 +34,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import as_archive
-from ..opponents.sampler import LATEST_ID, OpponentSampler
+from ..opponents.sampler import LATEST_ID, PFSP_DECAY, OpponentSampler
 
 __all__ = [
     "KOpponentRollouts",
@@ -223,6 +223,7 @@ class KOpponentRollouts(BaseCallback):
         the rollout's start (as ``OpponentSampler``'s latest model).
     :param strategy: ``"uniform"`` or ``"pfsp"`` over the window (as ``OpponentSampler``).
     :param pfsp_weighting: ``"hard"`` or ``"variance"``.
+    :param pfsp_decay: how fast old results fade from PFSP win rates (as ``OpponentSampler``).
     :param learner_id: the learner's name in the match history (for PFSP win rates).
     :param history_size: how many earlier rollouts ``history`` keeps (oldest dropped first).
     :param history_path: JSON file the history is saved to after every rollout and read from at
@@ -260,6 +261,7 @@ class KOpponentRollouts(BaseCallback):
         latest_ratio: float = 0.0,
         strategy: str = "uniform",
         pfsp_weighting: str = "hard",
+        pfsp_decay: float = PFSP_DECAY,
         learner_id: str = "learner",
         history_size: int = 1000,
         history_path: str | os.PathLike[str] | None | bool = None,
@@ -288,6 +290,7 @@ class KOpponentRollouts(BaseCallback):
             latest_ratio=latest_ratio,
             strategy=strategy,
             pfsp_weighting=pfsp_weighting,
+            pfsp_decay=pfsp_decay,
             learner_id=learner_id,
             deterministic=deterministic,
         )
