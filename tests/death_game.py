@@ -58,9 +58,7 @@ class DeathGame(ParallelEnv):
         observations = {a: self._obs(a) for a in agents}
         rewards = {a: 1.0 for a in agents}
         terminations = {a: self.deaths.get(a) == self.round for a in agents}
-        truncations = {
-            a: self.round >= self.max_cycles and not terminations[a] for a in agents
-        }
+        truncations = {a: self.round >= self.max_cycles and not terminations[a] for a in agents}
         infos: dict[str, dict] = {a: {} for a in agents}
         self.agents = [a for a in agents if not (terminations[a] or truncations[a])]
         return observations, rewards, terminations, truncations, infos

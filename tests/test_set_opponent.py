@@ -24,7 +24,9 @@ def opponents_faced(venv, episodes: int = 6, seed: int = 0) -> list[str]:
         masks = np.stack(venv.env_method("action_masks"))
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         _, _, dones, infos = venv.step(actions)
-        seen += [info["selfplay"]["opponent"] for done, info in zip(dones, infos) if done]
+        seen += [
+            info["selfplay"]["opponent"] for done, info in zip(dones, infos, strict=True) if done
+        ]
     return seen
 
 

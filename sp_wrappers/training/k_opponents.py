@@ -327,14 +327,17 @@ class KOpponentRollouts(BaseCallback):
         n_games = n_envs // self._team_size
         if n_games % self.k:
             # a block that split a game copy would give one copy two opponents (the last wins)
-            slots = "" if self._team_size == 1 else (
-                f" ({n_games} game copies of {self._team_size} team slots each: each opponent's "
-                "block must be whole game copies)"
-            )
+            slots = ""
+            if self._team_size > 1:
+                slots = (
+                    f" ({n_games} game copies of {self._team_size} team slots each: each "
+                    "opponent's block must be whole game copies)"
+                )
+            suggestion = self.k * max(1, round(n_games / self.k))
             raise ValueError(
                 f"n_envs={n_games} is not a multiple of k={self.k}{slots}: each opponent needs "
-                f"the same number of env copies. Use n_envs={self.k * max(1, round(n_games / self.k))}"
-                " or pick k dividing n_envs."
+                f"the same number of env copies. Use n_envs={suggestion} or pick k dividing "
+                "n_envs."
             )
         self._game_rewards = np.zeros((self.model.n_steps, n_envs), dtype=np.float32)
 

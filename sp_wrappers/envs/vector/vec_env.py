@@ -513,8 +513,9 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         if self.opponent_draw != "shared":
             return
         sources = [copy.opponent_source for copy in self.copies]
-        for copy, slots in zip(self.copies, shared_slots(sources, [c.slots for c in self.copies])):
-            copy.slots = slots
+        slots = shared_slots(sources, [copy.slots for copy in self.copies])
+        for copy, copy_slots in zip(self.copies, slots, strict=True):
+            copy.slots = copy_slots
 
     def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         return self._seat_spaces[seat]
