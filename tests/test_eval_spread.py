@@ -50,3 +50,21 @@ def test_a_deterministic_pair_plays_one_distinct_game_per_opening_and_seat():
     # without openings (what the summary played before): one game per seat, replayed
     plain = spread_match(tictactoe_v3.env, a, b, n_games=40, plies=0, seed=0)
     assert plain.distinct_games == 2 and plain.openings == 1
+
+
+def test_the_leagues_main_agents_are_evaluated_from_openings_too(tmp_path, capsys):
+    from sp_wrappers.cli.main import main
+
+    torch.set_num_threads(1)
+    out = tmp_path / "league"
+    tiny = [
+        "--chunk-steps", "64", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=32",
+        "--snapshot-max-steps", "64", "--eval-games", "4", "--backend", "serial", "--no-progress",
+        "--no-plots", "--league-exploiters", "0", "--main-exploiters", "0",
+    ]  # fmt: skip
+    assert main(["league", "tictactoe_v3", "--timesteps", "128", *tiny, "--out", str(out)]) == 0
+    assert "distinct)" in capsys.readouterr().out
+    ratings = json.loads((out / "ratings.json").read_text())
+    for evaluation in ratings["evaluation"]["main_agent_0"].values():
+        assert evaluation["games"] == 4 and evaluation["openings"] == 2  # 2 openings x 2 seats
+        assert 2 <= evaluation["distinct_games"] <= 4
