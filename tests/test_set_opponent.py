@@ -74,3 +74,28 @@ def test_per_env_draws_stay_per_env_after_set_opponent():
     lineups = venv.get_attr("seat_policies")
     assert len({p.policy_id for lineup in lineups for p in lineup.values()}) == 4
     venv.close()
+
+
+def test_a_team_env_with_shared_draws_gives_each_block_of_copies_its_own_opponent():
+    """What KOpponentRollouts does: one opponent per block of game copies, shared draws kept."""
+    from death_game import DeathGame
+
+    from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
+
+    venv = make_selfplay_vec_env(
+        lambda: DeathGame(max_cycles=3),
+        n_envs=4,
+        learner="a",
+        teams="prefix",
+        opponent_draw="shared",
+    )
+    first, second = RandomPolicy(policy_id="first"), RandomPolicy(policy_id="second")
+    venv.env_method("set_opponent", first, indices=[0, 1, 2, 3])  # game copies 0 and 1
+    venv.env_method("set_opponent", second, indices=[4, 5, 6, 7])  # game copies 2 and 3
+    venv.reset()
+    for _ in range(3):
+        _, _, dones, infos = venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+    assert dones.all()
+    faced = [infos[2 * g]["selfplay"]["opponent_teams"]["b"] for g in range(4)]
+    assert faced == ["first", "first", "second", "second"]
+    venv.close()

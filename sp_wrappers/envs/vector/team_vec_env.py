@@ -81,14 +81,12 @@ class _TeamCopy(_EnvCopy):
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
-        (with ``opponent_draw="shared"``, in every copy: they share one line-up)."""
+        (with ``opponent_draw="shared"``, the copies given the same ``opponent`` share one
+        line-up, as at construction; the other copies keep theirs)."""
         owner = self._owner
         check_opponent_teams(opponent, owner.layout, owner.learner_teams)
         self._init_opponents(owner, opponent)
-        if owner.opponent_draw == "shared":
-            for copy in owner.copies:
-                copy.opponent_spec = opponent
-            owner._share_slots()
+        owner._share_slots()
 
     def episode_summary(self, status: _Status) -> dict[str, Any]:
         """``info["selfplay"]`` at the end of the team's episode (``seat``/``return``: the team's
@@ -391,18 +389,27 @@ class TeamVecEnv(SelfPlayVecEnv):
         return [frames[i // self.team_size] for i in range(self.num_envs)]
 
     def _share_slots(self) -> None:
-        """With ``opponent_draw="shared"``, one set of team slots for every copy."""
+        """With ``opponent_draw="shared"``, one set of team slots per group of copies given the
+        same opponent (every copy at construction); a group whose copies did not change keeps
+        its slots (its line-up and its place in the swap schedule)."""
         if self.opponent_draw != "shared":
             return
-        slots = TeamSlots(
-            self.copies[0].opponent_spec,
-            self.layout,
-            self._random_policies,
-            shared_by=len(self.copies),
-        )
+        groups: dict[int, list[_TeamCopy]] = {}
         for copy in self.copies:
-            copy.slots = slots
-            copy.opponent_source = slots.source
+            groups.setdefault(id(copy.opponent_spec), []).append(copy)
+        for members in groups.values():
+            slots = members[0].slots
+            if all(c.slots is slots for c in members) and slots.shared_by == len(members):
+                continue
+            slots = TeamSlots(
+                members[0].opponent_spec,
+                self.layout,
+                self._random_policies,
+                shared_by=len(members),
+            )
+            for copy in members:
+                copy.slots = slots
+                copy.opponent_source = slots.source
 
     def __repr__(self) -> str:
         return (
