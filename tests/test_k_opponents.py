@@ -322,3 +322,58 @@ def test_each_rollouts_vector_opponents_and_reward_reach_sb3s_logger(tmp_path):
     assert row["kopp/opponents"] == ",".join(kopp.last_record.opponents)
     assert row["kopp/games_0"] == kopp.last_record.counts[0]
     assert "kopp/outcome_1" in row and row["kopp/reward_mean"] == 0.5
+
+
+def _team_venv(n_envs: int):
+    from death_game import DeathGame
+
+    from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
+
+    # team a's agents terminate in rounds 1 and 2: every team episode ends terminated, so the
+    # rewritten rewards hold no value bootstrapping
+    return make_selfplay_vec_env(
+        lambda: DeathGame({"a_0": 1, "a_1": 2}, max_cycles=10),
+        n_envs=n_envs,
+        learner="a",
+        teams="prefix",
+    )
+
+
+def _team_archive(tmp_path, n_snapshots: int) -> SnapshotArchive:
+    archive = SnapshotArchive(tmp_path / "team-archive")
+    venv = _team_venv(2)
+    for i in range(n_snapshots):
+        archive.save(_model(venv, seed=100 + i, algo=PPO), step=i)
+    venv.close()
+    return archive
+
+
+def test_every_teammate_slot_gets_its_games_reward_and_each_game_counts_once(tmp_path):
+    archive = _team_archive(tmp_path, 2)
+    venv = _team_venv(4)  # 4 game copies x 2 team slots
+    model = _model(venv, algo=PPO)
+    kopp = KOpponentRollouts(archive, k=2, reward_fn=lambda record, history: 7.0, seed=0)
+    probe = BufferProbe(kopp)
+    model.learn(N_STEPS * venv.num_envs * 2, callback=CallbackList([kopp, probe]))
+    for rollout in probe.rollouts:
+        record = rollout["record"]
+        # each opponent's block is whole game copies: slots 0-3 (games 0, 1), slots 4-7
+        assert rollout["assigned"] == [record.opponents[0]] * 4 + [record.opponents[1]] * 4
+        ends = np.argwhere(rollout["episode_starts"][1:] == 1)  # (row - 1, slot) of each end
+        expected = np.zeros_like(rollout["rewards"])
+        expected[ends[:, 0], ends[:, 1]] = 7.0
+        # every slot of a finished game, teammates included, ends on the rollout's reward
+        np.testing.assert_array_equal(rollout["rewards"][:-1], expected[:-1])
+        assert {e.env for e in record.episodes} == set(range(8))
+        counted = [e for e in record.episodes if e.counted and e.slot is not None]
+        assert all(e.env % 2 == 0 for e in record.episodes if e.counted)
+        assert int(sum(record.counts)) == len(counted)  # one count per game, not per teammate
+    venv.close()
+
+
+def test_k_opponent_blocks_that_would_split_a_team_game_copy_are_refused(tmp_path):
+    archive = _team_archive(tmp_path, 2)
+    venv = _team_venv(3)  # 6 slots: k=2 blocks of 3 slots would split game copy 1
+    with pytest.raises(ValueError, match="n_envs=3 is not a multiple of k=2.*whole game copies"):
+        _model(venv, algo=PPO).learn(64, callback=KOpponentRollouts(archive, k=2, reward_fn=max))
+    venv.close()

@@ -142,13 +142,61 @@ def test_pfsp_variance_weighting_favours_even_matches(archive):
     record([dict(player_a="learner", player_b=ids[1], score_a=s) for s in (0.0, 1.0)])  # p = .5
     record([dict(player_a="learner", player_b=ids[2], score_a=s) for s in [1.0] * 9 + [0.0]])
     sampler = OpponentSampler(
-        archive, strategy="pfsp", pfsp_weighting="variance", latest_ratio=0.0, window=None
+        archive,
+        strategy="pfsp",
+        pfsp_weighting="variance",
+        pfsp_decay=1.0,  # plain rates over the whole history
+        latest_ratio=0.0,
+        window=None,
     )
     probabilities = dict(zip(ids, sampler.snapshot_probabilities(), strict=True))
     assert probabilities[ids[0]] == 0.0
     # p(1-p): 0.25 for the even match (and for unplayed snapshots, taken as p = 0.5), 0.09 at 0.9
     assert probabilities[ids[1]] == pytest.approx(probabilities[ids[5]])
     assert probabilities[ids[2]] == pytest.approx(probabilities[ids[1]] * 0.09 / 0.25)
+
+
+def test_pfsp_follows_recent_results_so_old_losses_fade(archive):
+    ids = [info.id for info in archive.snapshots()]
+    old, even = ids[0], ids[1]
+    record = archive.record_matches
+    record([dict(player_a="learner", player_b=old, score_a=0.0)] * 300)  # lost long ago...
+    record([dict(player_a="learner", player_b=old, score_a=1.0)] * 100)  # ...wins it now
+    record([dict(player_a="learner", player_b=even, score_a=float(i % 2)) for i in range(100)])
+
+    def probabilities(**kwargs):
+        sampler = OpponentSampler(archive, strategy="pfsp", latest_ratio=0.0, window=None, **kwargs)
+        return dict(zip(ids, sampler.snapshot_probabilities(), strict=True))
+
+    # recent results (the default): the learner now beats `old` (decayed rate 0.65), so the even
+    # match weighs more under (1 - p)^2
+    recent = probabilities()
+    assert recent[old] < recent[even]
+    # the whole history (rate 0.25) would keep chasing the opponent it already beats
+    whole = probabilities(pfsp_decay=1.0)
+    assert whole[old] > whole[even]
+
+
+def test_decayed_scores_are_the_leagues_payoff_win_rates(archive):
+    from sp_wrappers.league.payoff import DEFAULT_DECAY, PayoffTable
+    from sp_wrappers.opponents.sampler import PFSP_DECAY
+
+    ids = [info.id for info in archive.snapshots()]
+    rng = np.random.default_rng(0)
+    games = [
+        dict(player_a="learner", player_b=ids[int(rng.integers(3))], score_a=float(s))
+        for s in rng.choice([0.0, 0.5, 1.0], size=300)
+    ]
+    games += [dict(player_a=ids[1], player_b="learner", score_a=1.0)] * 20  # learner as b
+    archive.record_matches(games)
+    table = PayoffTable(decay=0.95, min_games=0).from_matches(
+        archive.matches(), decay=0.95, min_games=0
+    )
+    scores = archive.scores_against("learner", decay=0.95)
+    for sid in ids[:3]:
+        assert scores[sid][0] == pytest.approx(table.win_rate("learner", sid))
+        assert scores[sid][1] == table.games("learner", sid)
+    assert PFSP_DECAY == DEFAULT_DECAY  # the sampler and the league fade results alike
 
 
 def test_fixed_opponents_are_mixed_in_at_their_probability(archive, model):
@@ -187,6 +235,7 @@ def test_an_empty_archive_falls_back_until_the_first_snapshot(tmp_path, model):
         (dict(strategy="elo"), "strategy must be one of"),
         (dict(fixed_opponents=[(RandomPolicy(), 0.7), (RandomPolicy(), 0.7)]), "sum to more"),
         (dict(fixed_opponents=["random"]), r"\(policy, probability\) pairs"),
+        (dict(pfsp_decay=0.0), r"pfsp_decay must be in \(0, 1\].*1.0 weighs the whole history"),
     ],
 )
 def test_bad_sampler_settings_are_refused_with_the_fix(archive, kwargs, message):

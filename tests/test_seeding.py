@@ -87,5 +87,44 @@ def test_vector_env_copy_replays_the_selfplay_env_seeded_the_same_way():
 def test_raw_shimmy_adapter_on_a_chance_game_warns_and_names_the_fix():
     from shimmy import OpenSpielCompatibilityV0
 
-    with pytest.warns(UserWarning, match=r"openspiel_env\('kuhn_poker'\)"):
+    with pytest.warns(
+        UserWarning, match=r"applied openspiel_env's fix.*openspiel_env\('kuhn_poker'\)"
+    ):
         SelfPlayEnv(OpenSpielCompatibilityV0(game_name="kuhn_poker"))
+
+
+def raw_kuhn():
+    from shimmy import OpenSpielCompatibilityV0
+
+    return OpenSpielCompatibilityV0(game_name="kuhn_poker")
+
+
+@pytest.mark.filterwarnings("ignore:Shimmy's OpenSpielCompatibilityV0 truncates")
+def test_raw_shimmy_adapter_on_a_chance_game_plays_whole_games_not_truncated_ones():
+    env = SelfPlayEnv(raw_kuhn(), learner="player_0")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    ends = 0
+    for _ in range(200):
+        mask = env.action_masks()
+        _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert not truncated  # Shimmy's adapter alone truncates every game after one move
+        if terminated:
+            assert info["selfplay"]["outcome"] in (0.0, 1.0)  # poker has a winner
+            ends += 1
+            env.reset()
+    assert ends > 20
+
+
+@pytest.mark.filterwarnings("ignore:Shimmy's OpenSpielCompatibilityV0 truncates")
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_the_vector_env_fixes_a_raw_shimmy_chance_game_too(num_workers):
+    venv = SelfPlayVecEnv(raw_kuhn, n_envs=2, learner="player_0", num_workers=num_workers)
+    venv.reset()
+    for _ in range(100):
+        _, _, dones, infos = venv.step(np.array([0, 0]))
+        for done, info in zip(dones, infos, strict=True):
+            if done:
+                assert info["TimeLimit.truncated"] is False
+                assert info["selfplay"]["outcome"] in (0.0, 1.0)
+    venv.close()

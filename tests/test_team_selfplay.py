@@ -238,8 +238,8 @@ def test_sampler_knobs_are_set_per_team_and_pfsp_reads_the_learners_archive(
     faced = {m.player_b for m in SnapshotArchive(tmp_path / "agent").matches()}
     assert faced and all(p.startswith("adversary/snapshot-") for p in faced)
     # PFSP weights the predators' newest two snapshots by the prey's results against them,
-    # which live in the prey's archive
-    scores = SnapshotArchive(tmp_path / "agent").scores_against("learner")
+    # which live in the prey's archive (recent results first: PFSP's decay)
+    scores = SnapshotArchive(tmp_path / "agent").scores_against("learner", predators.pfsp_decay)
     ids = predators.eligible_ids()
     expected = pfsp_weights([scores.get(f"adversary/{i}", (0.5, 0))[0] for i in ids])
     assert len(ids) == 2 and predators.snapshot_probabilities().tolist() == expected.tolist()

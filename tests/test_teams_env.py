@@ -271,7 +271,9 @@ def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
     )
     env.reset()
     assert first.batch_sizes == [9]  # three predators in three games, one call
-    env.env_method("set_opponent", {"adversary": second}, indices=[1])
+    # given to every copy, the new opponent is shared too (one line-up, one batch); given to
+    # some copies only, it is shared among those (test_set_opponent.py)
+    env.env_method("set_opponent", {"adversary": second})
     summaries = play_episodes(env, 6, np.random.default_rng(0))
     assert [s["opponent"] for s in summaries[-3:]] == ["second"] * 3
     assert set(second.batch_sizes) == {9}

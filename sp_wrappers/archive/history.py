@@ -148,13 +148,33 @@ class MatchHistory:
         """How many games the match history holds."""
         return int(self._connect().execute("SELECT count(*) FROM matches").fetchone()[0])
 
-    def scores_against(self, player: str | SnapshotInfo) -> dict[str, tuple[float, int]]:
-        """``{opponent: (player's mean score, games)}`` over the whole match history."""
+    def scores_against(
+        self, player: str | SnapshotInfo, decay: float = 1.0
+    ) -> dict[str, tuple[float, int]]:
+        """``{opponent: (player's score, games)}`` from the match history.
+
+        With ``decay=1`` the score is the mean over every game of the pair. With ``decay < 1``
+        recent games count more: a game is weighted ``decay ** k``, ``k`` being the number of
+        games the pair played after it, exactly as AlphaStar's payoff and the league's
+        :class:`~sp_wrappers.league.payoff.PayoffTable` decay their counts (``0.99``: a game 100
+        games back weighs 0.37 of the newest). ``games`` is the undecayed count either way.
+
+        :param player: the player's name (or its snapshot).
+        :param decay: the weight factor per later game of the pair, in ``(0, 1]``.
+        """
+        if not 0.0 < float(decay) <= 1.0:
+            raise ValueError(f"decay must be in (0, 1], got {decay!r} (1: the whole history).")
+        decay = float(decay)
         player = player_name(player)
         version = self._data_version()
-        cached = self._scores.get(player)
+        key = player if decay == 1.0 else f"{player}\x00{decay!r}"
+        cached = self._scores.get(key)
         if cached is not None and cached[0] == version:
             return dict(cached[1])
+        if decay < 1.0:
+            result = self._decayed_scores(player, decay)
+            self._scores[key] = (version, result)
+            return dict(result)
         rows = (
             self._connect()
             .execute(
@@ -172,5 +192,33 @@ class MatchHistory:
             total[0] += score
             total[1] += count
         result = {o: (s / n, int(n)) for o, (s, n) in totals.items() if o != player}
-        self._scores[player] = (version, result)
+        self._scores[key] = (version, result)
         return dict(result)
+
+    def _decayed_scores(self, player: str, decay: float) -> dict[str, tuple[float, int]]:
+        """:meth:`scores_against` with ``decay < 1``, reading only the games that still weigh
+        (older ones weigh under ``1e-9`` of the newest)."""
+        horizon = int(np.ceil(np.log(1e-9) / np.log(decay)))
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT opponent, score, age, n FROM ("
+                " SELECT opponent, score,"
+                "  ROW_NUMBER() OVER (PARTITION BY opponent ORDER BY id DESC) - 1 AS age,"
+                "  COUNT(*) OVER (PARTITION BY opponent) AS n FROM ("
+                "   SELECT id, player_b AS opponent, score_a AS score FROM matches"
+                "   WHERE player_a = ? AND player_b != ? UNION ALL"
+                "   SELECT id, player_a AS opponent, 1.0 - score_a AS score FROM matches"
+                "   WHERE player_b = ? AND player_a != ?)"
+                ") WHERE age < ?",
+                (player, player, player, player, horizon),
+            )
+            .fetchall()
+        )
+        totals: dict[str, list[float]] = {}
+        for opponent, score, age, n in rows:
+            weight = decay ** int(age)
+            total = totals.setdefault(opponent, [0.0, 0.0, int(n)])
+            total[0] += weight * float(score)
+            total[1] += weight
+        return {o: (s / w, int(n)) for o, (s, w, n) in totals.items()}

@@ -302,7 +302,12 @@ def summary(
     for name, by_bot in evaluation.items():
         lines.append(f"{name} (final, deterministic) against the reference bots:")
         for bot, match in by_bot.items():
-            lines.append(f"  vs {bot:<14} {match.wins:4d} W {match.draws:4d} D {match.losses:4d} L")
+            distinct = (
+                "" if match.distinct_games is None else f"  ({match.distinct_games} distinct)"
+            )
+            lines.append(
+                f"  vs {bot:<14} {match.wins:4d} W {match.draws:4d} D {match.losses:4d} L{distinct}"
+            )
     return "\n".join(lines)
 
 
@@ -316,7 +321,14 @@ def _ratings_json(ratings: Any, league: League, evaluation: Mapping[str, Any]) -
         "final_snapshots": dict(league.final_snapshots),
         "evaluation": {
             name: {
-                bot: {"games": m.n_games, "wins": m.wins, "draws": m.draws, "losses": m.losses}
+                bot: {
+                    "games": m.n_games,
+                    "wins": m.wins,
+                    "draws": m.draws,
+                    "losses": m.losses,
+                    "distinct_games": m.distinct_games,
+                    "openings": m.openings,
+                }
                 for bot, m in by_bot.items()
             }
             for name, by_bot in evaluation.items()

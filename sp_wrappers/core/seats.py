@@ -148,16 +148,18 @@ def as_aec_env(env: Any) -> Any:
 
 def _warn_about_shimmy_truncation(game: Any) -> None:
     """Shimmy 2.0's OpenSpiel adapter truncates games with chance events early (it counts every
-    card dealt against the game's maximum number of moves): say so, and name the fixed adapter."""
-    if type(game).__name__ != "OpenSpielCompatibilityV0":
-        return
-    game_type = getattr(game, "game_type", None)
-    if game_type is None or "DETERMINISTIC" in str(getattr(game_type, "chance_mode", "")):
+    card dealt against the game's maximum number of moves): apply the fix ``openspiel_env``
+    applies (:func:`~sp_wrappers.core.openspiel.fix_shimmy_truncation`) and say so."""
+    from .openspiel import fix_shimmy_truncation
+
+    if not fix_shimmy_truncation(game):
         return
     warnings.warn(
         f"Shimmy's OpenSpielCompatibilityV0 truncates {game.game_name!r} early: it counts chance "
-        "events (cards dealt, dice rolled) against the game's maximum number of moves. Build the "
-        f"game with sp_wrappers.openspiel_env({game.game_name!r}) instead.",
+        "events (cards dealt, dice rolled) against the game's maximum number of moves. "
+        "sp_wrappers applied openspiel_env's fix to this env (its games now end only when "
+        f"OpenSpiel says so); build it with sp_wrappers.openspiel_env({game.game_name!r}) to "
+        "have the fix without this warning.",
         stacklevel=4,
     )
 

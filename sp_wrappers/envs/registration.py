@@ -18,7 +18,7 @@ The keyword arguments of ``gymnasium.make(id, ...)`` are those of :func:`make_en
   :attr:`~sp_wrappers.games.registry.GameSpec.teams`);
 - ``archive``: the path of a snapshot archive. With it, the opponents are drawn from the archive by
   an :class:`~sp_wrappers.OpponentSampler` built from the sampler's knobs (``window``,
-  ``latest_ratio``, ``swap_every``, ``swap_unit``, ``strategy``, ``pfsp_weighting``,
+  ``latest_ratio``, ``swap_every``, ``swap_unit``, ``strategy``, ``pfsp_weighting``, ``pfsp_decay``,
   ``deterministic``) plus ``fixed_opponents`` (reference bots by name with their probability);
 - ``opponent``: without an archive, one fixed opponent: a reference bot by name (``"random"``,
   the default; ``"minimax"`` for tic-tac-toe; ``"alphabeta-d1"``, ``"alphabeta-d2"``, ... for
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium
 
 from ..games.registry import GAMES, game_factory, reference_opponents
+from ..opponents.sampler import PFSP_DECAY
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..archive.store import SnapshotArchive
@@ -91,6 +92,7 @@ SAMPLER_KNOBS: dict[str, Any] = {
     "swap_unit": "episodes",
     "strategy": "uniform",
     "pfsp_weighting": "hard",
+    "pfsp_decay": PFSP_DECAY,
     "deterministic": False,
     "fixed_opponents": None,
 }
@@ -251,6 +253,7 @@ def make_env(
     swap_unit: str = "episodes",
     strategy: str = "uniform",
     pfsp_weighting: str = "hard",
+    pfsp_decay: float = PFSP_DECAY,
     deterministic: bool = False,
     keep_dict_obs: bool = False,
     teams: Any = None,
@@ -274,6 +277,8 @@ def make_env(
     :param swap_unit: with ``archive``: ``"episodes"`` or ``"steps"`` (learner steps).
     :param strategy: with ``archive``: ``"uniform"`` or ``"pfsp"``.
     :param pfsp_weighting: with ``archive``: ``"hard"`` or ``"variance"``.
+    :param pfsp_decay: with ``archive``: how fast old results fade from PFSP win rates (see
+        :class:`~sp_wrappers.OpponentSampler`).
     :param deterministic: with ``archive``: snapshot opponents take their most likely action.
     :param keep_dict_obs: give the learner the game's ``{"observation", "action_mask"}`` dict.
     :param teams: ``SelfPlayEnv``'s ``teams=``; ``None`` (default): the game's own teams
@@ -296,6 +301,7 @@ def make_env(
             swap_unit=swap_unit,
             strategy=strategy,
             pfsp_weighting=pfsp_weighting,
+            pfsp_decay=pfsp_decay,
             deterministic=deterministic,
             learner=learner,
             keep_dict_obs=keep_dict_obs,

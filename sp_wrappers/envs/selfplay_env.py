@@ -285,7 +285,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             check_opponent_teams(opponent, self.layout, self.learner_teams)
             self._random_policies = shared_random_policies(self._action_spaces)
             self.slots = TeamSlots(opponent, self.layout, self._random_policies)
-            self.opponent_source = self.slots.source
+            self._opponent_source = self.slots.source
             self.teammates = LatestTeammates(self.action_space)
             self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
@@ -296,8 +296,8 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             }
             opponent = self._default_opponents[self.learner_seats[0]]
         if self.layout is None:
-            self.opponent_source = as_opponent_source(opponent)
-            self.slots = OpponentSlots(self.opponent_source)
+            self._opponent_source = as_opponent_source(opponent)
+            self.slots = OpponentSlots(self._opponent_source)
         self.render_mode = getattr(game, "render_mode", None)
         self.metadata = dict(getattr(game, "metadata", {}) or {})
         self.seat_chooser = SeatChooser(chooser_seats, learner)
@@ -414,11 +414,21 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         if self.layout is not None:
             check_opponent_teams(opponent, self.layout, self.learner_teams)
             self.slots = TeamSlots(opponent, self.layout, self._random_policies)
-            self.opponent_source = self.slots.source
+            self._opponent_source = self.slots.source
             return
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
+        self._opponent_source = as_opponent_source(opponent)
+        self.slots = OpponentSlots(self._opponent_source)
         self._default_opponents = None
+
+    @property
+    def opponent_source(self) -> Any:
+        """Where the opponents come from (what ``opponent`` became: an object with ``draw``).
+        Setting it, e.g. ``venv.set_attr("opponent_source", x)``, is :meth:`set_opponent`."""
+        return self._opponent_source
+
+    @opponent_source.setter
+    def opponent_source(self, opponent: Any) -> None:
+        self.set_opponent(opponent)
 
     # -- helpers -----------------------------------------------------------------------------------
     def episode_summary(self) -> dict[str, Any]:

@@ -58,7 +58,9 @@ class MatchResult:
     """Wins, draws and losses of ``policy_a`` against ``policy_b`` (b's are the mirror image).
 
     ``games`` lists ``(seat_a, outcome_a)`` per game; ``by_seat`` counts per seat of ``a``.
-    ``opponent_seats`` lists ``b``'s seat per game.
+    ``opponent_seats`` lists ``b``'s seat per game. ``distinct_games`` is how many different games
+    (move sequences) those were, and ``openings`` how many forced openings of ``opening_plies``
+    moves they started from, where known (``None`` otherwise).
 
     >>> result = MatchResult("a", "b", wins=1, losses=1, games=[("x", 1.0), ("o", 0.0)])
     >>> result.score_a, result.n_games
@@ -72,6 +74,9 @@ class MatchResult:
     losses: int = 0
     games: list[tuple[str, float]] = field(default_factory=list)
     opponent_seats: list[str | None] = field(default_factory=list)
+    distinct_games: int | None = None
+    openings: int | None = None
+    opening_plies: int | None = None
 
     @property
     def n_games(self) -> int:

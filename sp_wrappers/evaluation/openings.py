@@ -1,7 +1,7 @@
 """Games from forced openings: every game starts with given moves, then the players take over.
 
-This module holds :func:`legal_openings`, :func:`play_openings`, :class:`OpeningsResult`,
-:class:`OpeningGame` and :class:`ForcedOpening`.
+This module holds :func:`legal_openings`, :func:`play_openings`, :func:`spread_match`,
+:class:`OpeningsResult`, :class:`OpeningGame` and :class:`ForcedOpening`.
 
 A deterministic learner against a bot whose ties are rare replays the same few games however many
 seeds it is given, so "50 wins in 100 games" may be one won game and one drawn game, each repeated
@@ -32,7 +32,7 @@ import numpy as np
 from ..core.policies import Observations, stack_observations
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
-from .match import _with_action_space, as_policy
+from .match import MatchResult, _with_action_space, as_policy
 
 __all__ = [
     "legal_openings",
@@ -40,6 +40,7 @@ __all__ = [
     "OpeningsResult",
     "OpeningGame",
     "ForcedOpening",
+    "spread_match",
 ]
 
 
@@ -387,4 +388,61 @@ def play_openings(
                     )
     finally:
         env.close()
+    return result
+
+
+def spread_match(
+    env_fn: Callable[[], Any],
+    policy_a: Any,
+    policy_b: Any,
+    n_games: int,
+    plies: int,
+    seed: int = 0,
+) -> MatchResult:
+    """``n_games`` games of ``a`` against ``b`` spread over the game's forced openings of
+    ``plies`` moves, seats alternating, as a :class:`~sp_wrappers.evaluation.match.MatchResult`
+    with ``distinct_games``, ``openings`` and ``opening_plies`` filled in.
+
+    The openings (:func:`legal_openings`) are shuffled with ``seed`` and taken in turn, each from
+    every seat of ``a``; with more games than openings times seats they come round again (a
+    deterministic pair then replays the same games: ``distinct_games`` says how many there were).
+    ``plies=0`` plays ordinary games reset with seeds ``seed``, ``seed + 1``, ...
+
+    :param env_fn: builds the PettingZoo game.
+    :param policy_a: a policy or an SB3 model (played deterministically).
+    :param policy_b: likewise.
+    :param n_games: games to play.
+    :param plies: forced opening moves (both players' moves count).
+    :param seed: shuffles the openings and seeds the games.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+    >>> perfect = PerfectTicTacToePolicy()
+    >>> result = spread_match(tictactoe_v3.env, perfect, perfect, n_games=18, plies=1)
+    >>> result.n_games, result.openings, result.distinct_games, result.draws
+    (18, 9, 18, 18)
+    """
+    if n_games < 1:
+        raise ValueError(f"n_games must be at least 1, got {n_games}.")
+    openings = legal_openings(env_fn, plies)
+    agents = list(as_aec_env(env_fn()).possible_agents)
+    n_seats = len(agents)
+    order = np.random.default_rng(seed).permutation(len(openings))
+    rounds = -(-n_games // n_seats)  # (opening, every seat) pairs needed
+    chosen = [openings[order[i % len(openings)]] for i in range(rounds)]
+    played = play_openings(env_fn, policy_a, policy_b, chosen, seed=seed)
+    games = played.games[:n_games]
+    result = MatchResult(played.player_a, played.player_b)
+    for game in games:
+        result.games.append((game.seat, game.outcome))
+        result.opponent_seats.append(next(a for a in agents if a != game.seat))
+        if game.outcome == 1.0:
+            result.wins += 1
+        elif game.outcome == 0.0:
+            result.losses += 1
+        else:
+            result.draws += 1
+    result.distinct_games = len({g.moves for g in games})
+    result.openings = len({g.opening for g in games})
+    result.opening_plies = plies
     return result

@@ -6,7 +6,8 @@ This module holds :func:`openspiel_env`, OpenSpiel games through Shimmy's Pettin
 event (each card dealt, each die rolled) against the game's maximum number of player moves, so it
 truncates games with chance events early; Kuhn poker is truncated after its first move. OpenSpiel
 games always end within that maximum, so the fixed adapter never truncates them: they end when
-OpenSpiel says the game is over.
+OpenSpiel says the game is over (:mod:`sp_wrappers.core.openspiel`, which ``SelfPlayEnv`` also
+applies to a raw Shimmy adapter it is given).
 
 Everything else is Shimmy's own: action masks in ``info["action_mask"]`` (``SelfPlayEnv`` reads
 them there), chance events drawn from the generator that ``reset(seed=...)`` seeds.
@@ -22,40 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["openspiel_env"]
+from ..core.openspiel import fixed_openspiel_class
 
-_CLASSES: dict[str, type] = {}
+__all__ = ["openspiel_env"]
 
 
 def __getattr__(name: str) -> Any:
     # ``OpenSpielGame`` is built on first use (Shimmy is optional); pickle finds it here.
     if name == "OpenSpielGame":
-        return _fixed_class()
+        return fixed_openspiel_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _fixed_class() -> type:
-    if "OpenSpielGame" in _CLASSES:
-        return _CLASSES["OpenSpielGame"]
-    try:
-        from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
-    except ImportError as error:  # pragma: no cover - depends on the optional extra
-        raise ImportError(
-            f"openspiel_env needs Shimmy's OpenSpiel adapter ({error}). "
-            'Install it with pip install "sp-wrappers[openspiel]".'
-        ) from None
-
-    class OpenSpielGame(OpenSpielCompatibilityV0):
-        """Shimmy's OpenSpiel adapter that ends games only when OpenSpiel does."""
-
-        def _update_termination_truncation(self) -> None:
-            super()._update_termination_truncation()
-            self.truncations = {agent: False for agent in self.agents}
-
-    OpenSpielGame.__module__ = __name__
-    OpenSpielGame.__qualname__ = "OpenSpielGame"
-    _CLASSES["OpenSpielGame"] = OpenSpielGame
-    return OpenSpielGame
 
 
 def openspiel_env(game_name: str, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -66,4 +43,4 @@ def openspiel_env(game_name: str, config: dict[str, Any] | None = None, **kwargs
     :param config: game parameters (``pyspiel.load_game(game_name, config)``).
     :param kwargs: other ``OpenSpielCompatibilityV0`` arguments (``render_mode``).
     """
-    return _fixed_class()(game_name=game_name, config=config, **kwargs)
+    return fixed_openspiel_class()(game_name=game_name, config=config, **kwargs)

@@ -166,6 +166,10 @@ class GameSpec:
         ``None`` (every agent its own side: the two-player games), ``"prefix"`` (agents grouped
         by their name without the trailing ``_N``) or a mapping ``{team: [agent, ...]}``.
         ``sp-wrappers train`` trains one learner per team (``TeamSelfPlay``) when it is set.
+    :param opening_plies: forced opening moves of the end-of-run evaluation (every sequence of
+        that many legal moves, from both seats, as ``benchmarks/strength.py`` plays them): a
+        deterministic learner against a deterministic bot otherwise replays a few games over and
+        over. 0 for games whose chance or length already varies the games.
     """
 
     name: str
@@ -174,6 +178,7 @@ class GameSpec:
     references: tuple[Callable[[], Any], ...] = ()
     quick_kwargs: Mapping[str, Any] = field(default_factory=dict)
     teams: str | Mapping[str, Sequence[str]] | None = None
+    opening_plies: int = 0
 
 
 #: Quadrapong's teams, as PettingZoo's documentation of ``quadrapong_v4`` assigns them.
@@ -191,12 +196,14 @@ GAMES: dict[str, GameSpec] = {
             functools.partial(_classic, "tictactoe_v3"),
             "tic-tac-toe (PettingZoo classic), action masks; reference: perfect minimax",
             (_minimax,),
+            opening_plies=1,
         ),
         GameSpec(
             "connect_four_v3",
             functools.partial(_classic, "connect_four_v3"),
             "Connect Four (PettingZoo classic), action masks; references: alpha-beta depths 1, 2",
             (functools.partial(_alphabeta, 1), functools.partial(_alphabeta, 2)),
+            opening_plies=2,
         ),
         GameSpec(
             "texas_holdem_v4",

@@ -27,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from ..opponents.sampler import PFSP_DECAY
+
 __all__ = ["PayoffTable", "DEFAULT_DECAY", "DEFAULT_MIN_GAMES"]
 
-DEFAULT_DECAY = 0.99
+DEFAULT_DECAY = PFSP_DECAY  # 0.99: the same fading as OpponentSampler's PFSP win rates
 DEFAULT_MIN_GAMES = 8
 
 

@@ -1,6 +1,7 @@
 """``OpponentSampler``: who the learner plays next, drawn from a snapshot archive.
 
-This module holds :class:`OpponentSampler`, :data:`STRATEGIES` and :func:`pfsp_weights`.
+This module holds :class:`OpponentSampler`, :data:`STRATEGIES`, :data:`PFSP_DECAY` and
+:func:`pfsp_weights`.
 
 The sampler plugs into :class:`~sp_wrappers.SelfPlayEnv` (and the vector env) as the ``opponent``:
 the env calls :meth:`OpponentSampler.draw` at an episode start whenever its swap schedule says so
@@ -12,6 +13,11 @@ precedence:
    :class:`~sp_wrappers.SelfPlayCallback` through :meth:`OpponentSampler.sync_latest_weights`);
 3. otherwise a snapshot from the newest ``window`` snapshots, uniformly or by prioritized
    fictitious self-play (``strategy="pfsp"``).
+
+PFSP reads the learner's *recent* results: each game against a snapshot is weighted
+``pfsp_decay ** k``, ``k`` the number of later games against it (``PFSP_DECAY = 0.99``, AlphaStar's
+payoff decay, which the league's :class:`~sp_wrappers.league.payoff.PayoffTable` uses too), so a
+snapshot the learner lost to long ago and now beats stops being drawn as if it were still hard.
 """
 
 from __future__ import annotations
@@ -27,11 +33,21 @@ from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
 from ..core.policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
 from .slots import SWAP_UNITS
 
-__all__ = ["OpponentSampler", "STRATEGIES", "PFSP_WEIGHTINGS", "pfsp_weights", "LATEST_ID"]
+__all__ = [
+    "OpponentSampler",
+    "STRATEGIES",
+    "PFSP_WEIGHTINGS",
+    "PFSP_DECAY",
+    "pfsp_weights",
+    "LATEST_ID",
+]
 
 STRATEGIES = ("uniform", "pfsp")
 PFSP_WEIGHTINGS = ("hard", "variance", "linear", "squared", "linear_capped")
 LATEST_ID = "latest"
+#: Each game's weight in PFSP win rates is ``PFSP_DECAY ** (later games of the pair)``:
+#: AlphaStar's payoff decay (a game 100 games back weighs 0.37 of the newest).
+PFSP_DECAY = 0.99
 
 
 def pfsp_weights(
@@ -87,6 +103,10 @@ class OpponentSampler:
     :param pfsp_weighting: ``"hard"`` (``(1-p)^k``), ``"variance"`` (``p(1-p)``), ``"linear"``,
         ``"squared"`` or ``"linear_capped"`` (see :func:`pfsp_weights`).
     :param pfsp_exponent: ``k`` of the hard weighting.
+    :param pfsp_decay: how fast old results fade from PFSP win rates: each game is weighted
+        ``pfsp_decay ** (games played against that snapshot since)`` (see
+        :meth:`SnapshotArchive.scores_against <sp_wrappers.SnapshotArchive.scores_against>`);
+        ``1.0`` weighs the whole history alike.
     :param fixed_opponents: ``[(policy, probability), ...]`` always in the mix, e.g.
         ``[(RandomPolicy(), 0.1)]``; probabilities sum to at most 1.
     :param learner_id: the player name the callback records the learner's matches under.
@@ -112,6 +132,7 @@ class OpponentSampler:
         strategy: str = "uniform",
         pfsp_weighting: str = "hard",
         pfsp_exponent: float = 2.0,
+        pfsp_decay: float = PFSP_DECAY,
         fixed_opponents: Sequence[tuple[Policy, float]] = (),
         learner_id: str = "learner",
         deterministic: bool = False,
@@ -136,6 +157,11 @@ class OpponentSampler:
             raise ValueError(
                 f"pfsp_weighting must be one of {PFSP_WEIGHTINGS}, got {pfsp_weighting!r}."
             )
+        if not 0.0 < float(pfsp_decay) <= 1.0:
+            raise ValueError(
+                f"pfsp_decay must be in (0, 1], got {pfsp_decay!r}: 0.99 (the default) weighs a "
+                "game 100 games back 0.37 of the newest; 1.0 weighs the whole history alike."
+            )
         fixed = list(fixed_opponents)
         for entry in fixed:
             if not (isinstance(entry, tuple | list) and len(entry) == 2 and is_policy(entry[0])):
@@ -155,6 +181,7 @@ class OpponentSampler:
         self.strategy = strategy
         self.pfsp_weighting = pfsp_weighting
         self.pfsp_exponent = float(pfsp_exponent)
+        self.pfsp_decay = float(pfsp_decay)
         self.fixed_opponents = [(policy, float(p)) for policy, p in fixed]
         self.learner_id = learner_id
         self.deterministic = deterministic
@@ -220,7 +247,7 @@ class OpponentSampler:
             return np.zeros(0)
         if self.strategy == "uniform":
             return np.full(len(ids), 1.0 / len(ids))
-        scores = self.archive.scores_against(self.learner_id)
+        scores = self.archive.scores_against(self.learner_id, decay=self.pfsp_decay)
         win_rates = [scores[i][0] if i in scores else 0.5 for i in ids]
         return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)
 

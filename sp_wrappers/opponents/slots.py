@@ -10,7 +10,8 @@ This module holds:
   ``info["selfplay"]`` names it. :meth:`OpponentSlots.bind_lineup` fits the line-up to its seats
   (a ``RandomPolicy()`` without an action space plays in its seat's). Env copies may share one
   (``SelfPlayVecEnv``'s ``opponent_draw="shared"``): they then face one line-up between swaps.
-- :data:`OPPONENT_DRAWS`, the names of those two ways of drawing.
+- :data:`OPPONENT_DRAWS`, the names of those two ways of drawing, and :func:`shared_slots`, which
+  gives the copies that draw from one source (``"shared"``) one set of slots.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "SWAP_UNITS",
     "OPPONENT_DRAWS",
     "check_policy_fits",
+    "shared_slots",
 ]
 
 SWAP_UNITS = ("episodes", "steps")
@@ -179,3 +181,47 @@ class OpponentSlots:
     def count_step(self) -> None:
         """Count one learner step towards a step-based swap."""
         self._steps_since_draw += 1
+
+
+def _source_key(source: Any) -> int:
+    """One key for sources that draw the same opponents: one policy or one callable given to
+    several copies (each copy wraps it anew) is one source."""
+    if isinstance(source, _FixedSource):
+        return id(source.policy)
+    if isinstance(source, _CallableSource):
+        return id(source.fn)
+    return id(source)
+
+
+def shared_slots(sources: list[Any], current: list[OpponentSlots]) -> list[OpponentSlots]:
+    """The slots of each env copy when copies share draws (``opponent_draw="shared"``): one
+    :class:`OpponentSlots` per group of copies drawing from one source. A group whose copies and
+    source have not changed keeps its slots (its line-up and its place in the swap schedule).
+
+    :param sources: each copy's opponent source (:func:`as_opponent_source`'s output).
+    :param current: each copy's slots now.
+
+    >>> from sp_wrappers.core.policies import RandomPolicy
+    >>> source = as_opponent_source(RandomPolicy())
+    >>> slots = shared_slots([source] * 3, [OpponentSlots(source) for _ in range(3)])
+    >>> slots[0] is slots[1] is slots[2], slots[0].shared_by
+    (True, 3)
+    >>> shared_slots([source] * 3, slots)[0] is slots[0]
+    True
+    """
+    groups: dict[int, list[int]] = {}
+    for index, source in enumerate(sources):
+        groups.setdefault(_source_key(source), []).append(index)
+    out: list[OpponentSlots] = list(current)
+    for key, members in groups.items():
+        slots = current[members[0]]
+        unchanged = (
+            all(current[i] is slots for i in members)
+            and slots.shared_by == len(members)
+            and _source_key(slots.source) == key
+        )
+        if not unchanged:
+            slots = OpponentSlots(sources[members[0]], shared_by=len(members))
+        for i in members:
+            out[i] = slots
+    return out

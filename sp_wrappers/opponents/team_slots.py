@@ -75,6 +75,7 @@ class TeamSlots:
         shared_by: int = 1,
     ) -> None:
         self.layout = layout
+        self.shared_by = max(int(shared_by), 1)
         self.random_policies = dict(random_policies) if opponent is None else None
         if opponent is None:
             opponent = RandomPolicy()

@@ -2,7 +2,8 @@
 
 This module holds what ``sp-wrappers train`` (and ``sp-wrappers league``, for each main agent)
 does after training: ``_evaluate`` (the final learner, deterministic, against ``RandomPolicy``
-and the game's reference bots, recorded as evaluation games), ``_rate`` (Bradley-Terry over the
+and the game's reference bots from the game's forced openings, seats alternating, recorded as
+evaluation games with the number of distinct games played), ``_rate`` (Bradley-Terry over the
 archive), ``_ratings_json`` (the ``ratings.json`` content, :data:`RATINGS_FORMAT_VERSION`) and
 ``_duration``. Moved out of :mod:`sp_wrappers.runs.train` unchanged.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..games.registry import reference_opponents
+from ..games.registry import GAMES, reference_opponents
 
 __all__ = ["RATINGS_FORMAT_VERSION"]
 
@@ -28,25 +29,32 @@ def _duration(seconds: float) -> str:
 def _evaluate(
     model: Any, snapshot_id: str, env_fn: Callable[[], Any], config: Mapping[str, Any], archive: Any
 ) -> dict[str, Any]:
-    """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots;
-    the games go to the archive's match history as evaluation games."""
+    """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots,
+    spread over the game's forced openings (:attr:`GameSpec.opening_plies
+    <sp_wrappers.games.registry.GameSpec.opening_plies>`), seats alternating; the games go to the
+    archive's match history as evaluation games."""
     from ..core.policies import SB3Policy
-    from ..evaluation.match import play_match
+    from ..evaluation.match import EVALUATION_SOURCE
+    from ..evaluation.openings import spread_match
 
     n_games = int(config["eval_games"])
     if n_games == 0:
         return {}
     learner = SB3Policy(model, deterministic=True, policy_id=snapshot_id)
+    spec = GAMES.get(config["game"])
+    plies = spec.opening_plies if spec is not None else 0
     results = {}
     for index, baseline in enumerate(reference_opponents(config["game"])):
-        results[baseline.policy_id] = play_match(
+        result = spread_match(
             env_fn,
             learner,
             baseline,
             n_games,
+            plies,
             seed=int(config["seed"]) + 10_000 * (index + 1),
-            archive=archive,
         )
+        archive.record_matches(result.records(source=EVALUATION_SOURCE))
+        results[baseline.policy_id] = result
     return results
 
 
@@ -75,6 +83,9 @@ def _ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) ->
                 "draws": r.draws,
                 "losses": r.losses,
                 "by_seat": {seat: list(wdl) for seat, wdl in r.by_seat().items()},
+                "distinct_games": r.distinct_games,
+                "openings": r.openings,
+                "opening_plies": r.opening_plies,
                 "learner": "deterministic",
             }
             for name, r in evaluation.items()

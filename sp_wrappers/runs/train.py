@@ -238,19 +238,28 @@ class TrainResult:
                 else f"Final learner {self.final_snapshot}: rating {final.rating:.0f}"
             )
         if self.evaluation:
-            n = next(iter(self.evaluation.values())).n_games
+            first = next(iter(self.evaluation.values()))
+            plies = first.opening_plies or 0
+            spread = (
+                f" from {first.openings} forced openings of {plies} move(s)"
+                if plies and first.openings
+                else ""
+            )
             lines.append(
-                f"Final learner (deterministic) against the baselines, {n} games each, "
-                "seats alternating:"
+                f"Final learner (deterministic) against the baselines, {first.n_games} games "
+                f"each{spread}, seats alternating:"
             )
             width = max(len(name) for name in self.evaluation)
             for name, result in self.evaluation.items():
                 seats = "  ".join(
                     f"{seat} {w}-{d}-{lo}" for seat, (w, d, lo) in result.by_seat().items()
                 )
+                distinct = (
+                    "" if result.distinct_games is None else f"; {result.distinct_games} distinct"
+                )
                 lines.append(
                     f"  vs {name:<{width}}  {result.wins:4d} W {result.draws:4d} D "
-                    f"{result.losses:4d} L   (as {seats})"
+                    f"{result.losses:4d} L   (as {seats}{distinct})"
                 )
         lines.extend(f"Note: {note}" for note in self.notes)
         return "\n".join(lines)

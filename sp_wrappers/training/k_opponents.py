@@ -34,7 +34,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import as_archive
-from ..opponents.sampler import LATEST_ID, OpponentSampler
+from ..opponents.sampler import LATEST_ID, PFSP_DECAY, OpponentSampler
 
 __all__ = [
     "KOpponentRollouts",
@@ -63,6 +63,9 @@ class EpisodeResult:
         another opponent (an episode begun before the rollout's opponents took over).
     :param outcome: 1 win, 0.5 draw, 0 loss.
     :param game_return: the learner's return from the game.
+    :param counted: whether it counts towards the outcome vector. On a team vector env every
+        teammate's slot finishes its own episode (and gets the rollout's reward), but a game
+        counts once: only its first slot, which carries the match record, is counted.
     """
 
     row: int
@@ -71,6 +74,7 @@ class EpisodeResult:
     slot: int | None
     outcome: float
     game_return: float
+    counted: bool = True
 
 
 @dataclass
@@ -125,6 +129,15 @@ class KOpponentRecord:
             returns=floats("returns"),
             counts=np.array([int(c) for c in data["counts"]], dtype=np.int64),
         )
+
+
+def _team_size(venv: Any) -> int:
+    """Slots per game copy of ``venv`` (a team vector env's ``team_size``, through wrappers)."""
+    try:
+        size = venv.team_size  # VecEnvWrapper (VecMonitor, VecNormalize) forwards it
+    except AttributeError:
+        return 1
+    return max(int(size), 1) if isinstance(size, int | np.integer) else 1
 
 
 def _json_float(value: float) -> float | None:
@@ -189,11 +202,15 @@ class KOpponentRollouts(BaseCallback):
     """Play every rollout against ``k`` snapshots and learn from a reward made of the results.
 
     Use it with a :class:`~sp_wrappers.SelfPlayVecEnv` (or any VecEnv of ``SelfPlayEnv``) whose
-    ``n_envs`` is a multiple of ``k``, an on-policy learner (PPO, A2C, MaskablePPO) and, usually,
+    ``n_envs`` (game copies) is a multiple of ``k``, an on-policy learner (PPO, A2C, MaskablePPO)
+    and, usually,
     a :class:`~sp_wrappers.SelfPlayCallback` on the same archive, which saves the snapshots and
     records every game in the archive's match history as usual. Opponents change at each env
     copy's next episode start, so episodes begun before the rollout finish against their old
     opponent: they get the rollout's reward but do not count towards the outcome vector.
+    On a team vector env (``make_selfplay_vec_env(..., teams=...)``, one slot per teammate) each
+    opponent's block is whole game copies, every teammate's slot gets the reward of its game's
+    episode, and each game counts once in the outcome vector.
 
     :param archive: the :class:`~sp_wrappers.SnapshotArchive` (or its directory) to draw from.
     :param k: opponents per rollout (distinct snapshots, drawn without replacement).
@@ -206,6 +223,7 @@ class KOpponentRollouts(BaseCallback):
         the rollout's start (as ``OpponentSampler``'s latest model).
     :param strategy: ``"uniform"`` or ``"pfsp"`` over the window (as ``OpponentSampler``).
     :param pfsp_weighting: ``"hard"`` or ``"variance"``.
+    :param pfsp_decay: how fast old results fade from PFSP win rates (as ``OpponentSampler``).
     :param learner_id: the learner's name in the match history (for PFSP win rates).
     :param history_size: how many earlier rollouts ``history`` keeps (oldest dropped first).
     :param history_path: JSON file the history is saved to after every rollout and read from at
@@ -243,6 +261,7 @@ class KOpponentRollouts(BaseCallback):
         latest_ratio: float = 0.0,
         strategy: str = "uniform",
         pfsp_weighting: str = "hard",
+        pfsp_decay: float = PFSP_DECAY,
         learner_id: str = "learner",
         history_size: int = 1000,
         history_path: str | os.PathLike[str] | None | bool = None,
@@ -271,6 +290,7 @@ class KOpponentRollouts(BaseCallback):
             latest_ratio=latest_ratio,
             strategy=strategy,
             pfsp_weighting=pfsp_weighting,
+            pfsp_decay=pfsp_decay,
             learner_id=learner_id,
             deterministic=deterministic,
         )
@@ -286,7 +306,8 @@ class KOpponentRollouts(BaseCallback):
         self._latest: Any = None
         self._assigned: list[str] = []
         self._ids: list[str] = []
-        self._finished: list[tuple[int, int, dict[str, Any]]] = []
+        self._finished: list[tuple[int, int, dict[str, Any], bool]] = []
+        self._team_size = 1
         self._game_rewards: np.ndarray | None = None
         if self.history_path is not None and self.history_path.exists():
             self._load_history(self.history_path)
@@ -302,11 +323,21 @@ class KOpponentRollouts(BaseCallback):
                 "updates). Use PPO, A2C or MaskablePPO."
             )
         n_envs = self.training_env.num_envs
-        if n_envs % self.k:
+        self._team_size = _team_size(self.training_env)
+        n_games = n_envs // self._team_size
+        if n_games % self.k:
+            # a block that split a game copy would give one copy two opponents (the last wins)
+            slots = ""
+            if self._team_size > 1:
+                slots = (
+                    f" ({n_games} game copies of {self._team_size} team slots each: each "
+                    "opponent's block must be whole game copies)"
+                )
+            suggestion = self.k * max(1, round(n_games / self.k))
             raise ValueError(
-                f"n_envs={n_envs} is not a multiple of k={self.k}: each opponent needs the same "
-                f"number of env copies. Use n_envs={self.k * max(1, round(n_envs / self.k))} or "
-                "pick k dividing n_envs."
+                f"n_envs={n_games} is not a multiple of k={self.k}{slots}: each opponent needs "
+                f"the same number of env copies. Use n_envs={suggestion} or pick k dividing "
+                "n_envs."
             )
         self._game_rewards = np.zeros((self.model.n_steps, n_envs), dtype=np.float32)
 
@@ -331,11 +362,17 @@ class KOpponentRollouts(BaseCallback):
         row = self.model.rollout_buffer.pos
         # copied before SB3 adds value bootstrapping of truncated episodes in place
         self._game_rewards[row] = self.locals["rewards"]
-        for env, (done, info) in enumerate(
-            zip(self.locals["dones"], self.locals["infos"], strict=True)
-        ):
-            if done and "selfplay" in info:
-                self._finished.append((row, env, info["selfplay"]))
+        infos = self.locals["infos"]
+        size = self._team_size
+        for env, (done, info) in enumerate(zip(self.locals["dones"], infos, strict=True)):
+            if not done:
+                continue
+            if "selfplay" in info:
+                self._finished.append((row, env, info["selfplay"], True))
+            elif size > 1:  # a teammate's slot: its game's record is on the copy's first slot
+                first = infos[env - env % size]
+                if "selfplay" in first:
+                    self._finished.append((row, env, first["selfplay"], False))
         return True
 
     def _on_rollout_end(self) -> None:
@@ -388,7 +425,7 @@ class KOpponentRollouts(BaseCallback):
         k = self.k
         sums, returns, counts = np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64)
         episodes = []
-        for row, env, summary in self._finished:
+        for row, env, summary, counted in self._finished:
             opponent = str(summary.get("opponent"))
             slot = self._ids.index(opponent) if opponent == self._assigned[env] else None
             episode = EpisodeResult(
@@ -398,9 +435,10 @@ class KOpponentRollouts(BaseCallback):
                 slot=slot,
                 outcome=float(summary["outcome"]),
                 game_return=float(summary.get("return", 0.0)),
+                counted=counted,
             )
             episodes.append(episode)
-            if slot is not None:
+            if slot is not None and counted:
                 sums[slot] += episode.outcome
                 returns[slot] += episode.game_return
                 counts[slot] += 1

@@ -176,7 +176,7 @@ class TeamSampler(OpponentSampler):
             return super().snapshot_probabilities(ids)
         from ..opponents.sampler import pfsp_weights
 
-        scores = self.scores_archive.scores_against(self.learner_id)
+        scores = self.scores_archive.scores_against(self.learner_id, decay=self.pfsp_decay)
         named = [team_player(self.team, i) for i in ids]
         win_rates = [scores[n][0] if n in scores else 0.5 for n in named]
         return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)

@@ -97,10 +97,12 @@ class _EnvCopy:
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` in this copy's opponent seats from its next episode start on (see
-        :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`)."""
+        :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`). With
+        ``opponent_draw="shared"`` the copies given one source keep sharing its draws."""
         self.opponent_source = as_opponent_source(opponent)
         self.slots = OpponentSlots(self.opponent_source)
         self._default_opponents = None
+        self._owner._share_slots()
 
     def set_game_config(self, game_kwargs: Mapping[str, Any]) -> None:
         """This copy's part of :meth:`SelfPlayVecEnv.set_game_config` (``env_method``'s way in)."""

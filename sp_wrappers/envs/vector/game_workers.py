@@ -43,6 +43,8 @@ class _Status:
     ``seat`` is the opponent seat that must act (``observation``/``mask`` are its own), or
     ``None`` when the learner must act or its episode is over (``observation`` is then the
     learner's, ``None`` when its agent left the game; ``reward`` is the learner's pending reward).
+    A learner team's episode end also gives ``slot_ends``: each team agent's own termination and
+    truncation (an agent that left early ended its own way, not the team's).
     """
 
     seat: str | None
@@ -54,6 +56,8 @@ class _Status:
     returns: dict[str, float] | None = None
     length: int = 0
     illegal_action: Any = None
+    #: at a team's episode end, each team agent's own ``(terminated, truncated)``
+    slot_ends: list[tuple[bool, bool]] | None = None
 
 
 @dataclass

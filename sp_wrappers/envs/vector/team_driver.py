@@ -17,6 +17,10 @@ before its turn may have outdated (the vec env warns; ``SelfPlayEnv`` has no suc
 A team agent that leaves the game early keeps its slot until the team's episode ends ("black
 death", as SuperSuit does): zero observations, reward 0, actions ignored. The team's episode ends
 when every team agent is done; it is truncated when they were truncated and none terminated.
+Each slot's end, though, is its own agent's (``_Status.slot_ends``): an agent that terminated
+early ends terminated (no bootstrap) with its last observation as terminal observation, and a
+teammate truncated by the time limit ends truncated (bootstrapped from its own last observation)
+even when another agent terminated in the same round.
 
 Simultaneous-move games (``metadata["is_parallelizable"]``: Parallel envs, MPE, Atari) let every
 opponent still to act in the current round observe before any of them acts, as PettingZoo's own
@@ -74,6 +78,8 @@ class TeamDriver(SeatDriver):
         self._team_set = frozenset(team)
         self.pending: dict[str, Any] = {}
         self.slot_rewards = {agent: 0.0 for agent in team}
+        #: team agent -> (terminated, truncated, last observation) once it has left the game
+        self.ends: dict[str, tuple[bool, bool, Any]] = {}
 
     def _alive(self, agent: str) -> bool:
         state = self._state
@@ -89,6 +95,7 @@ class TeamDriver(SeatDriver):
             if self.learner_done:
                 return None
             if not any(self._alive(agent) for agent in self.team):
+                self._note_ends()
                 truncated = [bool(state.truncations.get(a)) for a in self.team]
                 terminated = [bool(state.terminations.get(a)) for a in self.team]
                 self.truncated = any(truncated) and not any(terminated)
@@ -180,6 +187,23 @@ class TeamDriver(SeatDriver):
             self.returns[agent] = self.returns.get(agent, 0.0) + float(reward)
             if agent in slot_rewards:
                 slot_rewards[agent] += float(reward)
+        if len(self.ends) < len(self.team):
+            self._note_ends()
+
+    def _note_ends(self) -> None:
+        """Remember how each team agent that has just left the game ended, with its last
+        observation (taken now: once its dead step is played the game no longer has it)."""
+        state = self._state
+        for agent in self.team:
+            if agent in self.ends:
+                continue
+            if agent not in state.agents:  # left without a dead step: nothing more to observe
+                self.ends[agent] = (True, False, None)
+                continue
+            terminated = bool(state.terminations.get(agent))
+            truncated = bool(state.truncations.get(agent)) and not terminated
+            if terminated or truncated:
+                self.ends[agent] = (terminated, truncated, self._view(agent, True)[0])
 
     def _view(self, agent: str, done: bool) -> tuple[Any, np.ndarray | None]:
         """``agent``'s observation (``None`` once it left the game) and action mask."""
@@ -209,9 +233,15 @@ class TeamDriver(SeatDriver):
         if pop:
             self.slot_rewards = dict.fromkeys(self.team, 0.0)
         done = self.learner_done
-        views = [self._view(agent, done) for agent in self.team]
-        observations = [obs for obs, _ in views]
         if done:
+            # each slot ends as its own agent did; an agent still in the game (the team's episode
+            # ended on an illegal action) ends as the team's episode does
+            team_end = (self.terminated, self.truncated and not self.terminated)
+            ends = [self.ends.get(agent) for agent in self.team]
+            observations = [
+                self._view(agent, True)[0] if end is None else end[2]
+                for agent, end in zip(self.team, ends, strict=True)
+            ]
             return _Status(
                 None,
                 observations,
@@ -222,5 +252,8 @@ class TeamDriver(SeatDriver):
                 dict(self.returns),
                 self.learner_steps,
                 self.illegal_action_played,
+                slot_ends=[team_end if end is None else end[:2] for end in ends],
             )
+        views = [self._view(agent, done) for agent in self.team]
+        observations = [obs for obs, _ in views]
         return _Status(None, observations, [mask for _, mask in views], reward=rewards)

@@ -10,7 +10,9 @@ and learns from all of their experience (as SuperSuit's ``pettingzoo_env_to_vec_
 step plays each team agent's action at its next turn (one round in simultaneous-move games; see
 :mod:`sp_wrappers.envs.vector.team_driver`). The copy's slots end their episode together, when every
 agent of the team is done; only the copy's first slot carries ``info["selfplay"]`` (one match record
-per game), every slot carries ``seat``, ``team`` and, at the end, its own ``terminal_observation``.
+per game), every slot carries ``seat``, ``team`` and, at the end, its own ``terminal_observation``
+and ``TimeLimit.truncated``: its agent's own end (an agent that terminated early is not
+bootstrapped; a teammate cut by the time limit is, from its own last observation).
 
 Opponents: each opposing team plays one policy per episode, drawn from its entry of
 ``opponent={team: source}`` (or once per opposing team from a plain source), so all of its agents
@@ -79,14 +81,12 @@ class _TeamCopy(_EnvCopy):
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
-        (with ``opponent_draw="shared"``, in every copy: they share one line-up)."""
+        (with ``opponent_draw="shared"``, the copies given the same ``opponent`` share one
+        line-up, as at construction; the other copies keep theirs)."""
         owner = self._owner
         check_opponent_teams(opponent, owner.layout, owner.learner_teams)
         self._init_opponents(owner, opponent)
-        if owner.opponent_draw == "shared":
-            for copy in owner.copies:
-                copy.opponent_spec = opponent
-            owner._share_slots()
+        owner._share_slots()
 
     def episode_summary(self, status: _Status) -> dict[str, Any]:
         """``info["selfplay"]`` at the end of the team's episode (``seat``/``return``: the team's
@@ -274,11 +274,13 @@ class TeamVecEnv(SelfPlayVecEnv):
 
     def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
         summary = copy.episode_summary(status)
-        truncated = status.truncated and not status.terminated
+        team_end = (status.terminated, status.truncated)
+        ends = status.slot_ends or [team_end] * self.team_size
         results = []
         for k, info in enumerate(self._slot_infos(copy)):
             obs = status.observation[k]
-            info["TimeLimit.truncated"] = truncated
+            terminated, truncated = ends[k]  # the slot's own agent's end, not the team's
+            info["TimeLimit.truncated"] = bool(truncated and not terminated)
             info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
             if k == 0:
                 info["selfplay"] = summary
@@ -387,18 +389,27 @@ class TeamVecEnv(SelfPlayVecEnv):
         return [frames[i // self.team_size] for i in range(self.num_envs)]
 
     def _share_slots(self) -> None:
-        """With ``opponent_draw="shared"``, one set of team slots for every copy."""
+        """With ``opponent_draw="shared"``, one set of team slots per group of copies given the
+        same opponent (every copy at construction); a group whose copies did not change keeps
+        its slots (its line-up and its place in the swap schedule)."""
         if self.opponent_draw != "shared":
             return
-        slots = TeamSlots(
-            self.copies[0].opponent_spec,
-            self.layout,
-            self._random_policies,
-            shared_by=len(self.copies),
-        )
+        groups: dict[int, list[_TeamCopy]] = {}
         for copy in self.copies:
-            copy.slots = slots
-            copy.opponent_source = slots.source
+            groups.setdefault(id(copy.opponent_spec), []).append(copy)
+        for members in groups.values():
+            slots = members[0].slots
+            if all(c.slots is slots for c in members) and slots.shared_by == len(members):
+                continue
+            slots = TeamSlots(
+                members[0].opponent_spec,
+                self.layout,
+                self._random_policies,
+                shared_by=len(members),
+            )
+            for copy in members:
+                copy.slots = slots
+                copy.opponent_source = slots.source
 
     def __repr__(self) -> str:
         return (

@@ -45,7 +45,7 @@ from ...core.seats import (
     check_learner_action,
     seat_spaces,
 )
-from ...opponents.slots import OPPONENT_DRAWS, OpponentSlots, as_opponent_source
+from ...opponents.slots import OPPONENT_DRAWS, as_opponent_source, shared_slots
 from ..game_config import RewardFn, check_game_kwargs, check_reward_fn
 from ..selfplay_env import (
     _zeros,
@@ -374,19 +374,19 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         return out
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute on each copy (where the copy has it), else on the PettingZoo game."""
+        """Set an attribute on each copy (where the copy has it), else on the PettingZoo game;
+        ``opponent_source`` is ``env_method("set_opponent", value)`` (one source for them all)."""
         if attr_name == "opponent_source":
             value = as_opponent_source(value)
+            for i in self._get_indices(indices):
+                self.copies[i].set_opponent(value)
+            return
         for i in self._get_indices(indices):
             copy = self.copies[i]
             if hasattr(copy, attr_name) and not attr_name.startswith("_"):
                 setattr(copy, attr_name, value)
-                if attr_name == "opponent_source":  # a new source: draw from it at the next reset
-                    copy.slots = OpponentSlots(value)
             else:
                 self.games.set_attr(i, attr_name, value)
-        if attr_name == "opponent_source":
-            self._share_slots()
 
     def env_method(
         self,
@@ -512,13 +512,10 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         by the copies that draw from it (with ``"per_env"`` each copy keeps its own)."""
         if self.opponent_draw != "shared":
             return
-        groups: dict[int, list[_EnvCopy]] = {}
-        for copy in self.copies:
-            groups.setdefault(id(copy.opponent_source), []).append(copy)
-        for members in groups.values():
-            slots = OpponentSlots(members[0].opponent_source, shared_by=len(members))
-            for copy in members:
-                copy.slots = slots
+        sources = [copy.opponent_source for copy in self.copies]
+        slots = shared_slots(sources, [copy.slots for copy in self.copies])
+        for copy, copy_slots in zip(self.copies, slots, strict=True):
+            copy.slots = copy_slots
 
     def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         return self._seat_spaces[seat]
