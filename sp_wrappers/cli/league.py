@@ -46,6 +46,7 @@ from ..core.jsonio import write_json
 from ..games.registry import GAMES, game_factory
 from ..league.backends import BACKENDS
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
+from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
 from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
@@ -169,6 +170,10 @@ class LeagueProgress:
     def close(self) -> None:
         for writer in self._writers.values():
             writer.close()
+
+
+def _print_stall(report: StallReport) -> None:
+    print(f"{PROG} league: {report}", file=sys.stderr, flush=True)
 
 
 def _builder(config: Mapping[str, Any]) -> Any:
@@ -323,15 +328,21 @@ def run_league(
     run_dir: Path,
     backend: str = "process",
     address: str | None = None,
-    num_cpus: float = 1,
+    num_cpus: float | None = None,
     num_gpus: float = 0,
     progress: bool = True,
     plots: bool = True,
     torch_threads: int | None = 1,
     device: str = "cpu",
     command: str | None = None,
+    stall_seconds: float | None = DEFAULT_STALL_SECONDS,
 ) -> str:
-    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text."""
+    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
+
+    A round that makes no progress for ``stall_seconds`` is reported on stderr (also without
+    progress output); a Ray cluster too small for the players stops the run before training
+    with an error naming ``--num-cpus`` / ``--num-gpus``.
+    """
     env_fn = game_factory(config["game"], config["game_kwargs"])
     probe = probe_or_fail(env_fn, config["game"], config["game_kwargs"], "random")
     check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
@@ -350,6 +361,7 @@ def run_league(
         max_frozen=config.get("max_frozen"),
         torch_threads=torch_threads,
         on_round=reporter,
+        on_stall=_print_stall,
     )
     config.setdefault("history", []).append(
         {
@@ -367,9 +379,15 @@ def run_league(
             address=address,
             num_cpus=num_cpus,
             num_gpus=num_gpus,
+            stall_seconds=stall_seconds,
         )
+    except PlayersDoNotFitError as error:
+        flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
+        raise LeagueError(str(error.for_flag(flag))) from None
     finally:
         reporter.close()
+    for lost in result.lost_workers:
+        print(f"{PROG} league: lost a worker and retried the round: {lost}", file=sys.stderr)
     evaluation = _evaluate_mains(league, env_fn, config)
     ratings = _ratings(league)
     written = [CONFIG_NAME, "league.json", "archive/", "players/"]
@@ -464,10 +482,23 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     running = parser.add_argument_group("running")
     running.add_argument("--backend", choices=BACKENDS, default="process")
     running.add_argument("--address", default=None, help="Ray cluster address (--backend ray)")
-    running.add_argument("--num-cpus", type=float, default=1, help="Ray CPUs per player")
+    running.add_argument(
+        "--num-cpus",
+        type=float,
+        default=None,
+        help="Ray CPUs per player (default: 1, or an equal share when the cluster has fewer)",
+    )
     running.add_argument("--num-gpus", type=float, default=0, help="Ray GPUs per player")
     running.add_argument("--out", default=None, metavar="DIR", help="(default: runs/league-GAME)")
     running.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a league")
+    running.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=DEFAULT_STALL_SECONDS,
+        metavar="S",
+        help="report on stderr a round in which no player finishes for S seconds "
+        f"(default: {DEFAULT_STALL_SECONDS:g})",
+    )
     running.add_argument("--no-progress", action="store_true")
     running.add_argument("--no-plots", action="store_true")
     parser.set_defaults(func=run_league_command)
@@ -519,6 +550,7 @@ def run_league_command(args: argparse.Namespace) -> int:
         torch_threads=args.threads,
         device=args.device,
         command=command,
+        stall_seconds=args.stall_seconds,
     )
     print(text, flush=True)
     return 0
