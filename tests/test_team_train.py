@@ -263,7 +263,7 @@ def test_without_team_change_the_run_picks_one_that_fits_every_teams_rollout(tmp
     assert config["team_change"] == 192
 
 
-def test_a_python_team_change_shorter_than_a_rollout_names_the_argument_and_a_fit():
+def test_a_python_team_change_shorter_than_a_rollout_names_the_argument_and_a_fit(tmp_path):
     from stable_baselines3 import PPO
 
     from sp_wrappers.training.team_selfplay import TeamSelfPlay
@@ -275,7 +275,7 @@ def test_a_python_team_change_shorter_than_a_rollout_names_the_argument_and_a_fi
         for team in ("adversary", "agent")
     }
     with pytest.raises(TeamChangeError, match=r"team_change=100 .* Pass team_change=192"):
-        TeamSelfPlay(env_fn, "prefix", models, team_change=100)
+        TeamSelfPlay(env_fn, "prefix", models, team_change=100, run_dir=tmp_path)
 
 
 def test_team_options_on_a_game_without_teams_name_teams(tmp_path, capsys):

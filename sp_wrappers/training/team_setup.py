@@ -96,7 +96,7 @@ def fitting_team_change(target: int, rollouts: Mapping[str, int]) -> int:
     >>> fitting_team_change(819, {"adversary": 1024, "agent": 1024})
     1024
     >>> fitting_team_change(5000, {"adversary": 1024, "agent": 768})
-    3072
+    6144
     """
     unit = math.lcm(*rollouts.values()) if rollouts else 1
     return max(1, round(int(target) / unit)) * unit
