@@ -70,7 +70,7 @@ class SerialBackend:
     def __init__(self, workers: Mapping[str, Mapping[str, Any]]) -> None:
         self.workers = {name: PlayerWorker(**kwargs) for name, kwargs in workers.items()}
 
-    def describe(self) -> dict[str, dict[str, Any]]:
+    def describe(self, **_: Any) -> dict[str, dict[str, Any]]:
         return {name: worker.describe() for name, worker in self.workers.items()}
 
     def train(self, plans: Mapping[str, ChunkPlan], **_: Any) -> dict[str, ChunkResult]:
@@ -230,8 +230,10 @@ class ProcessBackend:
             raise PlayersLostError(lost, results)
         return results
 
-    def describe(self) -> dict[str, dict[str, Any]]:
-        return self._call_all("describe", dict.fromkeys(self._conns))
+    def describe(
+        self, stall_seconds: float | None = None, on_stall: OnStall | None = None
+    ) -> dict[str, dict[str, Any]]:
+        return self._call_all("describe", dict.fromkeys(self._conns), stall_seconds, on_stall)
 
     def train(
         self,
@@ -407,8 +409,11 @@ class RayBackend:
             raise PlayersLostError(lost, results)
         return results
 
-    def describe(self) -> dict[str, dict[str, Any]]:
-        return self._gather({name: actor.describe.remote() for name, actor in self.actors.items()})
+    def describe(
+        self, stall_seconds: float | None = None, on_stall: OnStall | None = None
+    ) -> dict[str, dict[str, Any]]:
+        refs = {name: actor.describe.remote() for name, actor in self.actors.items()}
+        return self._gather(refs, stall_seconds, on_stall)
 
     def train(
         self,

@@ -511,7 +511,7 @@ class League:
         learned_steps: dict[str, int] = {name: 0 for name in self.learners}
         warned = False
         try:
-            self._start(pool.describe())
+            self._start(pool.describe(stall_seconds=stall_seconds, on_stall=self.on_stall))
             while self.total_steps() < total_timesteps:
                 before = {name: p.steps for name, p in self.learners.items()}
                 results = play_round(
