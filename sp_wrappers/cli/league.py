@@ -534,6 +534,20 @@ def run_league_command(args: argparse.Namespace) -> int:
             raise LeagueError(
                 f"{run} already holds a run; continue it with --resume {run}, or pass --out."
             )
+    if args.backend != "ray":
+        given = [
+            flag
+            for flag, value in (
+                ("--address", args.address),
+                ("--num-cpus", args.num_cpus),
+                ("--num-gpus", args.num_gpus or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise LeagueError(
+                f"{', '.join(given)} only apply to --backend ray; drop them or add --backend ray."
+            )
     argv = getattr(args, "_argv", None)
     command = shlex.join([PROG, "league", *argv]) if argv else shlex.join([PROG, *sys.argv[1:]])
     if not args.no_progress:
