@@ -40,6 +40,10 @@ class PlayersLostError(RuntimeError):
 
     :param lost: ``{player name: what happened}`` for every player whose worker is gone.
     :param results: the chunks the other players finished in that round (kept, not re-run).
+
+    >>> error = PlayersLostError({"main_agent_0": "its process died with exit code -9"}, {})
+    >>> sorted(error.lost), "restarts them from their last complete round" in str(error)
+    (['main_agent_0'], True)
     """
 
     def __init__(self, lost: Mapping[str, str], results: Mapping[str, ChunkResult]) -> None:
@@ -63,6 +67,12 @@ class PlayersDoNotFitError(LeagueSetupError):
     :param largest_node: the most of that resource one node has.
     :param flag: how the user sets the per-player amount (``num_cpus=`` in Python,
         ``--num-cpus`` on the command line); :meth:`for_flag` rewrites the message.
+
+    >>> error = PlayersDoNotFitError("CPU", per_player=1, players=3, cluster_total=2, largest_node=2)
+    >>> "Pass num_cpus=0.6666 or less" in str(error)
+    True
+    >>> "(--num-cpus 1 each)" in str(error.for_flag("--num-cpus "))
+    True
     """
 
     def __init__(
