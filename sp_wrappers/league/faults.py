@@ -68,7 +68,7 @@ class PlayersDoNotFitError(LeagueSetupError):
     :param flag: how the user sets the per-player amount (``num_cpus=`` in Python,
         ``--num-cpus`` on the command line); :meth:`for_flag` rewrites the message.
 
-    >>> error = PlayersDoNotFitError("CPU", per_player=1, players=3, cluster_total=2, largest_node=2)
+    >>> error = PlayersDoNotFitError("CPU", 1, players=3, cluster_total=2, largest_node=2)
     >>> "Pass num_cpus=0.6666 or less" in str(error)
     True
     >>> "(--num-cpus 1 each)" in str(error.for_flag("--num-cpus "))
