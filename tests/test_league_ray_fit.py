@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,13 +28,21 @@ TINY = [
 
 def league_command(*argv: str, timeout: float) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "sp_wrappers.cli", "league", *argv],
         env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
+        start_new_session=True,
     )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the command and the Ray it started
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_the_readmes_three_player_league_on_ray_finishes_on_this_machine(tmp_path):
