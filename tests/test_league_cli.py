@@ -42,3 +42,10 @@ def test_league_command_user_errors_are_one_line(tmp_path, capsys):
     assert "at least one main agent" in capsys.readouterr().err
     assert main(["league", "--resume", str(tmp_path / "missing")]) == 2
     assert "--resume needs a run directory" in capsys.readouterr().err
+
+
+def test_ray_options_without_the_ray_backend_name_the_flags(tmp_path, capsys):
+    argv = ["league", "tictactoe_v3", "--num-cpus", "2", "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--num-cpus only apply to --backend ray" in err and "Traceback" not in err

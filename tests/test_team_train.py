@@ -253,8 +253,37 @@ def test_a_team_change_shorter_than_a_teams_rollout_is_refused_naming_both(tmp_p
         capsys, "simple_tag_v3", "--timesteps", 192, "--team-change", 96, *TAG_TINY,
         "--out", tmp_path / "run",
     )  # fmt: skip
-    assert_exit_2(status, err, "team_change=96", "'adversary'", "= 192 learner steps")
-    assert "Raise team_change to at least 192" in err and "lower n_steps" in err
+    assert_exit_2(status, err, "--team-change 96", "'adversary'", "= 192 learner steps")
+    assert "Pass --team-change 192" in err and "lower n_steps" in err
+    assert "team_change=" not in err  # a CLI user is told the flag, not the Python argument
+
+
+def test_without_team_change_the_run_picks_one_that_fits_every_teams_rollout(tmp_path, capsys):
+    # a game by import path has no recipe, so no recipe team_change: a tenth of 1000 steps is 100,
+    # shorter than the predators' rollout of 192 (32 x 2 x 3) and not a multiple of the prey's
+    # 64 (32 x 2 x 1): the run takes 192, a multiple of both
+    out = tmp_path / "run"
+    game = "mpe2.simple_tag_v3:env"
+    options = ("--teams", "prefix", "--game-kwarg", "continuous_actions=False")
+    status, _, err = train(capsys, game, *options, "--timesteps", 1000, *TAG_TINY, "--out", out)
+    assert status == 0, err
+    config = json.loads((out / "config.json").read_text())
+    assert config["team_change"] == 192
+
+
+def test_a_python_team_change_shorter_than_a_rollout_names_the_argument_and_a_fit(tmp_path):
+    from stable_baselines3 import PPO
+
+    from sp_wrappers.training.team_selfplay import TeamSelfPlay
+    from sp_wrappers.training.team_setup import TeamChangeError, make_team_vec_env
+
+    env_fn = lambda: make_game("simple_tag_v3", max_cycles=10)  # noqa: E731
+    models = {
+        team: PPO("MlpPolicy", make_team_vec_env(env_fn, "prefix", team, 2), n_steps=32)
+        for team in ("adversary", "agent")
+    }
+    with pytest.raises(TeamChangeError, match=r"team_change=100 .* Pass team_change=192"):
+        TeamSelfPlay(env_fn, "prefix", models, team_change=100, run_dir=tmp_path)
 
 
 def test_team_options_on_a_game_without_teams_name_teams(tmp_path, capsys):

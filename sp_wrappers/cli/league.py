@@ -48,6 +48,7 @@ from ..core.jsonio import write_json
 from ..games.registry import GAMES, game_factory
 from ..league.backends import BACKENDS
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
+from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
 from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
@@ -172,6 +173,10 @@ class LeagueProgress:
     def close(self) -> None:
         for writer in self._writers.values():
             writer.close()
+
+
+def _print_stall(report: StallReport) -> None:
+    print(f"{PROG} league: {report}", file=sys.stderr, flush=True)
 
 
 def _builder(config: Mapping[str, Any]) -> Any:
@@ -341,19 +346,23 @@ def run_league(
     run_dir: Path,
     backend: str = "process",
     address: str | None = None,
-    num_cpus: float = 1,
+    num_cpus: float | None = None,
     num_gpus: float = 0,
     progress: bool = True,
     plots: bool = True,
     torch_threads: int | None = 1,
     device: str = "cpu",
     command: str | None = None,
+    stall_seconds: float | None = DEFAULT_STALL_SECONDS,
     html_report: bool = True,
 ) -> str:
     """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
 
-    With ``html_report`` the run ends by writing ``report.html``
-    (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be written is a note.
+    A round that makes no progress for ``stall_seconds`` is reported on stderr (also without
+    progress output); a Ray cluster too small for the players stops the run before training
+    with an error naming ``--num-cpus`` / ``--num-gpus``. With ``html_report`` the run ends by
+    writing ``report.html`` (:func:`~sp_wrappers.runs.report.report_at_end`); a page that
+    cannot be written is a note.
     """
     env_fn = game_factory(config["game"], config["game_kwargs"])
     probe = probe_or_fail(env_fn, config["game"], config["game_kwargs"], "random")
@@ -373,6 +382,7 @@ def run_league(
         max_frozen=config.get("max_frozen"),
         torch_threads=torch_threads,
         on_round=reporter,
+        on_stall=_print_stall,
     )
     config.setdefault("history", []).append(
         {
@@ -390,9 +400,15 @@ def run_league(
             address=address,
             num_cpus=num_cpus,
             num_gpus=num_gpus,
+            stall_seconds=stall_seconds,
         )
+    except PlayersDoNotFitError as error:
+        flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
+        raise LeagueError(str(error.for_flag(flag))) from None
     finally:
         reporter.close()
+    for lost in result.lost_workers:
+        print(f"{PROG} league: lost a worker and retried the round: {lost}", file=sys.stderr)
     evaluation = _evaluate_mains(league, env_fn, config)
     ratings = _ratings(league)
     written = [CONFIG_NAME, "league.json", "archive/", "players/"]
@@ -494,10 +510,23 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     running = parser.add_argument_group("running")
     running.add_argument("--backend", choices=BACKENDS, default="process")
     running.add_argument("--address", default=None, help="Ray cluster address (--backend ray)")
-    running.add_argument("--num-cpus", type=float, default=1, help="Ray CPUs per player")
+    running.add_argument(
+        "--num-cpus",
+        type=float,
+        default=None,
+        help="Ray CPUs per player (default: 1, or an equal share when the cluster has fewer)",
+    )
     running.add_argument("--num-gpus", type=float, default=0, help="Ray GPUs per player")
     running.add_argument("--out", default=None, metavar="DIR", help="(default: runs/league-GAME)")
     running.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a league")
+    running.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=DEFAULT_STALL_SECONDS,
+        metavar="S",
+        help="report on stderr a round in which no player finishes for S seconds "
+        f"(default: {DEFAULT_STALL_SECONDS:g})",
+    )
     running.add_argument("--no-progress", action="store_true")
     running.add_argument("--no-plots", action="store_true")
     running.add_argument(
@@ -536,6 +565,10 @@ def run_league_command(args: argparse.Namespace) -> int:
             raise LeagueError(
                 f"{run} already holds a run; continue it with --resume {run}, or pass --out."
             )
+    ray_only = {"--address": args.address, "--num-cpus": args.num_cpus, "--num-gpus": args.num_gpus}
+    given = [flag for flag, value in ray_only.items() if value]
+    if given and args.backend != "ray":
+        raise LeagueError(f"{', '.join(given)} only apply to --backend ray; drop them or add it.")
     argv = getattr(args, "_argv", None)
     command = shlex.join([PROG, "league", *argv]) if argv else shlex.join([PROG, *sys.argv[1:]])
     if not args.no_progress:
@@ -553,6 +586,7 @@ def run_league_command(args: argparse.Namespace) -> int:
         torch_threads=args.threads,
         device=args.device,
         command=command,
+        stall_seconds=args.stall_seconds,
     )
     print(text, flush=True)
     return 0

@@ -208,8 +208,8 @@ def new_team_run_config(args: argparse.Namespace) -> dict[str, Any]:
         config["hyperparams"].update(hp)
         config["recipe"] = config["recipe"] + "+overrides"
     _apply_team_overrides(config, args)
-    if config["team_change"] is None:
-        config["team_change"] = max(1, int(config["timesteps"]) // 10)
+    # No --team-change: train_teams picks one that fits every team's rollout once the models
+    # exist (about a tenth of the run, a multiple of each rollout).
     if not (same_game and base.get("algo") == config["algo"]):  # a --config file's are the user's
         config["hyperparams"] = fit_to_budget(
             config["algo"], config["hyperparams"], int(config["timesteps"]), given=hp
@@ -239,7 +239,7 @@ def _check_team_config(config: Mapping[str, Any]) -> None:
         if int(config[key]) < least:
             option = "--" + key.replace("_", "-")
             raise TrainError(f"{option} must be at least {least}, got {config[key]}.")
-    if int(config["team_change"]) < 1:
+    if config["team_change"] is not None and int(config["team_change"]) < 1:
         raise TrainError(
             f"--team-change must be a positive number of learner steps, got "
             f"{config['team_change']}."

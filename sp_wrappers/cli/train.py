@@ -186,7 +186,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=None,
         metavar="N",
         help="learner steps of the learning team before the next team learns (the recipe's, "
-        "else a tenth of --timesteps)",
+        "else about a tenth of --timesteps, a multiple of every team's rollout)",
     )
     teams.add_argument(
         "--shared",

@@ -3,7 +3,9 @@
 This package holds :class:`League` (the runner, :mod:`.runner`), the builders
 (:class:`LeagueBuilder`, :class:`AlphaStarLeague`, :class:`SelfPlayLeague`, :mod:`.builders`),
 the payoff table (:class:`PayoffTable`, :mod:`.payoff`), the players (:mod:`.worker`) and where
-they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only).
+they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only), what
+goes wrong there (:mod:`.faults`: :class:`StallReport`, :class:`PlayersDoNotFitError`,
+:class:`PlayersLostError`) and a round as a unit (:mod:`.rounds`).
 
 The league layer may import ``sp_wrappers.training``, ``evaluation`` and every layer below them.
 
@@ -26,6 +28,7 @@ from .builders import (
     PlayerSpec,
     SelfPlayLeague,
 )
+from .faults import LeagueStalledWarning, PlayersDoNotFitError, PlayersLostError, StallReport
 from .payoff import PayoffTable
 from .runner import League, LeagueResult
 from .worker import LeagueSetupError
@@ -45,4 +48,8 @@ __all__ = [
     "LeagueSetupError",
     "league_games",
     "BACKENDS",
+    "StallReport",
+    "LeagueStalledWarning",
+    "PlayersDoNotFitError",
+    "PlayersLostError",
 ]

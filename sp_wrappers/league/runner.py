@@ -16,9 +16,13 @@ A league directory holds::
 One round: the driver asks the builder for every learning player's opponent probabilities, sends
 each player (through the backend) a :class:`~sp_wrappers.league.worker.ChunkPlan` with the weights
 of opponents it has not seen at their current version, every player learns ``chunk_steps`` steps
-at once, and the results come back; the driver records the games in the archive and the payoff
-table, saves the snapshots the builder asks for, schedules resets, writes the model files and
-finally ``league.json``. A league killed at any moment resumes from its last complete round.
+at once, and the results come back; a player whose worker died meanwhile gets a new worker from
+the last complete round and plays its chunk again (:func:`~sp_wrappers.league.rounds.play_round`).
+Then the driver saves the snapshots the builder asks for (tagged ``round:<n>``), schedules resets,
+writes the model files, records the round's games in one transaction and finally writes
+``league.json``. A league killed at any moment resumes from its last complete round: what the
+archive holds beyond ``league.json`` is discarded first
+(:func:`~sp_wrappers.league.rounds.unfinished_round`).
 """
 
 from __future__ import annotations
@@ -34,9 +38,13 @@ from typing import Any
 
 import numpy as np
 
+from ..archive.discard import discard_records
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
+from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallReport
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
+from .pool import check_players_fit, prune_frozen
+from .rounds import DEFAULT_MAX_RETRIES, play_round, round_tag, unfinished_round, with_weights
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
 __all__ = [
@@ -72,6 +80,7 @@ class LeagueResult:
     final_snapshots: dict[str, str]
     steps_per_second: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    lost_workers: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"league in {self.root}: {self.rounds} rounds, {len(self.frozen)} frozen players"]
@@ -82,6 +91,10 @@ class LeagueResult:
                 f"{len(p.snapshots):>3}  resets {p.resets:>2}  {rate:8.0f} steps/s"
             )
         return "\n".join(lines)
+
+
+def _warn_stalled(report: StallReport) -> None:
+    warnings.warn(str(report), LeagueStalledWarning, stacklevel=2)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -114,6 +127,9 @@ class League:
     :param torch_threads: torch threads in each player.
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
     :param on_round: called with ``(league, results)`` after each round (progress display).
+    :param on_stall: receives a :class:`~sp_wrappers.league.faults.StallReport` when a round
+        makes no progress for ``stall_seconds`` (default: a
+        :class:`~sp_wrappers.league.faults.LeagueStalledWarning`).
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
@@ -142,6 +158,7 @@ class League:
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
         on_round: Callable[[League, dict[str, ChunkResult]], None] | None = None,
+        on_stall: OnStall | None = None,
     ) -> None:
         missing = [name for name in _REQUIRED if not hasattr(builder, name)]
         if missing:
@@ -192,6 +209,7 @@ class League:
         self.torch_threads = torch_threads
         self.vec_env_kwargs = dict(vec_env_kwargs or {})
         self.on_round = on_round
+        self.on_stall = on_stall if on_stall is not None else _warn_stalled
         self.specs = specs
         self.root.mkdir(parents=True, exist_ok=True)
         self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
@@ -214,6 +232,19 @@ class League:
         self.resumed = (self.root / STATE_NAME).exists()
         if self.resumed:
             self._load_state()
+        # What a round cut short left in the archive, league.json never took in: discard it.
+        snapshots, matches = unfinished_round(
+            self.archive, self.round, self.learners, self.frozen, self.final_snapshots
+        )
+        self.discarded = discard_records(self.archive, snapshots, matches)
+        kept = set(self.model_files.values())
+        for path in (self.root / PLAYERS_DIR).glob("*/model-*.zip"):
+            if path.relative_to(self.root).as_posix() not in kept:
+                path.unlink(missing_ok=True)
+        # The payoff table from the archive's match history, as the rounds recorded it.
+        self.payoff.add(
+            (m.player_a, m.player_b, m.score_a) for m in self.archive.iter_matches(source="league")
+        )
 
     # -- state -------------------------------------------------------------------------------------
     def _player_dir(self, name: str) -> Path:
@@ -246,16 +277,6 @@ class League:
         self.model_files = dict(state["model_files"])
         self.final_snapshots = dict(state.get("final_snapshots", {}))
         self.rng.bit_generator.state = state["rng"]
-        # The payoff table from the archive's match history, as the rounds recorded it.
-        self.payoff.add(
-            (m.player_a, m.player_b, m.score_a)
-            for m in self.archive.matches(source="league")
-            if m.step is None or m.step <= self._step_of(m.player_a)
-        )
-
-    def _step_of(self, player: str) -> int:
-        learner = self.learners.get(player)
-        return learner.steps if learner is not None else 1 << 62
 
     def state_json(self) -> dict[str, Any]:
         """Everything ``league.json`` holds (see the module docstring)."""
@@ -311,7 +332,7 @@ class League:
             self._policies[name] = build_policy(self._specs[name], TRUSTED_MODULES, device="cpu")
         return self._policies[name]
 
-    def _save_snapshot(self, learner: LearnerState, tags: Sequence[str]) -> str:
+    def _save_snapshot(self, learner: LearnerState, tags: Sequence[str], round: int) -> str:
         import torch
 
         policy = self._policy(learner.name)
@@ -321,12 +342,20 @@ class League:
         info = self.archive.save(
             policy,
             step=learner.steps,
-            tags=[f"role:{learner.role}", f"parent:{learner.name}", f"previous:{previous}", *tags],
+            tags=[
+                f"role:{learner.role}",
+                f"parent:{learner.name}",
+                f"previous:{previous}",
+                round_tag(round),
+                *tags,
+            ],
         )
         return info.id
 
-    def _snapshot_into_pool(self, learner: LearnerState, tags: Sequence[str] = ()) -> str:
-        snapshot_id = self._save_snapshot(learner, tags)
+    def _snapshot_into_pool(
+        self, learner: LearnerState, round: int, tags: Sequence[str] = ()
+    ) -> str:
+        snapshot_id = self._save_snapshot(learner, tags, round)
         learner.snapshots.append(snapshot_id)
         learner.last_snapshot_step = learner.steps
         self.frozen.append(FrozenPlayer(snapshot_id, learner.name, learner.role, learner.steps))
@@ -334,26 +363,7 @@ class League:
 
     def _prune_pool(self) -> list[str]:
         """Drop frozen players beyond ``max_frozen`` from matchmaking, keeping a spread."""
-        dropped: list[str] = []
-        while self.max_frozen is not None and len(self.frozen) > self.max_frozen:
-            groups: dict[str, list[FrozenPlayer]] = {}
-            for f in self.frozen:
-                groups.setdefault(f.player, []).append(f)
-            best: tuple[Any, ...] | None = None
-            for group in groups.values():
-                for i in range(1, len(group) - 1):  # never a player's first or newest
-                    gap = group[i + 1].step - group[i - 1].step
-                    key = (-len(group), gap, group[i].step)
-                    if best is None or key < best[0]:
-                        best = (key, group[i])
-            if best is None:  # at most two per player: the oldest one that has a newer sibling
-                candidates = [g[0] for g in groups.values() if len(g) > 1] or list(self.frozen)
-                victim = min(candidates, key=lambda f: f.step)
-            else:
-                victim = best[1]
-            self.frozen.remove(victim)
-            dropped.append(victim.id)
-        return dropped
+        return prune_frozen(self.frozen, self.max_frozen)
 
     def _weights_for(self, opponent: str) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
         if opponent in self.learners:
@@ -394,10 +404,12 @@ class League:
         return plans
 
     def _absorb(self, results: Mapping[str, ChunkResult]) -> None:
-        """Record a round's games and weights, then take the builder's snapshots and resets."""
+        """Take in a round's games and weights, the builder's snapshots and resets; the games
+        reach the archive in one transaction just before ``league.json``."""
+        games = []
         for name in self.learners:  # fixed order: the payoff table is the same on every backend
             result = results[name]
-            self.archive.record_matches(result.matches)
+            games += result.matches
             self.payoff.add(result.matches)
             learner = self.learners[name]
             learner.steps = result.steps
@@ -409,7 +421,7 @@ class League:
         for name, learner in self.learners.items():
             if not self.builder.ready_to_snapshot(learner, view):
                 continue
-            self._snapshot_into_pool(learner)
+            self._snapshot_into_pool(learner, self.round + 1)
             if self.builder.reset_after_snapshot(learner, self.view(), self.rng):
                 learner.resets += 1
                 self.pending_resets.add(name)
@@ -425,6 +437,7 @@ class League:
             directory_files[name] = relative
         old = dict(self.model_files)
         self.model_files.update(directory_files)
+        self.archive.record_matches(games)
         self._write_state()
         for name, relative in old.items():
             if relative != self.model_files.get(name):
@@ -451,9 +464,11 @@ class League:
         total_timesteps: int,
         backend: str = "process",
         address: str | None = None,
-        num_cpus: float = 1,
+        num_cpus: float | None = None,
         num_gpus: float = 0,
         actor_options: Mapping[str, Mapping[str, Any]] | None = None,
+        stall_seconds: float | None = DEFAULT_STALL_SECONDS,
+        max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> LeagueResult:
         """Train until the learning players have taken ``total_timesteps`` learner steps together
         (a resumed league counts the steps it took before), then snapshot every player's final
@@ -462,9 +477,17 @@ class League:
         :param backend: ``"process"`` (one process per player on this machine), ``"ray"`` (one
             Ray actor per player) or ``"serial"`` (all in this process, one after the other).
         :param address: Ray only: the cluster to connect to (``"auto"``, ``"ray://..."``).
-        :param num_cpus: Ray only: CPUs per player's actor.
+        :param num_cpus: Ray only: CPUs per player's actor; ``None``: one each, or an equal share
+            of the cluster's CPUs when it has fewer than one per player. A number the cluster
+            cannot hold for every player at once raises
+            :class:`~sp_wrappers.league.faults.PlayersDoNotFitError` before training.
         :param num_gpus: Ray only: GPUs per player's actor.
         :param actor_options: Ray only: per player name, more actor options (``resources``...).
+        :param stall_seconds: a round in which no player finishes for this long (seconds) is
+            reported to ``on_stall``: which players are waiting and why; ``None``: never.
+        :param max_retries: ``process`` and ``ray``: new workers per round for players whose
+            worker died (a killed process, a lost node) before the run stops; the league
+            directory then holds the last complete round, ready to resume.
         """
         from .backends import make_backend
 
@@ -473,22 +496,35 @@ class League:
             options = dict(
                 address=address, num_cpus=num_cpus, num_gpus=num_gpus, actor_options=actor_options
             )
-        elif address is not None or actor_options or num_gpus:
+        elif address is not None or actor_options or num_gpus or num_cpus is not None:
             raise ValueError(
-                "address, num_gpus and actor_options only apply to backend='ray'; remove them "
+                "address, num_cpus, num_gpus and actor_options only apply to backend='ray'; "
+                "remove them "
                 f"or pass backend='ray' (got backend={backend!r})."
             )
         start = time.perf_counter()
         workers = {s.name: self._worker_kwargs(s, i) for i, s in enumerate(self.specs)}
         pool = make_backend(backend, workers, **options)
+        index = {s.name: i for i, s in enumerate(self.specs)}
+        lost: list[str] = []
         learn_seconds: dict[str, float] = {name: 0.0 for name in self.learners}
         learned_steps: dict[str, int] = {name: 0 for name in self.learners}
         warned = False
         try:
-            self._start(pool.describe())
+            self._start(pool.describe(stall_seconds=stall_seconds, on_stall=self.on_stall))
             while self.total_steps() < total_timesteps:
                 before = {name: p.steps for name, p in self.learners.items()}
-                results = pool.train(self._plans())
+                results = play_round(
+                    pool,
+                    self._plans(),
+                    lambda name: self._worker_kwargs(self.specs[index[name]], index[name]),
+                    self._full_plan,
+                    self.round + 1,
+                    max_retries=max_retries,
+                    stall_seconds=stall_seconds,
+                    on_stall=self.on_stall,
+                    on_lost=lambda name, why, attempt: lost.append(f"{name}: {why}"),
+                )
                 self._absorb(results)
                 for name, result in results.items():
                     learn_seconds[name] += result.learn_seconds
@@ -513,7 +549,7 @@ class League:
             elif self._final_step(name) == learner.steps:  # a resumed run that took no step
                 continue
             elif name in self._weights and learner.steps > 0:
-                self.final_snapshots[name] = self._save_snapshot(learner, ["final"])
+                self.final_snapshots[name] = self._save_snapshot(learner, ["final"], self.round)
         self._write_state()
         rates = {
             name: learned_steps[name] / seconds
@@ -528,7 +564,12 @@ class League:
             dict(self.final_snapshots),
             rates,
             time.perf_counter() - start,
+            lost,
         )
+
+    def _full_plan(self, name: str, plan: ChunkPlan) -> ChunkPlan:
+        """``plan`` with the weights of every opponent, for a new worker that holds none."""
+        return with_weights(plan, {o: self._weights_for(o) for o in plan.opponents})
 
     def _start(self, described: Mapping[str, Mapping[str, Any]]) -> None:
         """Take in the players' first description; a new league saves initial models/snapshots."""
@@ -546,26 +587,9 @@ class League:
         self._sent = {name: {} for name in self.learners}
         if self.resumed:
             return
-        self._check_players_fit()
+        check_players_fit(self._specs)
         for spec in self.specs:
             if self.builder.snapshot_at_start(spec):
-                self._snapshot_into_pool(self.learners[spec.name], ["initial"])
+                self._snapshot_into_pool(self.learners[spec.name], 0, ["initial"])
         self._write_state()
         self.resumed = True
-
-    def _check_players_fit(self) -> None:
-        """All players must be able to face each other: the same spaces."""
-        from ..archive.spaces import space_from_json
-
-        first = self.specs[0].name
-        reference = self._specs[first]
-        for name, spec in self._specs.items():
-            same = all(
-                space_from_json(spec[k]) == space_from_json(reference[k])
-                for k in ("observation_space", "action_space")
-            )
-            if not same:
-                raise LeagueSetupError(
-                    f"Player {name}'s model has other spaces than {first}'s; every make_model "
-                    "must build its model on the env it receives."
-                )

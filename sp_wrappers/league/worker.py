@@ -228,6 +228,10 @@ class PlayerWorker:
             "node": _node_id(),
         }
 
+    def node(self) -> str:
+        """Where this worker runs: its Ray node id, else ``host:pid`` (a readiness probe)."""
+        return _node_id()
+
     def _opponent_policy(self, opponent: str, spec: dict[str, Any], state: Mapping) -> Any:
         import torch
 

@@ -279,7 +279,12 @@ def train_teams(
         :func:`~sp_wrappers.runs.report.report_at_end`; a page that cannot be written is a note).
     """
     from ..training.team_selfplay import STATE_NAME, TeamSelfPlay
-    from ..training.team_setup import make_team_vec_env
+    from ..training.team_setup import (
+        TeamChangeError,
+        fitting_team_change,
+        make_team_vec_env,
+        rollout_sizes,
+    )
 
     run = Path(run_dir)
     notes: list[str] = []
@@ -337,6 +342,9 @@ def train_teams(
             )
             seeded = {**config, "seed": int(config["seed"]) + index}
             models[name] = build_model(seeded, venv, probe.observation_spaces[teams[0]], tb, device)
+        if config.get("team_change") is None:  # none asked for: about a tenth, fitting the rollouts
+            rollouts = rollout_sizes({} if "shared" in models else models)
+            config["team_change"] = fitting_team_change(max(1, steps // 10), rollouts)
         s = config["sampler"]
         try:
             selfplay = TeamSelfPlay(
@@ -354,6 +362,8 @@ def train_teams(
                 resume=resume,
                 seed=int(config["seed"]),
             )
+        except TeamChangeError as error:
+            raise TrainError(str(error.for_flag("--team-change "))) from None
         except ValueError as error:
             raise TrainError(str(error)) from None
         start_steps = {name: int(model.num_timesteps) for name, model in models.items()}

@@ -4,11 +4,14 @@ This module holds :class:`TeamSetup`, the base of
 :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` that resolves the team layout, checks
 the models against the teams (one model per team, or one shared model), opens each team's archive,
 checks the teams' spaces, wires each team's env to the other teams' archives, and refuses a
-``team_change`` shorter than an on-policy team's rollout. Every refusal names the fix.
+``team_change`` shorter than an on-policy team's rollout (:class:`TeamChangeError`). Every refusal
+names the fix. :func:`rollout_sizes` and :func:`fitting_team_change` pick a ``team_change`` that
+fits every team's rollout (what a run that sets none gets).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,85 @@ from ..archive.spaces import spaces_match
 from ..archive.store import IncompatibleSnapshotError, SnapshotArchive, as_archive
 from ..envs.observation_wrappers import check_observation_wrappers
 
-__all__ = ["TeamSetup", "SHARED", "make_team_vec_env", "unwrap_env"]
+__all__ = [
+    "TeamSetup",
+    "TeamChangeError",
+    "SHARED",
+    "make_team_vec_env",
+    "unwrap_env",
+    "rollout_sizes",
+    "fitting_team_change",
+]
+
+
+class TeamChangeError(ValueError):
+    """``team_change`` is shorter than a team's rollout, which an on-policy learner collects whole.
+
+    :param team: the team whose rollout is longer.
+    :param team_change: the learner steps per turn asked for.
+    :param n_steps: the team model's ``n_steps``.
+    :param num_envs: the team model's env slots.
+    :param fits: a ``team_change`` that fits every team's rollout.
+    :param name: how the user sets it (``team_change=`` in Python, ``--team-change`` on the
+        command line); :meth:`for_flag` rewrites the message.
+    """
+
+    def __init__(
+        self,
+        team: str,
+        team_change: int,
+        n_steps: int,
+        num_envs: int,
+        fits: int,
+        name: str = "team_change=",
+    ) -> None:
+        self.team, self.team_change, self.fits = team, int(team_change), int(fits)
+        self.n_steps, self.num_envs, self.name = int(n_steps), int(num_envs), name
+        rollout = self.n_steps * self.num_envs
+        super().__init__(
+            f"{name}{self.team_change} is shorter than the rollout of team {team!r}'s model: "
+            f"n_steps={self.n_steps} x {self.num_envs} env slots = {rollout} learner steps, "
+            f"which it collects whole in every turn, so each turn would run {rollout} steps "
+            f"instead of {self.team_change}. Pass {name}{self.fits} (a multiple of every team's "
+            "rollout keeps turns exact), or lower n_steps (or the number of env copies)."
+        )
+
+    def for_flag(self, flag: str) -> TeamChangeError:
+        """The same error naming ``flag`` (e.g. ``"--team-change "``)."""
+        return TeamChangeError(
+            self.team, self.team_change, self.n_steps, self.num_envs, self.fits, flag
+        )
+
+
+def rollout_sizes(models: Mapping[str, Any]) -> dict[str, int]:
+    """``{team: n_steps x env slots}`` for the on-policy models among ``models`` (an off-policy
+    learner has no rollout it must finish).
+
+    :param models: ``{team: SB3 model}``.
+    """
+    from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+    sizes = {}
+    for team, model in models.items():
+        env = model.get_env()
+        if isinstance(model, OnPolicyAlgorithm) and env is not None:
+            sizes[team] = int(model.n_steps) * int(env.num_envs)
+    return sizes
+
+
+def fitting_team_change(target: int, rollouts: Mapping[str, int]) -> int:
+    """The multiple of every rollout size nearest to ``target`` learner steps (at least one).
+
+    :param target: the turn length wanted (learner steps).
+    :param rollouts: ``{team: rollout size}`` (:func:`rollout_sizes`).
+
+    >>> fitting_team_change(819, {"adversary": 1024, "agent": 1024})
+    1024
+    >>> fitting_team_change(5000, {"adversary": 1024, "agent": 768})
+    6144
+    """
+    unit = math.lcm(*rollouts.values()) if rollouts else 1
+    return max(1, round(int(target) / unit)) * unit
 
 
 class TeamSetup:
@@ -181,25 +262,20 @@ class TeamSetup:
         learner steps would silently run a whole rollout each turn. (The shared model has no
         team change.)
 
-        :raises ValueError: naming the team, both numbers and the fix.
+        :raises TeamChangeError: naming the team, both numbers and a ``team_change`` that fits.
         """
         if self.shared:
             return
-        from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
-
-        for team, model in self.models.items():
-            env = model.get_env()
-            if not isinstance(model, OnPolicyAlgorithm) or env is None:
-                continue
-            rollout = int(model.n_steps) * int(env.num_envs)
+        rollouts = rollout_sizes(self.models)
+        for team, rollout in rollouts.items():
             if self.team_change < rollout:
-                raise ValueError(
-                    f"team_change={self.team_change} is shorter than the rollout of team "
-                    f"{team!r}'s model: n_steps={model.n_steps} x {env.num_envs} env slots = "
-                    f"{rollout} learner steps, which it collects whole in every turn, so each "
-                    f"turn would run {rollout} steps instead of {self.team_change}. Raise "
-                    f"team_change to at least {rollout} (a multiple of every team's rollout "
-                    "keeps turns exact), or lower n_steps (or the number of env copies)."
+                model = self.models[team]
+                raise TeamChangeError(
+                    team,
+                    self.team_change,
+                    model.n_steps,
+                    model.get_env().num_envs,
+                    fitting_team_change(self.team_change, rollouts),
                 )
 
 
