@@ -297,16 +297,9 @@ def policy_spec(policy: Any) -> dict[str, Any]:
     >>> spec["action_space"]
     {'type': 'Discrete', 'n': 2, 'start': 0}
     """
-    params = dict(policy._get_constructor_parameters())
-    if hasattr(policy, "share_features_extractor"):
-        params["share_features_extractor"] = bool(policy.share_features_extractor)
-    lstm = getattr(policy, "lstm_actor", None)  # sb3-contrib's recurrent policies leave these out
-    if lstm is not None and hasattr(lstm, "hidden_size"):
-        params.setdefault("lstm_hidden_size", int(lstm.hidden_size))
-        params.setdefault("n_lstm_layers", int(lstm.num_layers))
-        for name in ("shared_lstm", "enable_critic_lstm", "lstm_kwargs"):
-            if hasattr(policy, name):
-                params.setdefault(name, getattr(policy, name))
+    from ..core.policy_families import constructor_parameters
+
+    params = constructor_parameters(policy)
     kwargs = {
         k: _encode(v, k)
         for k, v in params.items()
@@ -407,12 +400,9 @@ def build_policy(
     guard = _allocation_guard(4 * max_parameters + 1_000_000)
     try:
         with guard if known is None or known > max_parameters else contextlib.nullcontext():
-            policy = cls(
-                observation_space=observation_space,
-                action_space=action_space,
-                lr_schedule=_constant_schedule,
-                **kwargs,
-            )
+            if "lr_schedule" in (_accepted(cls, ()) or {"lr_schedule"}):
+                kwargs["lr_schedule"] = _constant_schedule  # not taken by ARS's policies
+            policy = cls(observation_space=observation_space, action_space=action_space, **kwargs)
     except _AllocationBudgetExceeded as error:
         raise PolicySpecError(
             f"The policy spec ({spec['policy_class']}) asks for more than {max_parameters} "

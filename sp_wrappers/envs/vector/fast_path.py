@@ -103,12 +103,14 @@ class _FastSB3:
 
     It computes the same logits (in numpy for SB3's standard MLP on CPU, else with the network's
     own torch modules), normalised the same way, and samples exactly as ``SB3Policy.act`` does.
-    Each network class is checked once against ``SB3Policy.act`` (same actions, same random
-    draws); a class that differs, and every other kind of policy, goes through ``policy.act``.
+    Each network class, with its spaces, is checked once against ``SB3Policy.act`` (same
+    actions, same random draws); one that differs, and every other kind of policy, goes through
+    ``policy.act`` (one batched call per policy per step).
     """
 
     def __init__(self) -> None:
-        self._verified: dict[tuple[type, ...], bool] = {}
+        self._verified: dict[tuple, bool] = {}
+        self._kinds: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
         self._plans: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
 
     def _numpy_plan(self, network: Any, device: Any) -> list[tuple] | None:
@@ -135,15 +137,33 @@ class _FastSB3:
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
         network = policy.policy
+        kind = self._kind(network)
+        if kind is None:
+            return None
         plan = self._numpy_plan(network, policy.device)
-        kind = (type(network), plan is not None)
-        verified = self._verified.get(kind)
+        key = (kind, plan is not None)
+        verified = self._verified.get(key)
         if verified is None:
-            verified = self._applies(policy) and self._agrees(policy, obs, masks, plan)
-            self._verified[kind] = verified
+            verified = self._agrees(policy, obs, masks, plan)
+            self._verified[key] = verified
         if not verified:
             return None
         return "torch" if plan is None else plan
+
+    def _kind(self, network: Any) -> tuple | None:
+        """What the checks are cached by: the network class with its action and observation
+        spaces (one class may act in a Discrete seat and a Box one), or ``None`` when the fast
+        path does not apply to this network at all."""
+        try:
+            cached = self._kinds.get(network)
+        except TypeError:
+            return None
+        if cached is None:
+            applies = self._applies(network)
+            kind = (type(network), repr(network.action_space), repr(network.observation_space))
+            cached = (kind if applies else None,)
+            self._kinds[network] = cached
+        return cached[0]
 
     def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
         """The policy's actions, or ``None`` when the fast path does not apply."""
@@ -187,10 +207,15 @@ class _FastSB3:
         return actions
 
     @staticmethod
-    def _applies(policy: Any) -> bool:
+    def _applies(network: Any) -> bool:
+        """Actor-critic networks (not recurrent ones) with Discrete actions on flat Box
+        observations; every other family answers through ``SB3Policy.act`` (one batched call)."""
         from stable_baselines3.common.preprocessing import is_image_space
 
-        network = policy.policy
+        from ...core.policy_families import policy_family
+
+        if policy_family(network) != "actor_critic":
+            return False
         space = network.observation_space
         return (
             all(
