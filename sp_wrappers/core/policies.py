@@ -33,6 +33,7 @@ __all__ = [
     "check_opponent_action",
     "stack_observations",
     "choose_from_scores",
+    "act_in_games",
 ]
 
 Observations = np.ndarray | dict[str, np.ndarray]
@@ -401,6 +402,21 @@ class SB3Policy:
     def __repr__(self) -> str:
         mode = "deterministic" if self.deterministic else "sampled"
         return f"SB3Policy({self.policy_id!r}, {mode})"
+
+
+def act_in_games(
+    policy: Policy,
+    observations: Observations,
+    action_masks: np.ndarray | None,
+    rng: Any,
+    state_keys: Sequence[Hashable],
+) -> np.ndarray:
+    """``policy.act``, with ``state_keys`` (one per row: the game and seat it plays) passed to
+    policies that keep a state between moves (``policy.recurrent``, e.g. a RecurrentPPO
+    :class:`SB3Policy`). What the envs and ``play_match`` call for every opponent move."""
+    if getattr(policy, "recurrent", False):
+        return policy.act(observations, action_masks, rng, state_keys=state_keys)
+    return policy.act(observations, action_masks, rng)
 
 
 def choose_from_scores(

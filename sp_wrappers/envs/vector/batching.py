@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.policies import (
+    act_in_games,
     check_opponent_action,
     stack_observations,
 )
@@ -43,12 +44,14 @@ class OpponentBatches:
             masks = None
             if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
                 actions = [
-                    policy.act(
+                    act_in_games(
+                        policy,
                         stack_observations([s.observation]),
                         None if s.mask is None else s.mask[None],
                         g,
+                        [(id(c), c.games_started, s.seat)],
                     )[0]
-                    for (_, s), g in zip(members, generators, strict=True)
+                    for (c, s), g in zip(members, generators, strict=True)
                 ]
             else:
                 obs = stack_observations([s.observation for _, s in members])
@@ -64,7 +67,8 @@ class OpponentBatches:
                 if route == "torch":
                     actions = self._fast._act(policy, obs, masks, rng, None)
                 else:
-                    actions = policy.act(obs, masks, rng)
+                    keys = [(id(c), c.games_started, s.seat) for c, s in members]
+                    actions = act_in_games(policy, obs, masks, rng, keys)
                 if len(actions) != len(members):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
