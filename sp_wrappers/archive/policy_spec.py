@@ -24,6 +24,7 @@ constructor arguments as JSON values. A spec read from an archive is untrusted i
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import inspect
@@ -80,6 +81,12 @@ _KWARGS_SLOTS = {
     "optimizer_kwargs": ("optimizer_class", ("params", "lr")),
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH_PLACEHOLDER = "<archive path>"  # the archive puts its own path in the message
+# "module:QualName" of classes trusted for the build in progress (see build_policy's
+# trusted_classes): a context variable, so concurrent builds in threads do not share them
+_TRUSTED_CLASSES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "trusted_classes", default=frozenset()
+)
 
 
 # -- classes ---------------------------------------------------------------------------------------
@@ -119,12 +126,17 @@ def _import_class(name: Any, trusted: tuple[str, ...], where: str, base: type | 
     parts = module_name.split(".") + qualname.split(".")
     if not all(_IDENTIFIER.fullmatch(p) and not p.startswith("__") for p in parts):
         raise PolicySpecError(f"{where} names {_short(name)}, which is not an importable class.")
-    if not any(module_name.startswith(prefix) or module_name + "." == prefix for prefix in trusted):
+    known = name in _TRUSTED_CLASSES.get()
+    if not known and not any(
+        module_name.startswith(prefix) or module_name + "." == prefix for prefix in trusted
+    ):
+        prefix = module_name.split(".")[0] + "."
         raise PolicySpecError(
             f"{where} names the class {name!r}, whose module is not trusted (trusted prefixes: "
             f"{list(trusted)}); nothing was imported. If you wrote that class and trust this "
-            f"archive, pass trusted_modules=[..., {module_name.split('.')[0] + '.'!r}] to "
-            "SnapshotArchive."
+            f"archive, open it with SnapshotArchive({_PATH_PLACEHOLDER}, trusted_modules="
+            f"[{prefix!r}]) (the prefixes you pass are added to the defaults; for the CLI, "
+            f"import {prefix[:-1]} in the process that saved the snapshots)."
         )
     try:
         obj: Any = importlib.import_module(module_name)
@@ -365,6 +377,7 @@ def build_policy(
     trusted_modules: Iterable[str] = TRUSTED_MODULES,
     device: str = "cpu",
     max_parameters: int = MAX_PARAMETERS,
+    trusted_classes: Iterable[str] = (),
 ) -> Any:
     """A fresh SB3 policy (random weights) built from a spec written by :func:`policy_spec`.
 
@@ -373,6 +386,8 @@ def build_policy(
 
     :param trusted_modules: module prefixes whose classes the spec may name.
     :param max_parameters: refuse policies with more weights and buffers than this (values).
+    :param trusted_classes: classes (``"module:QualName"``) trusted whatever their module: the
+        archive passes those a learner in this process saved into it.
     :raises PolicySpecError: naming the part of the spec that was refused and why.
 
     >>> import gymnasium as gym
@@ -382,9 +397,16 @@ def build_policy(
     >>> type(rebuilt).__name__, rebuilt.action_space
     ('ActorCriticPolicy', Discrete(2))
     """
+    token = _TRUSTED_CLASSES.set(frozenset(trusted_classes))
+    try:
+        return _build_policy(spec, tuple(trusted_modules), device, max_parameters)
+    finally:
+        _TRUSTED_CLASSES.reset(token)
+
+
+def _build_policy(spec: Any, trusted: tuple[str, ...], device: str, max_parameters: int) -> Any:
     from stable_baselines3.common.policies import BasePolicy
 
-    trusted = tuple(trusted_modules)
     if not isinstance(spec, dict) or not _SPEC_KEYS - {"kwargs"} <= set(spec):
         raise PolicySpecError(f"A policy spec must be an object with {sorted(_SPEC_KEYS)}. {_FIX}")
     extra = sorted(set(spec) - _SPEC_KEYS)

@@ -104,9 +104,9 @@ def note_slow_path(policy: Any) -> None:
         return
     _NOTED.add(cls)
     warnings.warn(
-        f"{cls.__module__}.{cls.__qualname__} is not a policy family sp_wrappers knows "
+        f"{cls.__module__}.{cls.__qualname__} belongs to no policy family sp_wrappers knows "
         f"(known: {', '.join(FAMILIES[f][0] for f in FAMILIES if f != 'unknown')}), so its "
-        "opponents act through policy.predict, one call per batch, without the fast path; where "
+        "opponents act through policy.predict (the slow path: one call per batch, no fast path); where "
         "the game has masks, an illegal prediction is replaced by a random legal action. "
         "Subclass one of SB3's policies to get the fast path and masked choices.",
         RuntimeWarning,
@@ -190,8 +190,8 @@ def check_family_plays(policy: Any, action_space: spaces.Space, seat: str) -> No
     if isinstance(mine, spaces.Box) and isinstance(action_space, spaces.Discrete):
         learners = FAMILIES[family][0] if family != "unknown" else type(policy).__name__
         raise ValueError(
-            f"Seat {seat!r} plays Discrete moves ({action_space}), but this opponent is a "
-            f"{family.replace('_', '-')} policy ({learners}) with Box actions {mine}: it cannot "
+            f"Seat {seat!r} plays Discrete moves ({action_space}), but this opponent's policy "
+            f"belongs to the {family!r} family ({learners}), with Box actions {mine}: it cannot "
             "choose a move, let alone a legal one under the game's action mask. Use a learner "
             "with Discrete actions for this game (PPO, MaskablePPO, DQN, QRDQN, A2C, TRPO, ARS "
             "or RecurrentPPO)."
