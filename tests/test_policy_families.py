@@ -35,7 +35,6 @@ from sp_wrappers import (  # noqa: E402
     SnapshotArchive,
     play_match,
 )
-from sp_wrappers.archive.policy_spec import PolicySpecError  # noqa: E402
 from sp_wrappers.envs.vector.fast_path import _FastSB3  # noqa: E402
 
 torch.set_num_threads(1)
