@@ -259,6 +259,23 @@ def test_fast_path_checks_each_class_per_action_space_not_per_class_alone():
     assert box_opponent.act(obs, None, None).shape == (5, 4)
 
 
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_dqn_fast_path_takes_the_same_greedy_legal_actions_as_the_opponent(deterministic):
+    model = discrete_model("DQN")
+    opponent = SB3Policy(model, deterministic=deterministic)
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 2, (40, *model.observation_space.shape)).astype(np.float32)
+    masks = rng.random((40, 9)) < 0.5
+    masks[:, 0] = True
+    fast = _FastSB3()
+    assert isinstance(fast.route(opponent, obs, masks), list)  # the numpy plan
+    expected = opponent.act(obs, masks, np.random.default_rng(1))
+    assert np.array_equal(fast.act(opponent, obs, masks, np.random.default_rng(1)), expected)
+    plan = fast.route(opponent, obs, masks)
+    parts = [(plan, obs, masks, deterministic, [np.random.default_rng(i) for i in range(40)], [])]
+    assert np.array_equal(fast.sample_merged(parts, "q"), expected)
+
+
 def test_dqn_and_qrdqn_opponents_in_a_vector_env_are_answered_without_error():
     """`sp-wrappers train connect_four_v3 --algo dqn` failed in the fast path."""
     for name in ("DQN", "QRDQN"):

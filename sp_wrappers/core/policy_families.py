@@ -106,9 +106,9 @@ def note_slow_path(policy: Any) -> None:
     warnings.warn(
         f"{cls.__module__}.{cls.__qualname__} belongs to no policy family sp_wrappers knows "
         f"(known: {', '.join(FAMILIES[f][0] for f in FAMILIES if f != 'unknown')}), so its "
-        "opponents act through policy.predict (the slow path: one call per batch, no fast path); where "
-        "the game has masks, an illegal prediction is replaced by a random legal action. "
-        "Subclass one of SB3's policies to get the fast path and masked choices.",
+        "opponents act through policy.predict (the slow path: one call per batch, no fast "
+        "path); where the game has masks, an illegal prediction is replaced by a random "
+        "legal action. Subclass one of SB3's policies to get the fast path and masked choices.",
         RuntimeWarning,
         stacklevel=3,
     )

@@ -19,7 +19,7 @@ from ...core.policies import (
     stack_observations,
 )
 from .env_copy import _EnvCopy
-from .fast_path import _batch_key, _normalises_twice, _RowGenerators
+from .fast_path import _batch_key, _RowGenerators, _scoring
 from .game_workers import _PLAY, _Status
 
 __all__ = ["OpponentBatches"]
@@ -36,7 +36,7 @@ class OpponentBatches:
             key = (_batch_key(policy), self._seat_kind[status.seat], status.mask is None)
             groups.setdefault(key, []).append((copy, status))
         items: list[tuple] = []
-        merged: dict[tuple[int, bool], list[tuple]] = {}  # numpy-plan groups, sampled together
+        merged: dict[tuple[int, str], list[tuple]] = {}  # numpy-plan groups, sampled together
         for members in groups.values():
             first_copy, first = members[0]
             policy = first_copy.seat_policies[first.seat]
@@ -59,7 +59,7 @@ class OpponentBatches:
                 route = self._fast.route(policy, obs, masks)
                 if isinstance(route, list):
                     n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
-                    key = (n_actions, _normalises_twice(policy.policy))
+                    key = (n_actions, _scoring(policy.policy))
                     part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
@@ -77,8 +77,8 @@ class OpponentBatches:
             if not self._all_legal(members, actions, masks):
                 actions = self._checked(members, actions)
             items.extend(self._play_items(members, actions))
-        for (_, twice), parts in merged.items():
-            actions = self._fast.sample_merged(parts, twice).tolist()
+        for (_, scoring), parts in merged.items():
+            actions = self._fast.sample_merged(parts, scoring).tolist()
             members = [member for part in parts for member in part[5]]
             if not all(s.seat in self._plain_discrete_seats for _, s in members):
                 actions = self._checked(members, actions)
