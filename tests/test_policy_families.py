@@ -354,3 +354,17 @@ def test_trusted_modules_add_to_the_defaults(tmp_path):
     model = discrete_model("PPO")
     archive.save(model, step=0)
     assert archive.load_policy("snapshot-0000").family == "actor_critic"  # SB3 still trusted
+
+
+def test_an_ars_linear_snapshot_spec_written_before_the_fix_still_builds():
+    from sp_wrappers.archive.policy_spec import build_policy, policy_spec
+
+    model = discrete_model("ARSLinear")
+    old = policy_spec(model.policy)
+    old["kwargs"] = {
+        "net_arch": [],
+        "activation_fn": {"__class__": "torch.nn.modules.activation:ReLU"},
+    }  # what 0.2 stored for ARS's LinearPolicy
+    rebuilt = build_policy(old)
+    rebuilt.load_state_dict(model.policy.state_dict(), strict=True)
+    assert type(rebuilt).__name__ == "ARSLinearPolicy"

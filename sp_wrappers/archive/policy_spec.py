@@ -80,6 +80,7 @@ _KWARGS_SLOTS = {
     "features_extractor_kwargs": ("features_extractor_class", ("observation_space",)),
     "optimizer_kwargs": ("optimizer_class", ("params", "lr")),
 }
+_ARS_LINEAR = "sb3_contrib.ars.policies:ARSLinearPolicy"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_PLACEHOLDER = "<archive path>"  # the archive puts its own path in the message
 # "module:QualName" of classes trusted for the build in progress (see build_policy's
@@ -267,6 +268,10 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
     """The policy's constructor arguments, each checked against the slot it fills."""
     if not isinstance(kwargs, dict):
         raise PolicySpecError(f"The policy spec's kwargs must be an object. {_FIX}")
+    if _class_name(cls) == _ARS_LINEAR and kwargs.get("net_arch") == []:
+        # written before 0.3: SB3's parameters of ARS's linear policy name two arguments its
+        # constructor does not take; they carry nothing (no hidden layers), so drop them
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("net_arch", "activation_fn")}
     _check_keys(kwargs, _accepted(cls, _SKIPPED_PARAMS), "kwargs", _class_name(cls))
     clashing = sorted(set(kwargs) & set(_SKIPPED_PARAMS))
     if clashing:
