@@ -80,7 +80,8 @@ class ReachGame(ParallelEnv):
 
     metadata = {"name": "reach_v0", "render_modes": [], "is_parallelizable": True}
 
-    def __init__(self) -> None:
+    def __init__(self, render_mode: str | None = None) -> None:
+        self.render_mode = render_mode
         self.possible_agents = ["p0", "p1"]
         self.agents: list[str] = []
         self._obs = spaces.Box(-1.0, 1.0, (2,), np.float32)
