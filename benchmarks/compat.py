@@ -576,6 +576,31 @@ def _check_into(row: Row, entry: GameEntry, random_steps: int, learn_steps: int)
 # ------------------------------------------------------------------------------------------------
 # The table
 # ------------------------------------------------------------------------------------------------
+LEARNERS = """
+## Learners
+
+Every learner of Stable-Baselines3 and sb3-contrib trains by self-play and plays back as a
+snapshot opponent (`tests/test_learner_matrix.py`: a few hundred learner steps in each runner, the
+snapshots reloaded in a fresh process, then a match; the last column is one short real run per
+family, marked `learning`; *env*: `SelfPlayEnv`, *vec env*: `SelfPlayVecEnv`, *league*: the
+serial backend). How each family plays: [Any SB3 learner](how-to/learners.md).
+
+| learner | family | actions | env | vec env | league | masked opponent | beats random |
+|---|---|---|---|---|---|---|---|
+| PPO | actor-critic | any | yes | yes | yes | masked logits | MaskablePPO's run |
+| A2C | actor-critic | any | yes | yes | yes | masked logits | MaskablePPO's run |
+| TRPO | actor-critic | any | yes | yes | yes | masked logits | MaskablePPO's run |
+| MaskablePPO | actor-critic | Discrete | yes | yes | yes | masked logits | yes, tic-tac-toe |
+| RecurrentPPO | recurrent | any | yes | yes | yes | masked logits + LSTM | yes, tic-tac-toe |
+| DQN | Q-network | Discrete | yes | yes | yes | greedy legal action | yes, tic-tac-toe |
+| QRDQN | Q-network | Discrete | yes | yes | yes | greedy legal action | DQN's run |
+| ARS (MLP, linear) | ARS | Discrete, Box | yes | yes | yes | greedy legal action | linear: yes |
+| SAC | Box actor | Box | yes | yes | - | refused in masked games | yes, a continuous game |
+| TD3, DDPG, TQC, CrossQ | Box actor | Box | yes | yes | - | refused in masked games | SAC's run |
+
+ARS learns through `evaluate_policy`, whose callback carries no `infos`: its games are played
+but not written to the match history, so its snapshots get no Elo from training.
+"""
 
 
 def _cell(value: str | None) -> str:
@@ -671,6 +696,7 @@ def render(rows: list[Row], command: str) -> str:
         "",
     ]
     lines += BRING_YOUR_OWN_GAME.splitlines()
+    lines += LEARNERS.splitlines()
     for family in FAMILIES:
         part = [r for r in rows if r.family == family]
         if not part:

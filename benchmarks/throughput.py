@@ -38,7 +38,9 @@ games at once in both loops.
 
 Then Pong (RAM) with and without ``num_workers``, and the resident memory after drawing opponents
 from archives of 10 and of 200 snapshots, against the archive cache's bound. ``--only`` picks
-sections: ``recipe`` (a-d), ``light``, ``wrapper``, ``pong``, ``memory``.
+sections: ``recipe`` (a-d), ``light``, ``wrapper``, ``pong``, ``memory``, ``families`` (DQN and
+SAC against snapshots as a share of the same learner against ``RandomPolicy``: see
+``throughput_families.py``).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from sp_wrappers import OpponentSampler, RandomPolicy, SelfPlayVecEnv, SnapshotArchive
 
 ROLLOUT = 512  # learner steps per rollout, all env copies together
-SECTIONS = ("recipe", "light", "wrapper", "pong", "memory")
+SECTIONS = ("recipe", "light", "wrapper", "pong", "memory", "families")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = time.perf_counter
 
@@ -88,6 +90,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--light-timesteps", type=int, default=4096, help="learner steps per round")
     parser.add_argument("--wrapper-steps", type=int, default=20000, help="agent steps per round")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    parser.add_argument(
+        "--family-timesteps", type=int, default=2048, help="learner steps per round (families)"
+    )
     args = parser.parse_args()
     args.only = {name for name in args.only.split(",") if name}
     if args.only - set(SECTIONS):
@@ -312,6 +317,10 @@ def main() -> None:
         pong(args)
     if args.memory and "memory" in args.only:
         memory(args, workdir, template)
+    if "families" in args.only:
+        from throughput_families import families  # benchmarks/ is on sys.path as a script
+
+        families(args, clock)
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

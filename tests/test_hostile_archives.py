@@ -434,8 +434,12 @@ def test_probe_classes_are_constructed_when_the_spec_is_legitimate(tmp_path, pro
     assert archive.load_policy("snapshot-0000").policy_id == "snapshot-0000"
     assert sorted(set(probe.CONSTRUCTED)) == ["ProbeExtractor", "ProbePolicy"]
     probe.CONSTRUCTED.clear()
+    # The classes this process saved are trusted for that archive only: the same snapshots
+    # elsewhere (another archive, as another process would see them) need trusted_modules.
+    shutil.copytree(tmp_path / "archive", tmp_path / "copy")
     with pytest.raises(PolicySpecError, match="not trusted.*trusted_modules"):
-        SnapshotArchive(tmp_path / "archive").load_policy("snapshot-0000")
+        SnapshotArchive(tmp_path / "copy").load_policy("snapshot-0000")
+    assert probe.CONSTRUCTED == []
 
 
 # -- sizes -----------------------------------------------------------------------------------------

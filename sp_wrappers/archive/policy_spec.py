@@ -24,6 +24,7 @@ constructor arguments as JSON values. A spec read from an archive is untrusted i
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import inspect
@@ -79,7 +80,14 @@ _KWARGS_SLOTS = {
     "features_extractor_kwargs": ("features_extractor_class", ("observation_space",)),
     "optimizer_kwargs": ("optimizer_class", ("params", "lr")),
 }
+_ARS_LINEAR = "sb3_contrib.ars.policies:ARSLinearPolicy"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH_PLACEHOLDER = "<archive path>"  # the archive puts its own path in the message
+# "module:QualName" of classes trusted for the build in progress (see build_policy's
+# trusted_classes): a context variable, so concurrent builds in threads do not share them
+_TRUSTED_CLASSES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "trusted_classes", default=frozenset()
+)
 
 
 # -- classes ---------------------------------------------------------------------------------------
@@ -119,12 +127,17 @@ def _import_class(name: Any, trusted: tuple[str, ...], where: str, base: type | 
     parts = module_name.split(".") + qualname.split(".")
     if not all(_IDENTIFIER.fullmatch(p) and not p.startswith("__") for p in parts):
         raise PolicySpecError(f"{where} names {_short(name)}, which is not an importable class.")
-    if not any(module_name.startswith(prefix) or module_name + "." == prefix for prefix in trusted):
+    known = name in _TRUSTED_CLASSES.get()
+    if not known and not any(
+        module_name.startswith(prefix) or module_name + "." == prefix for prefix in trusted
+    ):
+        prefix = module_name.split(".")[0] + "."
         raise PolicySpecError(
             f"{where} names the class {name!r}, whose module is not trusted (trusted prefixes: "
             f"{list(trusted)}); nothing was imported. If you wrote that class and trust this "
-            f"archive, pass trusted_modules=[..., {module_name.split('.')[0] + '.'!r}] to "
-            "SnapshotArchive."
+            f"archive, open it with SnapshotArchive({_PATH_PLACEHOLDER}, trusted_modules="
+            f"[{prefix!r}]) (the prefixes you pass are added to the defaults; for the CLI, "
+            f"import {prefix[:-1]} in the process that saved the snapshots)."
         )
     try:
         obj: Any = importlib.import_module(module_name)
@@ -255,6 +268,10 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
     """The policy's constructor arguments, each checked against the slot it fills."""
     if not isinstance(kwargs, dict):
         raise PolicySpecError(f"The policy spec's kwargs must be an object. {_FIX}")
+    if _class_name(cls) == _ARS_LINEAR and kwargs.get("net_arch") == []:
+        # written before 0.3: SB3's parameters of ARS's linear policy name two arguments its
+        # constructor does not take; they carry nothing (no hidden layers), so drop them
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("net_arch", "activation_fn")}
     _check_keys(kwargs, _accepted(cls, _SKIPPED_PARAMS), "kwargs", _class_name(cls))
     clashing = sorted(set(kwargs) & set(_SKIPPED_PARAMS))
     if clashing:
@@ -297,16 +314,9 @@ def policy_spec(policy: Any) -> dict[str, Any]:
     >>> spec["action_space"]
     {'type': 'Discrete', 'n': 2, 'start': 0}
     """
-    params = dict(policy._get_constructor_parameters())
-    if hasattr(policy, "share_features_extractor"):
-        params["share_features_extractor"] = bool(policy.share_features_extractor)
-    lstm = getattr(policy, "lstm_actor", None)  # sb3-contrib's recurrent policies leave these out
-    if lstm is not None and hasattr(lstm, "hidden_size"):
-        params.setdefault("lstm_hidden_size", int(lstm.hidden_size))
-        params.setdefault("n_lstm_layers", int(lstm.num_layers))
-        for name in ("shared_lstm", "enable_critic_lstm", "lstm_kwargs"):
-            if hasattr(policy, name):
-                params.setdefault(name, getattr(policy, name))
+    from ..core.policy_families import constructor_parameters
+
+    params = constructor_parameters(policy)
     kwargs = {
         k: _encode(v, k)
         for k, v in params.items()
@@ -372,6 +382,7 @@ def build_policy(
     trusted_modules: Iterable[str] = TRUSTED_MODULES,
     device: str = "cpu",
     max_parameters: int = MAX_PARAMETERS,
+    trusted_classes: Iterable[str] = (),
 ) -> Any:
     """A fresh SB3 policy (random weights) built from a spec written by :func:`policy_spec`.
 
@@ -380,6 +391,8 @@ def build_policy(
 
     :param trusted_modules: module prefixes whose classes the spec may name.
     :param max_parameters: refuse policies with more weights and buffers than this (values).
+    :param trusted_classes: classes (``"module:QualName"``) trusted whatever their module: the
+        archive passes those a learner in this process saved into it.
     :raises PolicySpecError: naming the part of the spec that was refused and why.
 
     >>> import gymnasium as gym
@@ -389,9 +402,16 @@ def build_policy(
     >>> type(rebuilt).__name__, rebuilt.action_space
     ('ActorCriticPolicy', Discrete(2))
     """
+    token = _TRUSTED_CLASSES.set(frozenset(trusted_classes))
+    try:
+        return _build_policy(spec, tuple(trusted_modules), device, max_parameters)
+    finally:
+        _TRUSTED_CLASSES.reset(token)
+
+
+def _build_policy(spec: Any, trusted: tuple[str, ...], device: str, max_parameters: int) -> Any:
     from stable_baselines3.common.policies import BasePolicy
 
-    trusted = tuple(trusted_modules)
     if not isinstance(spec, dict) or not _SPEC_KEYS - {"kwargs"} <= set(spec):
         raise PolicySpecError(f"A policy spec must be an object with {sorted(_SPEC_KEYS)}. {_FIX}")
     extra = sorted(set(spec) - _SPEC_KEYS)
@@ -407,12 +427,9 @@ def build_policy(
     guard = _allocation_guard(4 * max_parameters + 1_000_000)
     try:
         with guard if known is None or known > max_parameters else contextlib.nullcontext():
-            policy = cls(
-                observation_space=observation_space,
-                action_space=action_space,
-                lr_schedule=_constant_schedule,
-                **kwargs,
-            )
+            if "lr_schedule" in (_accepted(cls, ()) or {"lr_schedule"}):
+                kwargs["lr_schedule"] = _constant_schedule  # not taken by ARS's policies
+            policy = cls(observation_space=observation_space, action_space=action_space, **kwargs)
     except _AllocationBudgetExceeded as error:
         raise PolicySpecError(
             f"The policy spec ({spec['policy_class']}) asks for more than {max_parameters} "

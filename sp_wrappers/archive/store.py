@@ -64,6 +64,7 @@ from .matches import (
     config_key,
 )
 from .policy_spec import (
+    _PATH_PLACEHOLDER,
     MAX_PARAMETERS,
     TRUSTED_MODULES,
     ArchiveError,
@@ -102,6 +103,28 @@ __all__ = [
 ]
 
 
+# archive directory (real path) -> "module:QualName" of every class in the specs this process
+# saved there: those classes are already imported here, so rebuilding them trusts nothing new
+_SAVED_CLASSES: dict[str, set[str]] = {}
+
+
+def _spec_classes(spec: dict[str, Any]) -> set[str]:
+    names = {spec["policy_class"]}
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"__class__"} and isinstance(value["__class__"], str):
+                names.add(value["__class__"])
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+
+    visit(spec.get("kwargs", {}))
+    return names
+
+
 class SnapshotArchive(ArchiveIndex, MatchHistory):
     """A directory of policy snapshots with ratings and match history that survives crashes.
 
@@ -117,8 +140,11 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         ``max_snapshots``).
     :param cache_size: how many loaded opponent policies stay in memory (LRU).
     :param create: create a new archive when ``path`` holds none; ``False`` raises instead.
-    :param trusted_modules: module prefixes whose classes a policy spec may name (importing a
-        module under them runs its code: list only packages you trust).
+    :param trusted_modules: module prefixes whose classes a policy spec may name, added to
+        :data:`~sp_wrappers.archive.policy_spec.TRUSTED_MODULES` (SB3, sb3-contrib, torch,
+        sp_wrappers). Importing a module under them runs its code: list only packages you trust.
+        The classes of policies saved into this archive by this process (a custom features
+        extractor, say) are trusted for it without being listed.
     :param max_parameters: refuse to rebuild a policy with more weights and buffers than this
         (values; the default allows 50 million).
 
@@ -142,7 +168,7 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         keep_recent: int | None = None,
         cache_size: int = 16,
         create: bool = True,
-        trusted_modules: Sequence[str] = TRUSTED_MODULES,
+        trusted_modules: Sequence[str] = (),
         max_parameters: int = MAX_PARAMETERS,
     ) -> None:
         if max_snapshots is not None and max_snapshots < 2:
@@ -164,7 +190,8 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         self.max_snapshots = max_snapshots
         self.keep_recent = keep_recent
         self.cache_size = int(cache_size)
-        self.trusted_modules = tuple(trusted_modules)
+        extra = tuple(m for m in trusted_modules if m not in TRUSTED_MODULES)
+        self.trusted_modules = TRUSTED_MODULES + extra
         self.max_parameters = int(max_parameters)
         self._create = create
         self._conn: sqlite3.Connection | None = None
@@ -273,6 +300,7 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
             raise ValueError(f"rating must be a finite number, got {rating}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
+        _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(_spec_classes(spec))
         every, _ = self._rows()
         seq = every[-1].seq + 1 if every else 0
         snapshot_id = f"snapshot-{seq:04d}"
@@ -317,12 +345,19 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
 
     def _build(self, info: SnapshotInfo, device: str) -> Any:
         """The snapshot's policy with random weights, rebuilt from its checked spec."""
+        saved = _SAVED_CLASSES.get(self._trust_key(), ())
         try:
-            return build_policy(info.policy_spec, self.trusted_modules, device, self.max_parameters)
+            return build_policy(
+                info.policy_spec, self.trusted_modules, device, self.max_parameters, saved
+            )
         except PolicySpecError as error:
+            message = str(error).replace(_PATH_PLACEHOLDER, repr(str(self.path)))
             raise PolicySpecError(
-                f"Snapshot {info.id} in {self.path / INDEX_NAME}: {error}"
+                f"Snapshot {info.id} in {self.path / INDEX_NAME}: {message}"
             ) from error
+
+    def _trust_key(self) -> str:
+        return os.path.realpath(self.path)
 
     def load_state_dict(self, snapshot: str | SnapshotInfo) -> dict[str, Any]:
         """The snapshot's weights as torch tensors, after checking the file's hash and that it

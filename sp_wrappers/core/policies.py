@@ -17,7 +17,8 @@ from the ``rng`` argument so that a seeded env reproduces its opponents' choices
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "check_opponent_action",
     "stack_observations",
     "choose_from_scores",
+    "act_in_games",
 ]
 
 Observations = np.ndarray | dict[str, np.ndarray]
@@ -200,12 +202,22 @@ class CallablePolicy:
 
 
 class SB3Policy:
-    """A frozen copy of a Stable-Baselines3 policy, acting on batches with masks applied.
+    """A frozen copy of a Stable-Baselines3 policy of any family, acting on batches with masks.
 
     The weights are copied at construction (to CPU by default), so later training of the source
-    model does not change this opponent until :meth:`load_state_dict` is called. Masks are applied
-    to the action logits of discrete policies (PPO, A2C, MaskablePPO) and to Q-values (DQN), so
-    the opponent never picks an illegal action, even when it was trained without masks.
+    model does not change this opponent until :meth:`load_state_dict` is called. Every policy
+    family SB3 and sb3-contrib ship plays (see :mod:`sp_wrappers.core.policy_families`), and
+    never an illegal move when the game gives masks:
+
+    - actor-critic (PPO, A2C, TRPO, MaskablePPO): masked logits, sampled or argmax;
+    - recurrent (RecurrentPPO): the same, with an LSTM state per player and episode (the envs
+      pass ``state_keys``; a call without them starts every row from a fresh state);
+    - Q-networks (DQN, QRDQN) and ARS: the greedy legal action (``deterministic`` is ignored,
+      as SB3's own ``predict`` does for them);
+    - ``Box`` actors (SAC, TD3, DDPG, TQC, CrossQ; also PPO and A2C on ``Box`` actions): the
+      action in the seat's range, with the Gaussian noise of a sampled action drawn from ``rng``;
+    - any other ``BasePolicy`` subclass: ``policy.predict`` (a one-time note says it is the slow
+      path), an illegal prediction replaced by a random legal action.
 
     :param policy: an SB3 ``BasePolicy`` or a model (``model.policy`` is taken).
     :param deterministic: take the most likely action instead of sampling.
@@ -219,7 +231,12 @@ class SB3Policy:
     >>> frozen = SB3Policy(model, deterministic=True, policy_id="cartpole-v0")
     >>> frozen.act(np.zeros((3, 4), dtype=np.float32), None, np.random.default_rng(0)).shape
     (3,)
+    >>> frozen.family
+    'actor_critic'
     """
+
+    #: how many LSTM states a recurrent opponent keeps (one per player and episode)
+    MAX_STATES = 4096
 
     def __init__(
         self,
@@ -232,6 +249,8 @@ class SB3Policy:
         import torch  # noqa: F401  (imported lazily: keeps `import sp_wrappers` light)
         from stable_baselines3.common.policies import BasePolicy
 
+        from .policy_families import policy_family
+
         source = getattr(policy, "policy", policy)
         if not isinstance(source, BasePolicy):
             raise TypeError(
@@ -243,6 +262,13 @@ class SB3Policy:
         self.deterministic = deterministic
         self.policy_id = policy_id
         self.device = device
+        self.family = policy_family(self.policy)
+        self._states: OrderedDict[Any, Any] = OrderedDict()
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the policy keeps a state between moves: callers then pass ``state_keys``."""
+        return self.family == "recurrent"
 
     @property
     def observation_space(self) -> spaces.Space:
@@ -265,41 +291,132 @@ class SB3Policy:
         )
 
     def act(
-        self, observations: Observations, action_masks: np.ndarray | None, rng: np.random.Generator
+        self,
+        observations: Observations,
+        action_masks: np.ndarray | None,
+        rng: np.random.Generator,
+        state_keys: Sequence[Hashable] | None = None,
     ) -> np.ndarray:
+        """One action per observation row (see the class docstring for each family).
+
+        :param state_keys: for recurrent policies, one key per row naming the player and its
+            episode (e.g. ``(env_id, episode_number, seat)``): a key seen before continues its
+            LSTM state, a new key starts from a fresh one. Other families ignore it.
+        """
+        import torch
+
+        from .policy_families import continuous_actions, discrete_scores, to_env_actions
+
+        if self.family == "unknown":
+            return self._act_predict(observations, action_masks, rng)
+        policy = self.policy
+        discrete = isinstance(self.action_space, spaces.Discrete)
+        with torch.no_grad():
+            obs_tensor, _ = policy.obs_to_tensor(observations)
+            if self.family == "recurrent":
+                distribution = self._recurrent_distribution(obs_tensor, state_keys)
+                inner = getattr(distribution, "distribution", None)
+                if discrete and hasattr(inner, "logits"):
+                    scores = inner.logits.cpu().numpy().astype(np.float64)
+                    return choose_from_scores(scores, action_masks, self.deterministic, rng)
+                actions = distribution.get_actions(deterministic=self.deterministic)
+                return to_env_actions(policy, actions.cpu().numpy())
+            scores = discrete_scores(policy, self.family, obs_tensor) if discrete else None
+            if scores is None:
+                actions = continuous_actions(
+                    policy, self.family, obs_tensor, self.deterministic, rng
+                )
+                return to_env_actions(policy, actions)
+        greedy = self.deterministic or self.family in ("q_network", "ars")
+        scores = scores.cpu().numpy().astype(np.float64)
+        return choose_from_scores(scores, action_masks, greedy, rng)
+
+    def _recurrent_distribution(self, obs_tensor: Any, keys: Sequence[Hashable] | None) -> Any:
+        """The action distribution of a recurrent policy, each row continuing its key's state."""
         import torch
 
         policy = self.policy
-        with torch.no_grad():
-            obs_tensor, _ = policy.obs_to_tensor(observations)
-            logits = self._discrete_scores(obs_tensor)
-            if logits is None:
-                actions = policy._predict(obs_tensor, deterministic=self.deterministic)
-                actions = actions.cpu().numpy()
-                if isinstance(self.action_space, spaces.Box):
-                    actions = np.clip(actions, self.action_space.low, self.action_space.high)
-                return actions.reshape((-1, *self.action_space.shape))
-        scores = logits.cpu().numpy().astype(np.float64)
-        return choose_from_scores(scores, action_masks, self.deterministic, rng)
+        first = next(iter(obs_tensor.values())) if isinstance(obs_tensor, dict) else obs_tensor
+        n = int(first.shape[0])
+        layers, size = policy.lstm_actor.num_layers, policy.lstm_actor.hidden_size
+        zero = torch.zeros((layers, size), device=first.device)
+        keys = list(keys) if keys is not None else [None] * n
+        if len(keys) != n:
+            raise ValueError(f"state_keys has {len(keys)} keys for {n} observations.")
+        known = [self._states.get(k) if k is not None else None for k in keys]
+        hidden = torch.stack([zero if s is None else s[0] for s in known], dim=1)
+        cell = torch.stack([zero if s is None else s[1] for s in known], dim=1)
+        starts = torch.zeros(n, device=hidden.device)
+        distribution, (new_h, new_c) = policy.get_distribution(obs_tensor, (hidden, cell), starts)
+        for i, key in enumerate(keys):
+            if key is None:
+                continue
+            self._states[key] = (new_h[:, i].clone(), new_c[:, i].clone())
+            self._states.move_to_end(key)
+        while len(self._states) > self.MAX_STATES:
+            self._states.popitem(last=False)
+        return distribution
 
-    def _discrete_scores(self, obs_tensor: Any) -> Any:
-        """Logits (actor-critic) or Q-values (DQN) for Discrete action spaces, else None."""
-        if not isinstance(self.action_space, spaces.Discrete):
-            return None
-        policy = self.policy
-        q_net = getattr(policy, "q_net", None)
-        if q_net is not None:  # DQN: act greedily on Q-values (or sample a softmax when asked)
-            return q_net(obs_tensor)
-        if hasattr(policy, "get_distribution"):
-            distribution = policy.get_distribution(obs_tensor)
-            inner = getattr(distribution, "distribution", None)
-            if inner is not None and hasattr(inner, "logits"):
-                return inner.logits
-        return None
+    def _act_predict(
+        self, observations: Observations, action_masks: np.ndarray | None, rng: Any
+    ) -> np.ndarray:
+        """A policy of no known family: SB3's public ``predict``, masks enforced afterwards."""
+        from .policy_families import note_slow_path
+
+        note_slow_path(self.policy)
+        try:
+            actions, _ = self.policy.predict(observations, deterministic=self.deterministic)
+        except Exception as error:  # noqa: BLE001 - name the policy, not torch's internals
+            raise TypeError(
+                f"Opponent {self.policy_id!r}: {type(self.policy).__name__}.predict() failed on a "
+                f"batch of observations ({type(error).__name__}: {error}). sp_wrappers answers "
+                "policies of unknown families through SB3's public predict(observation, "
+                "deterministic=...); make it accept a batch, or subclass one of SB3's policies "
+                "(ActorCriticPolicy, DQNPolicy, SACPolicy, ...)."
+            ) from error
+        actions = np.asarray(actions)
+        space = self.action_space
+        if action_masks is not None and isinstance(space, spaces.Discrete):
+            masks = np.asarray(action_masks, dtype=bool)
+            actions = actions.reshape(-1).astype(np.int64)
+            rows = np.arange(len(actions))
+            inside = (actions >= 0) & (actions < masks.shape[1])
+            legal = inside & masks[rows, np.clip(actions, 0, masks.shape[1] - 1)]
+            if not legal.all():
+                noise = rng.random(masks.shape) if rng is not None else np.ones(masks.shape)
+                fallback = np.where(masks, noise, -1.0).argmax(axis=1)
+                actions = np.where(legal, actions, fallback)
+        return actions
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_states"] = OrderedDict()  # LSTM states stay with the process that made them
+        return state
+
+    def __copy__(self) -> SB3Policy:
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._states = OrderedDict()  # a copy plays other games: its own LSTM states
+        return clone
 
     def __repr__(self) -> str:
         mode = "deterministic" if self.deterministic else "sampled"
         return f"SB3Policy({self.policy_id!r}, {mode})"
+
+
+def act_in_games(
+    policy: Policy,
+    observations: Observations,
+    action_masks: np.ndarray | None,
+    rng: Any,
+    state_keys: Sequence[Hashable],
+) -> np.ndarray:
+    """``policy.act``, with ``state_keys`` (one per row: the game and seat it plays) passed to
+    policies that keep a state between moves (``policy.recurrent``, e.g. a RecurrentPPO
+    :class:`SB3Policy`). What the envs and ``play_match`` call for every opponent move."""
+    if getattr(policy, "recurrent", False):
+        return policy.act(observations, action_masks, rng, state_keys=state_keys)
+    return policy.act(observations, action_masks, rng)
 
 
 def choose_from_scores(
@@ -328,11 +445,13 @@ def _frozen_copy(policy: Any) -> Any:
     does) and given a copy of the weights; deepcopy is the fallback for policies that cannot be
     rebuilt that way.
     """
+    from .policy_families import constructor_parameters
+
     try:
-        clone = type(policy)(**policy._get_constructor_parameters())
-    except (TypeError, ValueError, KeyError, AttributeError, NotImplementedError):
+        clone = type(policy)(**constructor_parameters(policy))
+        clone.load_state_dict(policy.state_dict())
+    except Exception:  # noqa: BLE001 - a class that cannot be rebuilt this way: deepcopy
         return copy.deepcopy(policy)
-    clone.load_state_dict(policy.state_dict())
     return clone
 
 

@@ -13,7 +13,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core.policies import RandomPolicy, check_opponent_action, stack_observations
+from ..core.policies import (
+    RandomPolicy,
+    act_in_games,
+    check_opponent_action,
+    stack_observations,
+)
 from ..core.seats import (
     OutcomeFn,
     SeatDriver,
@@ -290,6 +295,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
         # The default opponent plays uniformly over its own seat's action space (seats may differ).
         self._default_opponents: dict[str, RandomPolicy] | None = None
+        self._games_started = 0
         if opponent is None and self.layout is None:
             self._default_opponents = {
                 a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
@@ -320,6 +326,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         for _ in range(_MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
+            self._games_started += 1  # recurrent opponents start a fresh state in each game
             if self.layout is not None:
                 self._seat_policies = self._team_lineup(seat)
                 self._play_opponents()
@@ -473,7 +480,9 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
                 continue
             policy = self._seat_policies[turn.seat]
             masks = None if turn.action_mask is None else turn.action_mask[None]
-            actions = policy.act(stack_observations([turn.observation]), masks, self.np_random)
+            key = (id(self), self._games_started, turn.seat)
+            obs = stack_observations([turn.observation])
+            actions = act_in_games(policy, obs, masks, self.np_random, [key])
             action = check_opponent_action(
                 policy, actions[0], self._action_spaces[turn.seat], turn.action_mask, turn.seat
             )

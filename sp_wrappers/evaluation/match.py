@@ -28,7 +28,14 @@ from typing import Any
 
 from ..archive.records import SnapshotInfo
 from ..archive.store import as_archive
-from ..core.policies import Policy, RandomPolicy, SB3Policy, is_policy, stack_observations
+from ..core.policies import (
+    Policy,
+    RandomPolicy,
+    SB3Policy,
+    act_in_games,
+    is_policy,
+    stack_observations,
+)
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
 
@@ -195,7 +202,7 @@ def play_match(
                 mask = env.driver.learner_mask()
                 batch = stack_observations([obs])
                 masks = None if mask is None else mask[None]
-                action = a.act(batch, masks, env.np_random)[0]
+                action = act_in_games(a, batch, masks, env.np_random, [(id(result), index)])[0]
                 obs, _, terminated, truncated, info = env.step(action)
                 done = terminated or truncated
             summary = info["selfplay"]

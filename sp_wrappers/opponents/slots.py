@@ -102,6 +102,11 @@ def check_policy_fits(policy: Policy, seat: str, observation_space: Any, action_
         return
     if spaces_match(policy_obs, observation_space) and spaces_match(policy_act, action_space):
         return
+    network = getattr(policy, "policy", None)
+    if network is not None and hasattr(network, "action_space"):
+        from ..core.policy_families import check_family_plays
+
+        check_family_plays(network, action_space, seat)  # names the family and what to use
     raise ValueError(
         f"Opponent {policy.policy_id!r} in seat {seat!r} was built for observation space "
         f"{policy_obs} and action space {policy_act}, but that seat has {observation_space} and "

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from ...core.policies import (
+    act_in_games,
     check_opponent_action,
     stack_observations,
 )
 from .env_copy import _EnvCopy
-from .fast_path import _batch_key, _normalises_twice, _RowGenerators
+from .fast_path import _batch_key, _RowGenerators, _scoring
 from .game_workers import _PLAY, _Status
 
 __all__ = ["OpponentBatches"]
@@ -35,7 +36,7 @@ class OpponentBatches:
             key = (_batch_key(policy), self._seat_kind[status.seat], status.mask is None)
             groups.setdefault(key, []).append((copy, status))
         items: list[tuple] = []
-        merged: dict[tuple[int, bool], list[tuple]] = {}  # numpy-plan groups, sampled together
+        merged: dict[tuple[int, str], list[tuple]] = {}  # numpy-plan groups, sampled together
         for members in groups.values():
             first_copy, first = members[0]
             policy = first_copy.seat_policies[first.seat]
@@ -43,12 +44,14 @@ class OpponentBatches:
             masks = None
             if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
                 actions = [
-                    policy.act(
+                    act_in_games(
+                        policy,
                         stack_observations([s.observation]),
                         None if s.mask is None else s.mask[None],
                         g,
+                        [(id(c), c.games_started, s.seat)],
                     )[0]
-                    for (_, s), g in zip(members, generators, strict=True)
+                    for (c, s), g in zip(members, generators, strict=True)
                 ]
             else:
                 obs = stack_observations([s.observation for _, s in members])
@@ -56,7 +59,7 @@ class OpponentBatches:
                 route = self._fast.route(policy, obs, masks)
                 if isinstance(route, list):
                     n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
-                    key = (n_actions, _normalises_twice(policy.policy))
+                    key = (n_actions, _scoring(policy.policy))
                     part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
@@ -64,7 +67,8 @@ class OpponentBatches:
                 if route == "torch":
                     actions = self._fast._act(policy, obs, masks, rng, None)
                 else:
-                    actions = policy.act(obs, masks, rng)
+                    keys = [(id(c), c.games_started, s.seat) for c, s in members]
+                    actions = act_in_games(policy, obs, masks, rng, keys)
                 if len(actions) != len(members):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
@@ -73,8 +77,8 @@ class OpponentBatches:
             if not self._all_legal(members, actions, masks):
                 actions = self._checked(members, actions)
             items.extend(self._play_items(members, actions))
-        for (_, twice), parts in merged.items():
-            actions = self._fast.sample_merged(parts, twice).tolist()
+        for (_, scoring), parts in merged.items():
+            actions = self._fast.sample_merged(parts, scoring).tolist()
             members = [member for part in parts for member in part[5]]
             if not all(s.seat in self._plain_discrete_seats for _, s in members):
                 actions = self._checked(members, actions)

@@ -63,6 +63,7 @@ class _EnvCopy:
         self._game_seed: int | None = None
         self._game_seeds = GameSeeds()
         self._empty_games = 0
+        self.games_started = 0  # with the copy and the seat: a recurrent opponent's state key
         self.config = CopyConfig()
 
     def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
@@ -156,6 +157,7 @@ class _EnvCopy:
         """Draw the seat and line-up of a new game; the game-side reset operation to run."""
         owner = self._owner
         self.phase = _RESET
+        self.games_started += 1  # recurrent opponents start a fresh state in each game
         seat = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = seat
         opponent_seats = [a for a in owner.game_spec.possible_agents if a != seat]

@@ -103,12 +103,14 @@ class _FastSB3:
 
     It computes the same logits (in numpy for SB3's standard MLP on CPU, else with the network's
     own torch modules), normalised the same way, and samples exactly as ``SB3Policy.act`` does.
-    Each network class is checked once against ``SB3Policy.act`` (same actions, same random
-    draws); a class that differs, and every other kind of policy, goes through ``policy.act``.
+    Each network class, with its spaces, is checked once against ``SB3Policy.act`` (same
+    actions, same random draws); one that differs, and every other kind of policy, goes through
+    ``policy.act`` (one batched call per policy per step).
     """
 
     def __init__(self) -> None:
-        self._verified: dict[tuple[type, ...], bool] = {}
+        self._verified: dict[tuple, bool] = {}
+        self._kinds: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
         self._plans: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
 
     def _numpy_plan(self, network: Any, device: Any) -> list[tuple] | None:
@@ -135,17 +137,35 @@ class _FastSB3:
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
         network = policy.policy
-        if not hasattr(network, "pi_features_extractor"):  # not actor-critic (DQN, SAC, ...):
-            return None  # policy.act answers it
+        kind = self._kind(network)
+        if kind is None:
+            return None
         plan = self._numpy_plan(network, policy.device)
-        kind = (type(network), plan is not None)
-        verified = self._verified.get(kind)
+        if plan is None and _scoring(network) == "q":
+            return None  # Q-networks off the numpy path: SB3Policy.act, one batched call
+        key = (kind, plan is not None)
+        verified = self._verified.get(key)
         if verified is None:
-            verified = self._applies(policy) and self._agrees(policy, obs, masks, plan)
-            self._verified[kind] = verified
+            verified = self._agrees(policy, obs, masks, plan)
+            self._verified[key] = verified
         if not verified:
             return None
         return "torch" if plan is None else plan
+
+    def _kind(self, network: Any) -> tuple | None:
+        """What the checks are cached by: the network class with its action and observation
+        spaces (one class may act in a Discrete seat and a Box one), or ``None`` when the fast
+        path does not apply to this network at all."""
+        try:
+            cached = self._kinds.get(network)
+        except TypeError:
+            return None
+        if cached is None:
+            applies = self._applies(network)
+            kind = (type(network), repr(network.action_space), repr(network.observation_space))
+            cached = (kind if applies else None,)
+            self._kinds[network] = cached
+        return cached[0]
 
     def act(self, policy: Any, obs: Any, masks: np.ndarray | None, rng: Any) -> np.ndarray | None:
         """The policy's actions, or ``None`` when the fast path does not apply."""
@@ -155,20 +175,19 @@ class _FastSB3:
         return self._act(policy, obs, masks, rng, None if route == "torch" else route)
 
     @staticmethod
-    def sample_merged(parts: list[tuple], twice: bool) -> np.ndarray:
+    def sample_merged(parts: list[tuple], scoring: str) -> np.ndarray:
         """Actions for several numpy-plan groups at once, in the order of their rows.
 
         ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
         group. Each group's logits come from its own plan; normalising, then masking and sampling
         (``choose_from_scores``, as everywhere) run once over all rows. Row by row these are the
         same operations, and the same random draws from each row's generator, as ``_act``, so
-        every row gets the same action as ``SB3Policy.act`` would give it alone."""
+        every row gets the same action as ``SB3Policy.act`` would give it alone. ``scoring``
+        (:func:`_scoring`) is shared by all the groups: Q-values are taken greedily as they are.
+        """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-        logits = logits - _logsumexp(logits)  # as torch's Categorical
-        if twice:  # sb3-contrib's MaskableCategorical normalises again
-            logits = logits - _logsumexp(logits)
-        scores = logits.astype(np.float64)
+        scores = _normalised(logits, scoring).astype(np.float64)
         masks = None
         if any(part[2] is not None for part in parts):
             filled = [
@@ -176,33 +195,43 @@ class _FastSB3:
                 for b, p in zip(blocks, parts, strict=True)
             ]
             masks = filled[0] if len(filled) == 1 else np.concatenate(filled)
-        generators = [g for part in parts if not part[3] for g in part[4]]
+        greedy = scoring == "q"  # Q-networks: the greedy legal action, sampled or not
+        generators = [g for part in parts if not (part[3] or greedy) for g in part[4]]
         rng = None
         if generators:
             rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
         if not generators or len(generators) == len(scores):  # all rows argmax, or all sampled
             return choose_from_scores(scores, masks, rng is None, rng)
         actions = choose_from_scores(scores, masks, True, None)
-        sampled = np.repeat([not p[3] for p in parts], [len(b) for b in blocks])
+        sampled = np.repeat([not (p[3] or greedy) for p in parts], [len(b) for b in blocks])
         row_masks = None if masks is None else masks[sampled]
         actions[sampled] = choose_from_scores(scores[sampled], row_masks, False, rng)
         return actions
 
     @staticmethod
-    def _applies(policy: Any) -> bool:
+    def _applies(network: Any) -> bool:
+        """Actor-critic networks (not recurrent ones) and DQN's Q-networks with Discrete actions
+        on flat Box observations; every other family answers through ``SB3Policy.act`` (one
+        batched call per policy per step)."""
         from stable_baselines3.common.preprocessing import is_image_space
 
-        network = policy.policy
+        from ...core.policy_families import policy_family
+
+        family = policy_family(network)
         space = network.observation_space
-        return (
-            all(
-                hasattr(network, name)
-                for name in ("mlp_extractor", "action_net", "pi_features_extractor")
-            )
-            and getattr(network, "q_net", None) is None
-            and isinstance(network.action_space, spaces.Discrete)
+        flat = (
+            isinstance(network.action_space, spaces.Discrete)
             and isinstance(space, spaces.Box)
             and not is_image_space(space)
+        )
+        if family == "q_network":  # DQN's QNetwork; QRDQN's quantiles take SB3Policy.act
+            q_net = getattr(network, "q_net", None)
+            return flat and q_net is not None and hasattr(q_net, "q_net")
+        if family != "actor_critic":
+            return False
+        return flat and all(
+            hasattr(network, name)
+            for name in ("mlp_extractor", "action_net", "pi_features_extractor")
         )
 
     def _agrees(
@@ -230,12 +259,11 @@ class _FastSB3:
         import torch
 
         network = policy.policy
+        scoring = _scoring(network)
         if plan is not None:
-            logits = _numpy_logits(plan, obs)
-            logits = logits - _logsumexp(logits)  # as torch's Categorical
-            if _normalises_twice(network):  # sb3-contrib's MaskableCategorical normalises again
-                logits = logits - _logsumexp(logits)
-            scores = logits.astype(np.float64)
+            scores = _normalised(_numpy_logits(plan, obs), scoring).astype(np.float64)
+            if scoring == "q":
+                return choose_from_scores(scores, masks, True, None)
         else:
             with torch.no_grad():
                 logits = _actor_logits(network, obs, policy.device)
@@ -276,13 +304,24 @@ def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
 
     if torch.device(device).type != "cpu":
         return None
-    if type(network.pi_features_extractor) is not FlattenExtractor:
-        return None
-    extractor = network.mlp_extractor
-    if type(extractor) is not MlpExtractor or type(extractor.policy_net) is not torch.nn.Sequential:
-        return None
+    if _scoring(network) == "q":  # DQN: features (flatten), then the q_net Sequential
+        q_net = network.q_net
+        if type(q_net.features_extractor) is not FlattenExtractor:
+            return None
+        if type(q_net.q_net) is not torch.nn.Sequential:
+            return None
+        layers = list(q_net.q_net)
+    else:
+        if type(network.pi_features_extractor) is not FlattenExtractor:
+            return None
+        extractor = network.mlp_extractor
+        if type(extractor) is not MlpExtractor:
+            return None
+        if type(extractor.policy_net) is not torch.nn.Sequential:
+            return None
+        layers = [*extractor.policy_net, network.action_net]
     plan: list[tuple] = []
-    for layer in [*extractor.policy_net, network.action_net]:
+    for layer in layers:
         if type(layer) is torch.nn.Linear and layer.bias is not None:
             weight, bias = layer.weight, layer.bias  # kept to notice weights moved or replaced
             plan.append(("linear", weight.detach().numpy().T, bias.detach().numpy(), weight, bias))
@@ -292,7 +331,7 @@ def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
             plan.append(("relu",))
         else:
             return None
-    if plan[-1][0] != "linear":
+    if not plan or plan[-1][0] != "linear":
         return None
     return plan
 
@@ -320,6 +359,24 @@ def _logsumexp(x: np.ndarray) -> np.ndarray:
 def _normalises_twice(network: Any) -> bool:
     dist = getattr(network, "action_dist", None)
     return type(dist).__module__.startswith("sb3_contrib")
+
+
+def _scoring(network: Any) -> str:
+    """How a network's outputs become scores: ``"q"`` (Q-values, taken greedily as they are),
+    ``"twice"`` (sb3-contrib's MaskableCategorical normalises the logits twice) or ``"once"``
+    (torch's Categorical)."""
+    if getattr(network, "q_net", None) is not None and not hasattr(network, "action_net"):
+        return "q"
+    return "twice" if _normalises_twice(network) else "once"
+
+
+def _normalised(logits: np.ndarray, scoring: str) -> np.ndarray:
+    if scoring == "q":
+        return logits
+    logits = logits - _logsumexp(logits)  # as torch's Categorical
+    if scoring == "twice":  # sb3-contrib's MaskableCategorical normalises again
+        logits = logits - _logsumexp(logits)
+    return logits
 
 
 def _batch_key(policy: Any) -> tuple:
