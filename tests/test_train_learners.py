@@ -13,15 +13,10 @@ from sp_wrappers.runs.recipes import ALGOS, BOX_ONLY, OFF_POLICY, installed_algo
 
 torch.set_num_threads(1)
 
+
 #: The learners whose snapshots cannot yet play as opponents on this branch: turning every SB3
 #: policy family into an opponent is the work of the learners-policies branch (issue 25). The marks
 #: are strict, so they fail (XPASS) once that work is merged: then delete them.
-PENDING_OPPONENT_FAMILY = {
-    "qrdqn": "QRDQN opponents must mask their quantiles (learners-policies)",
-    "recurrent_ppo": "RecurrentPPO policy specs and LSTM states (learners-policies)",
-}
-
-
 def run(capsys, *argv: object) -> tuple[int, str, str]:
     status = main_train([str(a) for a in argv] + ["--no-progress", "--no-plots"])
     out, err = capsys.readouterr()
@@ -42,15 +37,7 @@ def test_algo_choices_are_every_installed_learner():
         assert name in algo.choices
 
 
-@pytest.mark.parametrize(
-    "algo",
-    [
-        pytest.param(a, marks=pytest.mark.xfail(reason=PENDING_OPPONENT_FAMILY[a], strict=True))
-        if a in PENDING_OPPONENT_FAMILY
-        else a
-        for a in ("dqn", "qrdqn", "a2c", "trpo", "recurrent_ppo")
-    ],
-)
+@pytest.mark.parametrize("algo", ["dqn", "qrdqn", "a2c", "trpo", "recurrent_ppo"])
 def test_train_connect_four_with_each_learner_runs_end_to_end(algo, tmp_path, capsys):
     status, out, err = run(capsys, "connect_four_v3", "--algo", algo, *tiny(tmp_path / "r"))
     assert status == 0, err
