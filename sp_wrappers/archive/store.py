@@ -79,6 +79,7 @@ from .policy_spec import (
 )
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
 from .spaces import space_from_json, spaces_match
+from .templates import is_run_template, resolve_run_template
 
 for _error in (
     ArchiveError,
@@ -397,9 +398,11 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
             # Re-check before calling the file bad: another process may have pruned the snapshot
             # (deleting its file) since this process read the listing, or the read may have
             # failed for a moment.
-            row = self._connect().execute(
-                "SELECT pruned, sha256 FROM snapshots WHERE id = ?", (info.id,)
-            ).fetchone()
+            row = (
+                self._connect()
+                .execute("SELECT pruned, sha256 FROM snapshots WHERE id = ?", (info.id,))
+                .fetchone()
+            )
             if row is None or row[0] != 0 or row[1] != info.sha256:
                 self._listing = None
                 raise self._pruned(info.id)
@@ -532,9 +535,7 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
                     # Among the older snapshots (never the first), drop the one whose neighbours
                     # are closest together: repeated, this keeps an even spread over the history.
                     candidates = range(1, len(kept) - recent)
-                    victim = min(
-                        candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i)
-                    )
+                    victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
                     drop.append(kept.pop(victim))
                 for info in drop:
                     conn.execute("UPDATE snapshots SET pruned = 1 WHERE id = ?", (info.id,))
@@ -557,7 +558,9 @@ def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> Sna
     path from a configuration file (RL Baselines3 Zoo's yaml, ``gymnasium.make`` keyword
     arguments) works wherever an archive object does, and anything else fails at once.
 
-    :param archive: a :class:`SnapshotArchive` or the path of its directory.
+    :param archive: a :class:`SnapshotArchive` or the path of its directory; with ``create``, a
+        path holding ``{run}`` names one fresh directory per training run
+        (:func:`~sp_wrappers.archive.templates.resolve_run_template`).
     :param create: create a new archive when the path holds none (training); ``False`` raises
         :class:`ArchiveFormatError` instead (evaluation of an existing archive).
     :param owner: who asks, for the error message (e.g. ``"OpponentSampler(archive=...)"``).
@@ -576,6 +579,8 @@ def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> Sna
     if isinstance(archive, SnapshotArchive):
         return archive
     if isinstance(archive, str | os.PathLike) and str(os.fspath(archive)):
+        if create and is_run_template(archive):
+            archive = resolve_run_template(archive)
         return SnapshotArchive(archive, create=create)
     raise TypeError(
         f"{owner} takes a SnapshotArchive or the path of its directory (str or os.PathLike), "
