@@ -236,3 +236,57 @@ def test_a_restored_snapshot_file_is_listed_again_without_reopening_the_archive(
     shutil.move(backup, file)
     assert [info.id for info in archive] == ["snapshot-0000", "snapshot-0001"]
     assert archive.load_policy("snapshot-0001").policy_id == "snapshot-0001"
+
+
+# -- one archive per run: {run} --------------------------------------------------------------------
+
+
+def _train_one_run(template: str, seed: int, results: dict) -> None:
+    """What one Optuna trial thread of RL Zoo does: envs, then the callback, then learn."""
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from sp_wrappers.training.callbacks import SelfPlayCallback
+
+    env = make_vec_env(
+        lambda: gym.make("sp_wrappers/TicTacToe-v0", archive=template, latest_ratio=0.5),
+        n_envs=2,
+    )
+    model = PPO(
+        "MlpPolicy",
+        env,
+        n_steps=32,
+        batch_size=64,
+        seed=seed,
+        policy_kwargs={"net_arch": [8 + seed]},
+    )
+    callback = SelfPlayCallback(template, save_every=32)
+    model.learn(64, callback=callback)
+    results[seed] = callback.archive.path
+    env.close()
+
+
+def test_archive_paths_with_run_give_each_thread_s_training_run_its_own_archive(tmp_path):
+    import threading
+
+    torch.set_num_threads(1)
+    template = str(tmp_path / "study" / "archive-{run}")
+    results: dict[int, Path] = {}
+    threads = [threading.Thread(target=_train_one_run, args=(template, s, results)) for s in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(p.name for p in results.values()) == ["archive-0000", "archive-0001"]
+    for seed, path in results.items():
+        archive = SnapshotArchive(path, create=False)
+        widths = {
+            archive.load_state_dict(s)["mlp_extractor.policy_net.0.bias"].shape[0] for s in archive
+        }
+        assert widths == {8 + seed}  # only this run's network
+        opponents = {m.player_b for m in archive.matches()}
+        assert opponents <= {s.id for s in archive} | {"latest", "random"}
+    # A run after those, in this thread, gets the next number.
+    _train_one_run(template, 2, results)
+    assert results[2].name == "archive-0002"
