@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import queue
 import random
 import signal
 import sys
@@ -106,7 +107,7 @@ def reader(args, index: int, start, done, results) -> None:
             loads += 1
         results.put(("reader done", index, (draws, loads, bad)))
     except BaseException:
-        results.put(("error", f"reader {index}", traceback.format_exc()))
+        results.put(("reader error", index, traceback.format_exc()))
 
 
 def main() -> None:
@@ -143,27 +144,8 @@ def main() -> None:
     saved: dict[int, list[tuple[str, int, str]]] = {w: [] for w in writers}
     errors, finished, reads = [], set(), []
     kills_left, kills = args.kills, 0
-    next_kill = time.monotonic() + rng.uniform(5, 15)
-    while len(finished) < args.writers:
-        if kills_left and time.monotonic() >= next_kill:
-            victim = rng.choice([w for w in writers if w not in finished])
-            os.kill(writers[victim].pid, signal.SIGKILL)
-            writers[victim].join()
-            while not results.empty():  # saves reported before the kill
-                kind, index, payload = results.get()
-                if kind == "save":
-                    saved[index].append(payload)
-            first = len(saved[victim])
-            writers[victim] = context.Process(
-                target=writer, args=(args, victim, first, None, results)
-            )
-            writers[victim].start()
-            kills_left, kills = kills_left - 1, kills + 1
-            next_kill = time.monotonic() + rng.uniform(5, 15)
-        try:
-            kind, index, payload = results.get(timeout=1)
-        except Exception:  # noqa: BLE001 - queue.Empty: check the kill clock again
-            continue
+
+    def handle(kind: str, index: int, payload) -> None:
         if kind == "save":
             saved[index].append(payload)
         elif kind == "writer done":
@@ -171,13 +153,36 @@ def main() -> None:
         elif kind == "error":
             errors.append(f"writer {index}: {payload}")
             finished.add(index)
-    done.set()
-    for _ in readers:
-        kind, index, payload = results.get(timeout=300)
-        if kind == "error":
-            errors.append(f"{index}: {payload}")
-        else:
+        elif kind == "reader error":
+            errors.append(f"reader {index}: {payload}")
+            reads.append((0, 0, 0))
+        elif kind == "reader done":
             reads.append(payload)
+
+    next_kill = float("inf")  # set at the first save: every writer is past the start barrier
+    while len(finished) < args.writers:
+        if kills_left and time.monotonic() >= next_kill:
+            victim = rng.choice([w for w in writers if w not in finished])
+            os.kill(writers[victim].pid, signal.SIGKILL)
+            writers[victim].join()
+            while not results.empty():  # what was reported before the kill
+                handle(*results.get())
+            first = len(saved[victim])
+            writers[victim] = context.Process(
+                target=writer, args=(args, victim, first, None, results)
+            )
+            writers[victim].start()
+            kills_left, kills = kills_left - 1, kills + 1
+            next_kill = time.monotonic() + rng.uniform(2, 10)
+        try:
+            handle(*results.get(timeout=1))
+        except queue.Empty:  # check the kill clock again
+            continue
+        if next_kill == float("inf") and any(saved.values()):
+            next_kill = time.monotonic() + rng.uniform(2, 10)
+    done.set()
+    while len(reads) < len(readers):
+        handle(*results.get(timeout=300))
     for process in [*writers.values(), *readers]:
         process.join(timeout=60)
     seconds = time.perf_counter() - began
