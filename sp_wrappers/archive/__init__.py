@@ -17,6 +17,7 @@ from .store import (
     CorruptSnapshotError,
     IncompatibleSnapshotError,
     SnapshotArchive,
+    SnapshotPrunedError,
     UnsafeArchiveError,
     as_archive,
     config_key,
@@ -35,5 +36,6 @@ __all__ = [
     "CorruptSnapshotError",
     "IncompatibleSnapshotError",
     "PolicySpecError",
+    "SnapshotPrunedError",
     "UnsafeArchiveError",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "ArchiveWriteError",
     "CorruptSnapshotError",
     "IncompatibleSnapshotError",
+    "SnapshotPrunedError",
     "UnsafeArchiveError",
     "check_not_linked",
     "check_schema",
@@ -112,6 +113,14 @@ class ArchiveWriteError(ArchiveError, OSError):
 class CorruptSnapshotError(ArchiveError):
     """A snapshot's file is missing, does not match its recorded hash, or does not hold the
     tensors its policy spec describes (names, shapes, dtypes)."""
+
+
+class SnapshotPrunedError(ArchiveError, KeyError):
+    """A snapshot was pruned (its weights deleted; its row, ratings and matches remain), perhaps
+    by another process between the listing and the load: pick another one of the listing."""
+
+    def __str__(self) -> str:  # the message itself, not KeyError's repr of it
+        return str(self.args[0]) if self.args else ""
 
 
 class IncompatibleSnapshotError(ArchiveError, ValueError):

@@ -4,7 +4,9 @@ This module holds :data:`FORMAT_VERSION`, :data:`INDEX_NAME`, the schema and
 :class:`ArchiveIndex`, the base of :class:`~sp_wrappers.archive.store.SnapshotArchive` that owns
 the connection: opened in WAL mode, once per process (a forked or unpickled archive reconnects),
 checked against the format version (a format-1 index is upgraded in place) and written in
-``BEGIN IMMEDIATE`` transactions.
+``BEGIN IMMEDIATE`` transactions. :meth:`ArchiveIndex._locked` holds SQLite's write lock across
+work that is more than SQL (a save numbers its snapshot, writes its file and inserts its row as
+one unit), so any number of processes can write one archive.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import os
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,24 +183,44 @@ class ArchiveIndex:
                 "that wrote it, or start a new archive directory."
             )
 
-    def _write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
+    @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: SQLite's write lock is held from the start, so
+        what is read inside (the next snapshot number, the listing a prune works from) cannot
+        change under the caller before its writes commit. Other writers wait (up to the
+        connection's 60 s busy timeout); readers in WAL mode never do.
+
+        :raises ArchiveWriteError: the lock or a write failed (full or read-only disk, or another
+            process held the lock for over a minute); the transaction is rolled back.
+        """
         conn = self._connect()
         try:
             conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise self._write_error(error) from error
+        try:
             try:
-                for sql, params in statements:
-                    conn.execute(sql, params)
+                yield conn
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as error:
-            raise ArchiveWriteError(
-                f"Cannot write to the archive index {self.path / INDEX_NAME}: {error}. Check "
-                "free disk space and the directory's permissions; earlier data is intact."
-            ) from error
-        self._listing = None
-        self._scores.clear()
+            raise self._write_error(error) from error
+        finally:
+            self._listing = None
+            self._scores.clear()
+
+    def _write_error(self, error: sqlite3.OperationalError) -> ArchiveWriteError:
+        return ArchiveWriteError(
+            f"Cannot write to the archive index {self.path / INDEX_NAME}: {error}. Check "
+            "free disk space and the directory's permissions; earlier data is intact."
+        )
+
+    def _write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        with self._locked() as conn:
+            for sql, params in statements:
+                conn.execute(sql, params)
 
     def close(self) -> None:
         """Close the index connection and drop cached policies."""

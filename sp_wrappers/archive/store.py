@@ -11,9 +11,14 @@ Layout (documented in ``docs/formats.md``)::
       index.sqlite                    # SQLite in WAL mode: meta, snapshots, matches
       snapshots/snapshot-0000.safetensors
 
-A save writes the weights to a temporary file, flushes it to disk, renames it into place and only
-then inserts the index row in one transaction, so a process killed at any moment never leaves a
-listed snapshot whose file is missing or incomplete. Weights are safetensors (never unpickled);
+A save takes SQLite's write lock (``BEGIN IMMEDIATE``), numbers the snapshot after the highest
+number in the index, writes the weights to a temporary file, flushes it to disk, renames it into
+place and inserts the index row before the lock is released: any number of processes can save into
+one archive, each save gets its own number, and every row's file is the one its hash names. A
+process killed at any moment never leaves a listed snapshot whose file is missing or incomplete.
+A prune chooses what to drop under the same lock, and a reader whose snapshot was pruned by
+another process between its listing and its load gets :class:`SnapshotPrunedError` (the sampler
+draws again), never a warning about a corrupt file. Weights are safetensors (never unpickled);
 the index row carries a JSON policy spec from which
 :func:`~sp_wrappers.archive.policy_spec.build_policy` rebuilds the SB3 policy. Readers in other
 processes (env workers, tournaments) see a consistent view while the trainer writes. Loaded
@@ -49,6 +54,7 @@ from .checks import (
     ArchiveWriteError,
     CorruptSnapshotError,
     IncompatibleSnapshotError,
+    SnapshotPrunedError,
     UnsafeArchiveError,
     check_header,
     check_not_linked,
@@ -74,6 +80,7 @@ from .policy_spec import (
 )
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
 from .spaces import space_from_json, spaces_match
+from .templates import is_run_template, resolve_run_template
 
 for _error in (
     ArchiveError,
@@ -82,9 +89,13 @@ for _error in (
     CorruptSnapshotError,
     IncompatibleSnapshotError,
     PolicySpecError,
+    SnapshotPrunedError,
     UnsafeArchiveError,
 ):  # defined where the checks live; users import and see them here
     _error.__module__ = __name__
+
+_READ_ATTEMPTS = 2  # a snapshot file is declared bad only when it fails this many reads
+_REREAD_DELAY = 0.05  # seconds between them
 
 __all__ = [
     "SnapshotArchive",
@@ -99,6 +110,7 @@ __all__ = [
     "CorruptSnapshotError",
     "IncompatibleSnapshotError",
     "PolicySpecError",
+    "SnapshotPrunedError",
     "UnsafeArchiveError",
 ]
 
@@ -197,7 +209,8 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         self._conn: sqlite3.Connection | None = None
         self._conn_pid: int | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
-        self._bad: set[str] = set()
+        # snapshots whose file failed its checks twice -> the file's (inode, size, mtime) then
+        self._bad: dict[str, tuple[int, int, int] | None] = {}
         # (data_version, every row, the unpruned rows by id): re-read only when the index changes
         self._listing: tuple[int, list[SnapshotInfo], dict[str, SnapshotInfo]] | None = None
         self._parsed: dict[tuple[Any, ...], SnapshotInfo] = {}  # raw row -> its checked info
@@ -237,7 +250,21 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         rows = every if include_pruned else listed.values()
         if not self._bad:
             return list(rows)
+        self._forget_replaced_files()
         return [info for info in rows if info.id not in self._bad]
+
+    def _file_signature(self, snapshot_id: str) -> tuple[int, int, int] | None:
+        try:
+            found = os.lstat(self.path / SNAPSHOT_DIR / f"{snapshot_id}.safetensors")
+        except OSError:
+            return None
+        return found.st_ino, found.st_size, found.st_mtime_ns
+
+    def _forget_replaced_files(self) -> None:
+        """Give snapshots marked bad another chance once their file changed (restored)."""
+        for sid, signature in list(self._bad.items()):
+            if self._file_signature(sid) != signature:
+                del self._bad[sid]
 
     def __len__(self) -> int:
         return len(self.snapshots())
@@ -249,7 +276,7 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         if not isinstance(snapshot, (str, SnapshotInfo)):
             return False
         sid = as_snapshot_id(snapshot)
-        return sid in self._rows()[1] and sid not in self._bad
+        return sid in self._rows()[1] and sid in {info.id for info in self.snapshots()}
 
     def latest(self) -> SnapshotInfo | None:
         """The newest listed snapshot, or ``None`` for an empty archive."""
@@ -259,26 +286,33 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
     def get(self, snapshot: str | SnapshotInfo) -> SnapshotInfo:
         """The listed snapshot with this id (or the id of this :class:`SnapshotInfo`).
 
-        :raises KeyError: naming the known ids (and saying so when the snapshot was pruned).
+        :raises SnapshotPrunedError: (a ``KeyError``) the snapshot was pruned.
+        :raises KeyError: naming the known ids.
         """
         sid = as_snapshot_id(snapshot)
         every, listed = self._rows()
         info = listed.get(sid)
+        if info is not None and sid in self._bad:
+            self._forget_replaced_files()
         if info is not None and sid not in self._bad:
             return info
         if info is not None:
             raise KeyError(
                 f"Snapshot {sid!r} in {self.path} was left out after its file failed a check "
-                "(see the earlier warning); restore the file and reopen the archive."
+                "(see the earlier warning); restore the file (it is checked again once it "
+                "changes) or delete the snapshot from the archive."
             )
         if any(row.id == sid for row in every):
-            raise KeyError(
-                f"Snapshot {sid!r} in {self.path} was pruned (its weights are deleted; its "
-                "ratings and matches remain): pick one of archive.snapshots()."
-            )
+            raise self._pruned(sid)
         known = [i.id for i in self.snapshots()]
         shown = known if len(known) <= 10 else known[:5] + ["..."] + known[-5:]
         raise KeyError(f"No snapshot {sid!r} in {self.path}; known ids: {shown}.")
+
+    def _pruned(self, sid: str) -> SnapshotPrunedError:
+        return SnapshotPrunedError(
+            f"Snapshot {sid!r} in {self.path} was pruned (its weights are deleted; its "
+            "ratings and matches remain): pick one of archive.snapshots()."
+        )
 
     def save(
         self,
@@ -293,6 +327,10 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         :param tags: free-form labels stored with it.
         :param rating: its starting Elo (stored as ``ratings["elo"]``).
         :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
+
+        Safe to call from any number of processes at once on one archive: numbering, the file
+        write and the index row happen under SQLite's write lock, so each save gets its own
+        snapshot (other writers wait for the lock, readers do not).
         """
         if not 0 <= int(step) <= _MAX_STEP:
             raise ValueError(f"step must be a non-negative learner step, got {step}.")
@@ -301,43 +339,48 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
         _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(_spec_classes(spec))
-        every, _ = self._rows()
-        seq = every[-1].seq + 1 if every else 0
-        snapshot_id = f"snapshot-{seq:04d}"
-        relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
-        final = self.path / relative
-        payload, digest = snapshot_payload(policy.state_dict(), snapshot_id)
-        write_snapshot_file(final, payload)
+        state = policy.state_dict()
         ratings = {} if rating is None else {"elo": float(rating)}
-        info = SnapshotInfo(
-            id=snapshot_id,
-            step=int(step),
-            wall_time=time.time(),
-            tags=tuple(str(t) for t in tags),
-            sha256=digest,
-            file=final,
-            ratings=ratings,
-            policy_spec=spec,
-            seq=seq,
-        )
-        self._write(
-            [
-                (
+        tags = tuple(str(t) for t in tags)
+        wall_time = time.time()
+        with self._locked() as conn:
+            # Numbered under the write lock: no other process can take this number, write this
+            # file or insert this row until the row below commits.
+            (seq,) = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM snapshots").fetchone()
+            snapshot_id = f"snapshot-{seq:04d}"
+            relative = f"{SNAPSHOT_DIR}/{snapshot_id}.safetensors"
+            final = self.path / relative
+            payload, digest = snapshot_payload(state, snapshot_id)
+            write_snapshot_file(final, payload)  # replaces only an unlisted file of a killed save
+            try:
+                conn.execute(
                     "INSERT INTO snapshots (seq, id, step, wall_time, tags, sha256, file, "
                     "policy_spec, ratings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         seq,
                         snapshot_id,
-                        info.step,
-                        info.wall_time,
-                        json.dumps(list(info.tags)),
+                        int(step),
+                        wall_time,
+                        json.dumps(list(tags)),
                         digest,
                         relative,
                         json.dumps(spec),
                         json.dumps(ratings),
                     ),
                 )
-            ]
+            except BaseException:
+                unlink_all(final.parent, [final.name])
+                raise
+        info = SnapshotInfo(
+            id=snapshot_id,
+            step=int(step),
+            wall_time=wall_time,
+            tags=tags,
+            sha256=digest,
+            file=final,
+            ratings=ratings,
+            policy_spec=spec,
+            seq=seq,
         )
         if self.max_snapshots is not None:
             self.prune()
@@ -364,8 +407,10 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         holds exactly the tensors (names, shapes, dtypes) its policy spec describes.
 
         :raises CorruptSnapshotError: the file is missing, its hash differs or its tensors do
-            not fit the spec (a warning naming the file is issued and the snapshot is left out
-            of :meth:`snapshots` from then on).
+            not fit the spec, on two reads a moment apart (a warning naming the file is issued
+            and the snapshot is left out of :meth:`snapshots` until its file changes).
+        :raises SnapshotPrunedError: the snapshot was pruned, perhaps by another process since
+            this one read the listing (no warning: draw another).
         :raises PolicySpecError: the stored policy spec is refused (see :func:`build_policy`).
         :raises UnsafeArchiveError: the file or ``snapshots/`` is a symlink or not a plain file.
         """
@@ -373,8 +418,6 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         return self._load_weights(info, self._build(info, "cpu"))
 
     def _load_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
-        from safetensors.torch import load as load_safetensors
-
         expected = expected_tensors(policy)
         try:
             limit, max_header = size_limits(expected)
@@ -383,27 +426,57 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
                 f"Snapshot {info.id}'s policy holds a tensor of dtype {error}, which the archive "
                 "does not store."
             ) from None
+        for attempt in range(_READ_ATTEMPTS):
+            problem, state = self._read_weights(info, expected, limit, max_header)
+            if problem is None:
+                return state
+            # Re-check before calling the file bad: another process may have pruned the snapshot
+            # (deleting its file) since this process read the listing, or the read may have
+            # failed for a moment.
+            row = (
+                self._connect()
+                .execute("SELECT pruned, sha256 FROM snapshots WHERE id = ?", (info.id,))
+                .fetchone()
+            )
+            if row is None or row[0] != 0 or row[1] != info.sha256:
+                self._listing = None
+                raise self._pruned(info.id)
+            if attempt + 1 < _READ_ATTEMPTS:
+                time.sleep(_REREAD_DELAY)
+        self._mark_bad(info, problem)
+
+    def _read_weights(
+        self,
+        info: SnapshotInfo,
+        expected: dict[str, tuple[tuple[int, ...], str]],
+        limit: int,
+        max_header: int,
+    ) -> tuple[str | None, dict[str, Any]]:
+        """``(problem, weights)``: the checked weights of the snapshot's file, or what is wrong."""
+        from safetensors.torch import load as load_safetensors
+
         try:
             payload = read_snapshot_file(self.path / SNAPSHOT_DIR, f"{info.id}.safetensors", limit)
         except OSError as error:
-            self._mark_bad(info, f"cannot be read ({error})")
+            return f"cannot be read ({error})", {}
         if len(payload) > limit:
-            self._mark_bad(info, f"is longer than the {limit} bytes its policy's tensors can take")
+            return f"is longer than the {limit} bytes its policy's tensors can take", {}
         if hashlib.sha256(payload).hexdigest() != info.sha256:
-            self._mark_bad(info, "does not match its recorded sha256")
+            return "does not match its recorded sha256", {}
         problem, aliases = check_header(payload, info.id, expected, max_header)
         if problem:
-            self._mark_bad(info, f"does not hold the tensors its policy spec describes: {problem}")
+            return f"does not hold the tensors its policy spec describes: {problem}", {}
         state = load_safetensors(payload)
         for alias, target in aliases.items():
             state[alias] = state[target]
-        return state
+        return None, state
 
     def _mark_bad(self, info: SnapshotInfo, problem: str) -> NoReturn:
-        self._bad.add(info.id)
+        self._bad[info.id] = self._file_signature(info.id)
         message = (
-            f"Skipping snapshot {info.id}: its file {info.file} {problem}. The archive goes on "
-            "without it; restore the file or delete the snapshot from the archive."
+            f"Skipping snapshot {info.id}: its file {info.file} {problem} (read twice). The "
+            "archive goes on without it; restore the file (it is checked again once it changes) "
+            "or delete the snapshot from the archive."
         )
         warnings.warn(message, RuntimeWarning, stacklevel=3)
         raise CorruptSnapshotError(message)
@@ -419,6 +492,7 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         the policy's ``policy_id`` is the snapshot id. At most ``cache_size`` policies are kept.
 
         :raises CorruptSnapshotError: see :meth:`load_state_dict` (the sampler draws another).
+        :raises SnapshotPrunedError: the snapshot was pruned (the sampler draws another).
         :raises PolicySpecError: the stored spec names a class, argument or size it must not.
         """
         from ..core.policies import SB3Policy
@@ -481,24 +555,29 @@ class SnapshotArchive(ArchiveIndex, MatchHistory):
         """
         if self.max_snapshots is None:
             return []
-        listing = self.snapshots()
-        if len(listing) <= self.max_snapshots:
-            return []
-        recent = self.keep_recent or max(1, self.max_snapshots // 2)
-        kept = list(listing)
-        drop: list[SnapshotInfo] = []
-        while len(kept) > self.max_snapshots:
-            # Among the older snapshots (never the first), drop the one whose neighbours are
-            # closest together: repeated, this keeps an even spread over the whole history.
-            candidates = range(1, len(kept) - recent)
-            victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
-            drop.append(kept.pop(victim))
         directory = self.path / SNAPSHOT_DIR
         check_not_linked(directory, directory=True)
-        self._write([("UPDATE snapshots SET pruned = 1 WHERE id = ?", (d.id,)) for d in drop])
+        with self._locked() as conn:
+            # Chosen under the write lock from the index as it is now: two processes pruning
+            # at once never both drop a snapshot each from the same listing (dropping too many).
+            self._listing = None
+            listing = self.snapshots()
+            drop: list[SnapshotInfo] = []
+            if len(listing) > self.max_snapshots:
+                recent = self.keep_recent or max(1, self.max_snapshots // 2)
+                kept = list(listing)
+                while len(kept) > self.max_snapshots:
+                    # Among the older snapshots (never the first), drop the one whose neighbours
+                    # are closest together: repeated, this keeps an even spread over the history.
+                    candidates = range(1, len(kept) - recent)
+                    victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
+                    drop.append(kept.pop(victim))
+                for info in drop:
+                    conn.execute("UPDATE snapshots SET pruned = 1 WHERE id = ?", (info.id,))
         for info in drop:
             for key in [k for k in self._cache if k.rsplit("@", 1)[0] == info.id]:
                 del self._cache[key]
+        # After the commit: a reader that still finds a pruned row unpruned finds its file too.
         unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
         return [info.id for info in drop]
 
@@ -514,7 +593,9 @@ def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> Sna
     path from a configuration file (RL Baselines3 Zoo's yaml, ``gymnasium.make`` keyword
     arguments) works wherever an archive object does, and anything else fails at once.
 
-    :param archive: a :class:`SnapshotArchive` or the path of its directory.
+    :param archive: a :class:`SnapshotArchive` or the path of its directory; with ``create``, a
+        path holding ``{run}`` names one fresh directory per training run
+        (:func:`~sp_wrappers.archive.templates.resolve_run_template`).
     :param create: create a new archive when the path holds none (training); ``False`` raises
         :class:`ArchiveFormatError` instead (evaluation of an existing archive).
     :param owner: who asks, for the error message (e.g. ``"OpponentSampler(archive=...)"``).
@@ -533,6 +614,8 @@ def as_archive(archive: Any, create: bool = True, owner: str = "archive") -> Sna
     if isinstance(archive, SnapshotArchive):
         return archive
     if isinstance(archive, str | os.PathLike) and str(os.fspath(archive)):
+        if create and is_run_template(archive):
+            archive = resolve_run_template(archive)
         return SnapshotArchive(archive, create=create)
     raise TypeError(
         f"{owner} takes a SnapshotArchive or the path of its directory (str or os.PathLike), "

@@ -18,6 +18,10 @@ PFSP reads the learner's *recent* results: each game against a snapshot is weigh
 ``pfsp_decay ** k``, ``k`` the number of later games against it (``PFSP_DECAY = 0.99``, AlphaStar's
 payoff decay, which the league's :class:`~sp_wrappers.league.payoff.PayoffTable` uses too), so a
 snapshot the learner lost to long ago and now beats stops being drawn as if it were still hard.
+
+Other processes may save into and prune the archive while a sampler draws: a snapshot pruned
+between the listing and its load, or found corrupt, is left out and the snapshot draw is made
+again from the listing as it is then.
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
+from ..archive.store import (
+    CorruptSnapshotError,
+    SnapshotArchive,
+    SnapshotPrunedError,
+    as_archive,
+)
 from ..core.policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
 from .slots import SWAP_UNITS
 
@@ -200,24 +209,39 @@ class OpponentSampler:
                 return policy
             u -= probability
         remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
-        candidates = self.eligible_ids()
         wants_latest = remaining > 0 and u < self.latest_ratio * remaining
-        if self.latest is not None and (wants_latest or not candidates):
-            return self.latest
-        if not candidates:
-            return self.fallback
-        probabilities = self.snapshot_probabilities(candidates)
-        choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
-        try:
-            return self.archive.load_policy(choice, deterministic=self.deterministic)
-        except CorruptSnapshotError:  # warned and left out of the listing: draw again
-            return self.draw(rng)
+        while True:
+            candidates = self.eligible_ids()
+            if self.latest is not None and (wants_latest or not candidates):
+                return self.latest
+            if not candidates:
+                return self.fallback
+            probabilities = self.snapshot_probabilities(candidates)
+            choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
+            try:
+                return self.archive.load_policy(choice, deterministic=self.deterministic)
+            except (SnapshotPrunedError, CorruptSnapshotError):
+                # Pruned by another process since the listing, or warned about and left out:
+                # either way it is gone from the next listing, so the loop ends.
+                continue
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
         """Receive the learner's newest weights; repeated versions are ignored (shared samplers)."""
         if version <= self.latest_version:
             return
         if self.latest is None:
+            template = self._newest_policy()
+            latest = copy.copy(template)
+            latest.policy = _frozen_copy(template.policy)
+            latest.policy_id = LATEST_ID
+            self.latest = latest
+        self.latest.load_state_dict(state)
+        self.latest_version = version
+
+    def _newest_policy(self) -> Policy:
+        """The newest snapshot's policy (the template of the latest weights); a newest snapshot
+        that another process prunes before it loads gives way to the next newest."""
+        while True:
             newest = self.archive.latest()
             if newest is None:
                 raise RuntimeError(
@@ -226,13 +250,10 @@ class OpponentSampler:
                     "the start into its own archive: give the callback and the sampler the same "
                     "archive (or save a snapshot first)."
                 )
-            template = self.archive.load_policy(newest.id, deterministic=self.deterministic)
-            latest = copy.copy(template)
-            latest.policy = _frozen_copy(template.policy)
-            latest.policy_id = LATEST_ID
-            self.latest = latest
-        self.latest.load_state_dict(state)
-        self.latest_version = version
+            try:
+                return self.archive.load_policy(newest.id, deterministic=self.deterministic)
+            except (SnapshotPrunedError, CorruptSnapshotError):
+                continue
 
     # -- inspection --------------------------------------------------------------------------------
     def eligible_ids(self) -> list[str]:

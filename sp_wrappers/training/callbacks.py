@@ -22,6 +22,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
+from ..archive.templates import end_run, is_run_template
 from ..envs.observation_wrappers import check_observation_wrappers
 from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
@@ -96,7 +97,10 @@ class SelfPlayCallback(BaseCallback):
 
     :param archive: where snapshots and matches go: a :class:`~sp_wrappers.SnapshotArchive` or
         the path of its directory (opened here, created when missing), so the callback can be
-        named in a configuration file (RL Baselines3 Zoo's ``callback:``).
+        named in a configuration file (RL Baselines3 Zoo's ``callback:``). A path holding
+        ``{run}`` (e.g. ``runs/zoo/archive-{run}``) gives every training run its own archive,
+        shared with the envs built in the same thread (one per Optuna trial; see
+        :mod:`sp_wrappers.archive.templates`).
     :param save_every: save a snapshot every this many learner steps (``model.num_timesteps``).
     :param win_rate_threshold: when set, a due snapshot is only saved once the learner's win rate
         over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
@@ -138,6 +142,7 @@ class SelfPlayCallback(BaseCallback):
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
+        self.run_template = os.fspath(archive) if is_run_template(archive) else None
         archive = as_archive(archive, owner="SelfPlayCallback(archive=...)")
         if not isinstance(save_every, int | np.integer) or save_every < 1:
             raise ValueError(f"save_every must be a positive number of steps, got {save_every!r}.")
@@ -174,6 +179,12 @@ class SelfPlayCallback(BaseCallback):
     def _on_training_start(self) -> None:
         # VecFrameStack / VecNormalize above the env: the opponents would not see the transform
         check_observation_wrappers(self.training_env)
+        if self.run_template is not None:
+            # The envs and this callback share this run's directory; the next run built in this
+            # thread (the next Optuna trial) gets a new one.
+            end_run(self.run_template)
+            if self.verbose:
+                print(f"SelfPlayCallback: this run's archive is {self.archive.path}")
         self._check_archive_fits_model()
         self._check_envs_draw_from_this_archive()
         for info in self.archive.snapshots():
