@@ -378,6 +378,7 @@ def run_state(run: TeamSelfPlay) -> dict[str, Any]:
         "swap_draws": draws(run),
         "draws_at_turn_start": run._draws_at_turn_start,
         "turns": run.turns,
+        "schedule_timesteps": run.schedule_timesteps,
     }
 
 
@@ -420,6 +421,8 @@ def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
             run.samplers[team].draws = int(drawn)
     run._draws_at_turn_start = {t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()}
     run.turns = list(state.get("turns", []))
+    horizon = state.get("schedule_timesteps")
+    run.schedule_timesteps = None if horizon is None else int(horizon)
     if int(state.get("team_change", run.team_change)) != run.team_change:
         warnings.warn(
             f"Resuming with team_change={run.team_change} (the run used "
