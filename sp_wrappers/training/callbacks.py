@@ -42,7 +42,9 @@ def match_records(
     A team game (the summary has ``team``) gives one row per opposing team (``team_a``,
     ``team_b``; teammates are never opponents) scored by the learner's result against that team
     alone (``team_outcomes``, see :func:`~sp_wrappers.core.teams.team_summary`), any other game one
-    row per opponent seat (``seat_b``) scored by ``outcome``. Every row carries the game
+    row per opponent seat (``seat_b``) scored by the learner's result against that seat alone
+    (``seat_outcomes``, see :func:`~sp_wrappers.core.seats.seat_outcomes`; summaries without it:
+    ``outcome``). Every row carries the game
     configuration the episode was played under (``config``, set by an environment generator;
     ``None`` without one).
 
@@ -70,7 +72,11 @@ def match_records(
         ]
     else:
         opponents = summary.get("opponents") or {"?": summary["opponent"]}
-        pairs = [(seat_b, None, opponent, outcome) for seat_b, opponent in opponents.items()]
+        scores = summary.get("seat_outcomes") or {}
+        pairs = [
+            (seat_b, None, opponent, float(scores.get(seat_b, outcome)))
+            for seat_b, opponent in opponents.items()
+        ]
     rows = []
     for seat_b, team_b, opponent, score in pairs:
         row = dict(
