@@ -188,7 +188,8 @@ class SelfPlayCallback(BaseCallback):
                 self.elo.ratings[info.id] = float(rating)
         stored = {p: r["elo"] for p, r in self.archive.player_ratings().items() if "elo" in r}
         for player in self._fixed_players(stored):  # fixed opponents keep their ratings
-            self.elo.ratings[player] = stored[player]
+            if player != self.learner_id:  # (the learner's: only when it resumes, below)
+                self.elo.ratings[player] = stored[player]
         newest = self.archive.latest()
         if newest is not None:
             # A fresh model resumed on an old archive counts its steps from the archive's newest
