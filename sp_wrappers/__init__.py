@@ -59,6 +59,8 @@ _EXPORTS: dict[str, str] = {
     "TeamSelfPlay": "training.team_selfplay",
     "make_team_vec_env": "training.team_setup",
     "swap_steps": "training.team_selfplay",
+    # schedules over a whole budget when learning runs in chunks
+    "BudgetSchedules": "training.schedules",
     # k-opponent rollouts
     "KOpponentRollouts": "training.k_opponents",
     "KOpponentRecord": "training.k_opponents",
@@ -141,6 +143,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         KOpponentRollouts,
         novelty_reward,
     )
+    from .training.schedules import BudgetSchedules
     from .training.team_selfplay import TeamSelfPlay, swap_steps
     from .training.team_setup import make_team_vec_env
 

@@ -110,14 +110,14 @@ def test_a_second_run_resumes_numbering_ratings_and_match_history(tmp_path):
     first = SnapshotArchive(path)
     history = first.matches()
     assert [s.id for s in first.snapshots()] == [f"snapshot-000{i}" for i in range(3)]
-    first.set_ratings({"snapshot-0002": {"elo": 1500.0}})
+    first.set_player_ratings({"learner": {"elo": 1500.0}})
 
     again = MaskablePPO("MlpPolicy", make_ttt_env(path), n_steps=128, batch_size=64, seed=1)
     callback = SelfPlayCallback(SnapshotArchive(path), save_every=256, elo_k=1)
     again.learn(256, callback=callback)
     resumed = SnapshotArchive(path)
     assert [s.id for s in resumed.snapshots()][-1] == "snapshot-0003"  # no second snapshot 0
-    # The learner starts from its newest snapshot's rating; with K=1 it cannot drift far.
+    # The learner starts from its own stored rating; with K=1 it cannot drift far.
     assert resumed.get("snapshot-0003").ratings["elo"] > 1450
     assert resumed.matches()[: len(history)] == history
     new_matches = resumed.matches()[len(history) :]

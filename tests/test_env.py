@@ -15,7 +15,16 @@ from sp_wrappers.core.policies import CallablePolicy, RandomPolicy, SB3Policy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.evaluation.match import play_match
 
-SUMMARY_KEYS = {"opponent", "opponents", "outcome", "seat", "return", "returns", "length"}
+SUMMARY_KEYS = {
+    "opponent",
+    "opponents",
+    "outcome",
+    "seat",
+    "seat_outcomes",
+    "return",
+    "returns",
+    "length",
+}
 
 
 def play_episode(env: SelfPlayEnv, seed: int | None, action_seed: int = 0) -> list[tuple]:

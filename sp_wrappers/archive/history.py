@@ -3,7 +3,10 @@
 This module holds :class:`MatchHistory`, the base of
 :class:`~sp_wrappers.archive.store.SnapshotArchive` that records matches (``record_match``,
 ``record_matches``), reads them back (``matches``, ``iter_matches``, ``n_matches``,
-``scores_against``) and stores snapshot ratings (``set_ratings``). Rows follow the match format of
+``scores_against``) and stores ratings: a snapshot's in its row (``set_ratings``), and those of
+players that are not snapshots (the learner, fixed opponents such as ``random`` or a reference
+bot) in the index's ``meta`` table under ``player_rating:<player>`` (``set_player_ratings``,
+``player_ratings``), so a resumed run continues their ratings. Rows follow the match format of
 ``docs/formats.md``.
 """
 
@@ -16,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import ArchiveFormatError
 from .index import INDEX_NAME
 from .matches import (
     INSERT_MATCH,
@@ -25,7 +29,18 @@ from .matches import (
 )
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, player_name
 
-__all__ = ["MatchHistory"]
+__all__ = ["MatchHistory", "PLAYER_RATING_KEY"]
+
+#: The ``meta`` key prefix of a non-snapshot player's ratings: ``player_rating:<player>``.
+PLAYER_RATING_KEY = "player_rating:"
+
+
+def _finite_ratings(player: str, values: Mapping[str, float]) -> dict[str, float]:
+    clean = {str(k): float(v) for k, v in values.items()}
+    bad = [k for k, v in clean.items() if not np.isfinite(v)]
+    if bad:
+        raise ValueError(f"Ratings must be finite numbers; {player} has {bad} = non-finite.")
+    return clean
 
 
 class MatchHistory:
@@ -36,10 +51,7 @@ class MatchHistory:
         """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
         statements = []
         for sid, values in ratings.items():
-            clean = {str(k): float(v) for k, v in values.items()}
-            bad = [k for k, v in clean.items() if not np.isfinite(v)]
-            if bad:
-                raise ValueError(f"Ratings must be finite numbers; {sid} has {bad} = non-finite.")
+            clean = _finite_ratings(str(sid), values)
             statements.append(
                 (
                     "UPDATE snapshots SET ratings = ? WHERE id = ?",
@@ -47,6 +59,62 @@ class MatchHistory:
                 )
             )
         self._write(statements)
+
+    def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Store the ratings of players that are not snapshots of this archive (the learner,
+        fixed opponents such as ``random``): ``{player: {"elo": 1234.0, ...}}``, each player's
+        replacing what was stored for it. Snapshot ratings go to :meth:`set_ratings`.
+
+        :param ratings: player name -> rating name -> finite number (Elo points).
+        """
+        statements = []
+        for player, values in ratings.items():
+            name = player_name(player)
+            if name in self._snapshot_ids():
+                raise ValueError(
+                    f"{name} is a snapshot of {self.path}; store its ratings with set_ratings()."
+                )
+            statements.append(
+                (
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                    (PLAYER_RATING_KEY + name, json.dumps(_finite_ratings(name, values))),
+                )
+            )
+        if statements:
+            self._write(statements)
+
+    def player_ratings(self) -> dict[str, dict[str, float]]:
+        """The stored ratings of players that are not snapshots (see :meth:`set_player_ratings`):
+        ``{player: {"elo": 1234.0}}``."""
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+                (len(PLAYER_RATING_KEY), PLAYER_RATING_KEY),
+            )
+            .fetchall()
+        )
+        out = {}
+        for key, value in rows:
+            player = key[len(PLAYER_RATING_KEY) :]
+            try:
+                ratings = json.loads(value) if isinstance(value, str) else None
+            except ValueError:
+                ratings = None
+            if not isinstance(ratings, dict) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
+                for v in ratings.values()
+            ):
+                raise ArchiveFormatError(
+                    f"{self.path / INDEX_NAME}: the stored ratings of player {player[:40]!r} are "
+                    "not a JSON object of finite numbers. Restore the index from a backup, or "
+                    f"delete the meta row {key[:60]!r} to start that player's ratings again."
+                )
+            out[player] = {str(k): float(v) for k, v in ratings.items()}
+        return out
+
+    def _snapshot_ids(self) -> set[str]:
+        return {row[0] for row in self._connect().execute("SELECT id FROM snapshots").fetchall()}
 
     def record_match(
         self,

@@ -8,8 +8,10 @@ This module holds:
   (dead steps included) and returns the opponent seat that must act next, or ``None`` when it is the
   learner's turn or the learner's episode is over. Callers answer opponent turns with ``play()``:
   the single env one at a time, the vector env in batches across game copies.
-- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns, and
-  :func:`episode_outcome`, which scores an episode lost to an illegal learner action as 0.
+- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns,
+  :func:`episode_outcome`, which scores an episode lost to an illegal learner action as 0, and
+  :func:`seat_outcomes`, the learner's result against each opponent seat alone (what a match
+  record per seat holds in a game of more than two players).
 - :class:`IllegalActionError` and :data:`ILLEGAL_ACTION_MODES`, the one rule for illegal learner
   actions: wherever the learner seat's legal actions are known (a mask in the observation dict or
   in ``info["action_mask"]``), an illegal learner action never reaches the game. By default
@@ -41,6 +43,7 @@ __all__ = [
     "OpponentTurn",
     "pairwise_outcome",
     "episode_outcome",
+    "seat_outcomes",
     "seat_spaces",
     "conform_observation",
     "IllegalActionError",
@@ -229,6 +232,39 @@ def episode_outcome(
     if illegal_action is not None:
         return 0.0
     return float((outcome_fn or pairwise_outcome)(dict(returns), learner))
+
+
+def seat_outcomes(
+    returns: Mapping[str, float],
+    learner: str,
+    seats: Any,
+    outcome_fn: OutcomeFn | None = None,
+    illegal_action: Any = None,
+) -> dict[str, float]:
+    """The learner's result against each opponent seat alone: ``{seat: score}`` (1 win, 0.5
+    draw, 0 loss), from the learner's and that seat's returns, so that in a free-for-all the seat
+    that finished ahead of the learner is a loss and the one behind it a win (their mean is
+    :func:`pairwise_outcome`). ``outcome_fn`` is called with the two seats' returns only;
+    an episode lost to an illegal learner action is a loss against every seat.
+
+    :param returns: each seat's return over the episode.
+    :param learner: the learner's seat.
+    :param seats: the opponent seats to score.
+    :param outcome_fn: ``fn(returns, learner_seat) -> float`` in [0, 1]; default
+        :func:`pairwise_outcome`.
+    :param illegal_action: the illegal action that ended the learner's episode (``None``: none).
+
+    >>> seat_outcomes({"a": 0.0, "b": 1.0, "c": -1.0}, "a", ["b", "c"])
+    {'b': 0.0, 'c': 1.0}
+    """
+    mine = returns.get(learner, 0.0)
+    return {
+        seat: episode_outcome(
+            {learner: mine, seat: returns.get(seat, 0.0)}, learner, outcome_fn, illegal_action
+        )
+        for seat in seats
+        if seat != learner
+    }
 
 
 def conform_observation(obs: Any, space: spaces.Space) -> Any:

@@ -25,6 +25,7 @@ from ..core.seats import (
     as_aec_env,
     check_illegal_action_mode,
     conform_observation,
+    seat_outcomes,
     seat_spaces,
 )
 from ..core.teams import TeamLayout, resolve_learner_teams, team_summary
@@ -183,7 +184,10 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     learner's turn again; the learner's reward for a step is everything it received since its
     previous action; when the learner's episode ends (also on an opponent's move or when its agent
     leaves the game early) ``info["selfplay"]`` holds ``opponent`` (id), ``opponents`` (seat → id),
-    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``return``, ``returns`` and ``length``, plus
+    ``outcome`` (1 win, 0.5 draw, 0 loss), ``seat``, ``seat_outcomes`` (opponent seat → the
+    learner's result against that seat alone, what each match record holds: in a game of more
+    than two players the seat that finished ahead of the learner is a loss, see
+    :func:`~sp_wrappers.core.seats.seat_outcomes`), ``return``, ``returns`` and ``length``, plus
     ``illegal_action`` (the action) when the episode ended on an illegal learner action.
 
     Illegal learner actions: wherever the seat's legal actions are known (``"action_mask"`` in the
@@ -247,7 +251,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     ...     obs, reward, terminated, truncated, info = env.step(action)
     ...     done = terminated or truncated
     >>> sorted(info["selfplay"])
-    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat']
+    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat', 'seat_outcomes']
     """
 
     def __init__(
@@ -453,6 +457,13 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         }
         if self.layout is None:
             summary["outcome"] = driver.outcome(self.outcome_fn)
+            summary["seat_outcomes"] = seat_outcomes(
+                driver.returns,
+                driver.learner,
+                opponents,
+                self.outcome_fn,
+                driver.illegal_action_played,
+            )
         else:
             team = self.layout.team_of(driver.learner)
             summary.update(

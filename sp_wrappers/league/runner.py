@@ -229,6 +229,7 @@ class League:
         self._specs: dict[str, dict[str, Any]] = {}
         self._policies: dict[str, Any] = {}
         self._sent: dict[str, dict[str, str]] = {name: {} for name in names}
+        self.total_timesteps: int | None = None
         self.resumed = (self.root / STATE_NAME).exists()
         if self.resumed:
             self._load_state()
@@ -276,6 +277,8 @@ class League:
         self.round = int(state["round"])
         self.model_files = dict(state["model_files"])
         self.final_snapshots = dict(state.get("final_snapshots", {}))
+        total = state.get("total_timesteps")
+        self.total_timesteps = None if total is None else int(total)
         self.rng.bit_generator.state = state["rng"]
 
     def state_json(self) -> dict[str, Any]:
@@ -285,6 +288,7 @@ class League:
             "round": self.round,
             "builder": repr(self.builder),
             "chunk_steps": self.chunk_steps,
+            "total_timesteps": self.total_timesteps,
             "learners": [p.to_json() for p in self.learners.values()],
             "frozen": [vars(f) for f in self.frozen],
             "pending_resets": sorted(self.pending_resets),
@@ -372,8 +376,26 @@ class League:
         state = {k: v.numpy() for k, v in self.archive.load_state_dict(opponent).items()}
         return opponent, info.policy_spec, state
 
+    def schedule_steps(self, total_timesteps: int) -> dict[str, int]:
+        """Each player's ``num_timesteps`` at the end of a run to ``total_timesteps`` (all players
+        together), the horizon of its SB3 schedules: its steps now plus ``chunk_steps`` for each
+        round left, the rounds left being what ``total_timesteps`` needs at ``chunk_steps`` per
+        player and round (exact when ``chunk_steps`` is a multiple of the rollout size).
+
+        :param total_timesteps: learner steps of every learning player together.
+        """
+        per_round = self.chunk_steps * len(self.learners)
+        rounds_left = max(0, -(-(int(total_timesteps) - self.total_steps()) // per_round))
+        return {
+            name: learner.steps + rounds_left * self.chunk_steps
+            for name, learner in self.learners.items()
+        }
+
     def _plans(self) -> dict[str, ChunkPlan]:
         view = self.view()
+        horizons = (
+            self.schedule_steps(self.total_timesteps) if self.total_timesteps is not None else {}
+        )
         known = set(self.learners) | {f.id for f in self.frozen}
         plans = {}
         for name, learner in self.learners.items():
@@ -400,6 +422,7 @@ class League:
                 weights=weights,
                 reset=name in self.pending_resets,
                 seed=int(self.rng.integers(2**31)),
+                schedule_steps=horizons.get(name),
             )
         return plans
 
@@ -472,7 +495,9 @@ class League:
     ) -> LeagueResult:
         """Train until the learning players have taken ``total_timesteps`` learner steps together
         (a resumed league counts the steps it took before), then snapshot every player's final
-        weights (tag ``final``, outside the pool).
+        weights (tag ``final``, outside the pool). Every SB3 schedule of a player (a ``"lin_..."``
+        learning rate, a clip range) runs once over the player's share of ``total_timesteps``
+        (:meth:`schedule_steps`), not over each chunk; a resumed league continues the curve.
 
         :param backend: ``"process"`` (one process per player on this machine), ``"ray"`` (one
             Ray actor per player) or ``"serial"`` (all in this process, one after the other).
@@ -503,6 +528,7 @@ class League:
                 f"or pass backend='ray' (got backend={backend!r})."
             )
         start = time.perf_counter()
+        self.total_timesteps = int(total_timesteps)
         workers = {s.name: self._worker_kwargs(s, i) for i, s in enumerate(self.specs)}
         pool = make_backend(backend, workers, **options)
         index = {s.name: i for i, s in enumerate(self.specs)}

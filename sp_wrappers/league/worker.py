@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ..training.schedules import BudgetSchedules
+
 __all__ = [
     "PlayerWorker",
     "ChunkPlan",
@@ -51,6 +53,10 @@ class ChunkPlan:
     :param reset: put the player back to its initial weights and optimizer state first (and
         empty an off-policy learner's replay buffer).
     :param seed: seeds the per-episode opponent draws of this chunk.
+    :param schedule_steps: the player's ``num_timesteps`` at the end of the league: every SB3
+        schedule of its model (learning rate, clip range, ...) runs once over the player's whole
+        budget, not over each chunk (:class:`~sp_wrappers.training.schedules.BudgetSchedules`);
+        ``None``: SB3's per-call progress.
     """
 
     steps: int
@@ -60,6 +66,7 @@ class ChunkPlan:
     )
     reset: bool = False
     seed: int | None = None
+    schedule_steps: int | None = None
 
 
 @dataclass
@@ -266,7 +273,10 @@ class PlayerWorker:
         learn_start = time.perf_counter()
         # SB3 resets the env at the first learn (so no episode is played against the placeholder
         # opponent); later chunks go on with the episodes in progress, which keep their opponent.
-        self.model.learn(plan.steps, callback=recorder, reset_num_timesteps=False)
+        callbacks: list[BaseCallback] = [recorder]
+        if plan.schedule_steps is not None:
+            callbacks.append(BudgetSchedules(max(1, int(plan.schedule_steps))))
+        self.model.learn(plan.steps, callback=callbacks, reset_num_timesteps=False)
         learn_seconds = time.perf_counter() - learn_start
         return ChunkResult(
             name=self.name,

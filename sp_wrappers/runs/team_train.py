@@ -388,7 +388,7 @@ def train_teams(
         while selfplay.total_steps < target:
             chunk = int(config["team_change"]) if say is not None else target
             learning = selfplay.learning_team
-            selfplay.learn(min(target, selfplay.total_steps + chunk))
+            selfplay.learn(min(target, selfplay.total_steps + chunk), schedule_timesteps=target)
             if say is not None:
                 say(_progress_line(selfplay, learning))
         seconds = time.perf_counter() - started

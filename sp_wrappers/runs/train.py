@@ -133,6 +133,7 @@ class ProgressBar(BaseCallback):
 
         self._start = self.num_timesteps
         self.bar = tqdm(total=self.total, unit="step", unit_scale=True, dynamic_ncols=True)
+        self._show_stats(refresh=True)  # a resumed run shows the Elo it goes on from
 
     def _on_step(self) -> bool:
         if self.bar is not None:
@@ -141,6 +142,9 @@ class ProgressBar(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
+        self._show_stats(refresh=False)
+
+    def _show_stats(self, refresh: bool) -> None:
         sp = self.selfplay
         if self.bar is not None and sp is not None:
             self.bar.set_postfix(
@@ -148,7 +152,7 @@ class ProgressBar(BaseCallback):
                 draw=f"{sp.draw_rate:.2f}",
                 elo=f"{sp.elo.rating(sp.learner_id):.0f}",
                 snapshots=len(sp.archive),
-                refresh=False,
+                refresh=refresh,
             )
 
     def _on_training_end(self) -> None:

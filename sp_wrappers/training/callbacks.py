@@ -44,7 +44,9 @@ def match_records(
     A team game (the summary has ``team``) gives one row per opposing team (``team_a``,
     ``team_b``; teammates are never opponents) scored by the learner's result against that team
     alone (``team_outcomes``, see :func:`~sp_wrappers.core.teams.team_summary`), any other game one
-    row per opponent seat (``seat_b``) scored by ``outcome``. Every row carries the game
+    row per opponent seat (``seat_b``) scored by the learner's result against that seat alone
+    (``seat_outcomes``, see :func:`~sp_wrappers.core.seats.seat_outcomes`; summaries without it:
+    ``outcome``). Every row carries the game
     configuration the episode was played under (``config``, set by an environment generator;
     ``None`` without one).
 
@@ -72,7 +74,11 @@ def match_records(
         ]
     else:
         opponents = summary.get("opponents") or {"?": summary["opponent"]}
-        pairs = [(seat_b, None, opponent, outcome) for seat_b, opponent in opponents.items()]
+        scores = summary.get("seat_outcomes") or {}
+        pairs = [
+            (seat_b, None, opponent, float(scores.get(seat_b, outcome)))
+            for seat_b, opponent in opponents.items()
+        ]
     rows = []
     for seat_b, team_b, opponent, score in pairs:
         row = dict(
@@ -106,7 +112,10 @@ class SelfPlayCallback(BaseCallback):
         over its last ``win_rate_window`` episodes reaches this value (RLlib's self-play gate).
     :param win_rate_window: episodes in the rolling win/draw rates.
     :param elo_k: the K factor of online Elo.
-    :param initial_elo: the learner's rating in a new archive.
+    :param initial_elo: the learner's rating in a new archive (and a new fixed opponent's). The
+        archive keeps the learner's own rating and the fixed opponents' (``random``, reference
+        bots; :meth:`~sp_wrappers.SnapshotArchive.player_ratings`), so a resumed run goes on
+        from them; ``selfplay/elo`` is logged once when ``learn`` starts, at that rating.
     :param sync_latest_every: send the learner's weights to every env's sampler after this many
         rollouts (1 = after every update, as ML-Agents' "latest model"); 0 turns syncing off.
     :param fit_every: run the batch Bradley-Terry fit over the archive's whole match history every
@@ -191,6 +200,10 @@ class SelfPlayCallback(BaseCallback):
             rating = (info.ratings or {}).get("elo")
             if rating is not None:
                 self.elo.ratings[info.id] = float(rating)
+        stored = {p: r["elo"] for p, r in self.archive.player_ratings().items() if "elo" in r}
+        for player in self._fixed_players(stored):  # fixed opponents keep their ratings
+            if player != self.learner_id:  # (the learner's: only when it resumes, below)
+                self.elo.ratings[player] = stored[player]
         newest = self.archive.latest()
         if newest is not None:
             # A fresh model resumed on an old archive counts its steps from the archive's newest
@@ -204,10 +217,33 @@ class SelfPlayCallback(BaseCallback):
             self._sync_latest_weights()
             self._restart_episodes()
         else:
-            self.elo.ratings[self.learner_id] = self.elo.rating(newest.id)
+            # Resumed: the learner's own stored rating (archives written before it was stored:
+            # its newest snapshot's, which has moved since that snapshot was saved).
+            self.elo.ratings[self.learner_id] = stored.get(
+                self.learner_id, self.elo.rating(newest.id)
+            )
             self._sync_latest_weights()
         self._last_save_step = self.num_timesteps
         self._last_fit_step = self.num_timesteps
+        self._log_start()
+
+    def _log_start(self) -> None:
+        """Log the rating the learner goes on from, at the step ``learn`` starts at (a resumed
+        run's Elo curve continues where the killed one's ended)."""
+        self.logger.record(self.elo_key, self.elo.rating(self.learner_id))
+        self.logger.dump(self.num_timesteps)
+
+    @property
+    def elo_key(self) -> str:
+        """The logger key of the learner's Elo (``selfplay/elo``)."""
+        return "selfplay/elo"
+
+    def _fixed_players(self, names: Any) -> list[str]:
+        """Of ``names`` (players with Elo), those whose rating this callback stores as a player
+        rating (see :meth:`~sp_wrappers.SnapshotArchive.set_player_ratings`): the learner and the
+        opponents that are not snapshots of the archive, ``latest`` excepted."""
+        snapshots = {info.id for info in self.archive.snapshots(include_pruned=True)}
+        return [n for n in names if n not in snapshots and n != LATEST_ID]
 
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", ()):
@@ -354,11 +390,16 @@ class SelfPlayCallback(BaseCallback):
                 if info.id in self.bt_ratings:
                     ratings["bt"] = self.bt_ratings[info.id]
                 updates[info.id] = ratings
-        if updates:
-            try:
+        players = {
+            name: {"elo": self.elo.ratings[name]} for name in self._fixed_players(self.elo.ratings)
+        }
+        try:
+            if updates:
                 self.archive.set_ratings(updates)
-            except OSError as error:
-                warnings.warn(f"Could not store ratings: {error}", stacklevel=2)
+            if players:
+                self.archive.set_player_ratings(players)
+        except OSError as error:
+            warnings.warn(f"Could not store ratings: {error}", stacklevel=2)
 
     def fit_ratings(self) -> Any:
         """Fit Bradley-Terry ratings over the archive's whole match history (and log them)."""
@@ -386,7 +427,7 @@ class SelfPlayCallback(BaseCallback):
 
     def _log(self) -> None:
         record = self.logger.record
-        record("selfplay/elo", self.elo.rating(self.learner_id))
+        record(self.elo_key, self.elo.rating(self.learner_id))
         record("selfplay/win_rate", self.win_rate)
         record("selfplay/draw_rate", self.draw_rate)
         known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]

@@ -251,6 +251,19 @@ class TeamCallback(SelfPlayCallback):
                 if rating is not None:
                     self.elo.ratings[team_player(team, info.id)] = float(rating)
             self.elo.ratings[team_player(team, LATEST_ID)] = self.owner.team_elo[team]
+        super()._log_start()
+
+    def _log_start(self) -> None:
+        pass  # logged at the end of _on_training_start, once the team's Elo is set
+
+    @property
+    def elo_key(self) -> str:
+        """The logger key of the team's Elo (``selfplay/<team>/elo``)."""
+        return f"selfplay/{self.team}/elo"
+
+    def _fixed_players(self, names: Any) -> list[str]:
+        # team_selfplay.json holds the teams' Elo; the opponents are other teams' snapshots
+        return []
 
     def _on_training_end(self) -> None:
         super()._on_training_end()
@@ -302,7 +315,7 @@ class TeamCallback(SelfPlayCallback):
     def _log(self) -> None:
         record = self.logger.record
         prefix = f"selfplay/{self.team}"
-        record(f"{prefix}/elo", self.elo.rating(self.learner_id))
+        record(self.elo_key, self.elo.rating(self.learner_id))
         record(f"{prefix}/win_rate", self.win_rate)
         record(f"{prefix}/draw_rate", self.draw_rate)
         record(f"{prefix}/archive_size", len(self.archive))
@@ -378,6 +391,7 @@ def run_state(run: TeamSelfPlay) -> dict[str, Any]:
         "swap_draws": draws(run),
         "draws_at_turn_start": run._draws_at_turn_start,
         "turns": run.turns,
+        "schedule_timesteps": run.schedule_timesteps,
     }
 
 
@@ -420,6 +434,8 @@ def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
             run.samplers[team].draws = int(drawn)
     run._draws_at_turn_start = {t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()}
     run.turns = list(state.get("turns", []))
+    horizon = state.get("schedule_timesteps")
+    run.schedule_timesteps = None if horizon is None else int(horizon)
     if int(state.get("team_change", run.team_change)) != run.team_change:
         warnings.warn(
             f"Resuming with team_change={run.team_change} (the run used "

@@ -45,7 +45,9 @@ Resume: with ``run_dir``, each model is saved there with SB3's ``save``
 (``models/<team>.zip``, optimiser state included) before each of its snapshots, at each team
 change and at the end of ``learn``, and ``team_selfplay.json`` (format 1, written atomically
 after each snapshot and team change) holds the learning team, the step where its turn began,
-each team's Elo, save interval and draw count, and the finished turns.
+each team's Elo, save interval and draw count, the finished turns and the schedules' horizon
+(``schedule_timesteps``: every SB3 schedule runs once over the whole run, see
+:meth:`TeamSelfPlay.learn`).
 ``TeamSelfPlay(..., run_dir=run_dir, resume=True)`` with freshly built models (the same code that
 started the run) continues with the same learning team, step counts, archives and ratings;
 ``learn(total_timesteps)`` counts the learner steps of every team together since the run began,
@@ -91,6 +93,7 @@ from ..archive.store import SnapshotArchive
 from ..opponents.sampler import STRATEGIES, OpponentSampler
 from ..opponents.slots import SWAP_UNITS
 from ..ratings.bradley_terry import fit_bradley_terry
+from .schedules import BudgetSchedules
 from .team_parts import (
     STATE_NAME,
     TeamCallback,
@@ -261,6 +264,7 @@ class TeamSelfPlay(TeamSetup):
         self.team_changes = 0
         self.turn_start_step = 0
         self.bt_result: Any = None
+        self.schedule_timesteps: int | None = None
         self.turns: list[dict[str, Any]] = []
         self._draws_at_turn_start = draws(self)
         self._started = False
@@ -291,19 +295,36 @@ class TeamSelfPlay(TeamSetup):
         total_timesteps: int,
         callback: Any = None,
         log_interval: int = 1,
+        schedule_timesteps: int | None = None,
     ) -> TeamSelfPlay:
         """Train until the learner steps of every team together reach ``total_timesteps``
         (counted since the run began: a resumed run trains what is left).
+
+        Every SB3 schedule of every model (learning rate, clip range, exploration...) runs once
+        over the whole run, not over each team's turn: each team's schedules reach their end
+        at the step count the team will have when the run reaches ``schedule_timesteps``
+        (:meth:`schedule_budgets`; see :class:`~sp_wrappers.training.schedules.BudgetSchedules`).
 
         :param total_timesteps: learner steps summed over every team's model.
         :param callback: more SB3 callbacks for the learning team's ``learn`` calls, beside its
             self-play callback: one callback (or list) for every team, or ``{team: callback}``.
         :param log_interval: SB3's ``log_interval`` (in rollouts for on-policy learners).
+        :param schedule_timesteps: the learner steps of every team together (since the run
+            began) over which the schedules run; default: ``total_timesteps``, or the value an
+            earlier call (or the resumed run's state file) used when that is larger. Pass the
+            run's whole budget when you call ``learn`` in pieces.
         """
         if not isinstance(total_timesteps, int | np.integer) or total_timesteps < 1:
             raise ValueError(
                 f"total_timesteps must be a positive integer, got {total_timesteps!r}."
             )
+        if schedule_timesteps is None:
+            schedule_timesteps = max(int(total_timesteps), self.schedule_timesteps or 0)
+        elif not isinstance(schedule_timesteps, int | np.integer) or schedule_timesteps < 1:
+            raise ValueError(
+                f"schedule_timesteps must be a positive integer, got {schedule_timesteps!r}."
+            )
+        self.schedule_timesteps = int(schedule_timesteps)
         extra = self._per_team(callback, "callback") if callback is not None else {}
         self._start()
         while self.total_steps < total_timesteps:
@@ -319,7 +340,8 @@ class TeamSelfPlay(TeamSetup):
             self._begin_turn(team)
             callback = self.callbacks[team]
             before = int(model.num_timesteps)
-            callbacks: list[Any] = [callback]
+            budget = self.schedule_budgets(self.schedule_timesteps)[team]
+            callbacks: list[Any] = [callback, BudgetSchedules(max(budget, 1))]
             more = extra.get(team)
             if more is not None:
                 callbacks += list(more) if isinstance(more, list | tuple) else [more]
@@ -348,6 +370,25 @@ class TeamSelfPlay(TeamSetup):
         self.fit_ratings()
         self.write_state()
         return self
+
+    def schedule_budgets(self, total_timesteps: int) -> dict[str, int]:
+        """Each team's ``num_timesteps`` when the learner steps of every team together reach
+        ``total_timesteps``, turn by turn from where the run is now (each turn ``team_change`` of
+        the learning team's steps): the horizon of each team's schedules.
+
+        :param total_timesteps: learner steps summed over every team's model.
+        """
+        steps = {t: int(m.num_timesteps) for t, m in self.models.items()}
+        team, start = self.learning_team, self.turn_start_step
+        while sum(steps.values()) < total_timesteps:
+            left = start + self.team_change - steps[team]
+            if not self.shared and left <= 0:
+                team = self.team_names[(self.team_names.index(team) + 1) % len(self.team_names)]
+                start = steps[team]
+                continue
+            more = int(total_timesteps) - sum(steps.values())
+            steps[team] += more if self.shared else min(more, left)
+        return steps
 
     def _start(self) -> None:
         """First snapshot of every team with an empty archive (the other teams' first opponent)."""

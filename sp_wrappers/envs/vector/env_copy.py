@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core.policies import RandomPolicy
-from ...core.seats import episode_outcome
+from ...core.seats import episode_outcome, seat_outcomes
 from ...opponents.slots import OpponentSlots, as_opponent_source
 from ..game_config import CopyConfig, RewardFn, check_reward_fn
 from ..selfplay_env import (
@@ -129,6 +129,9 @@ class _EnvCopy:
                 returns, self.learner, self.outcome_fn, status.illegal_action
             ),
             "seat": self.learner,
+            "seat_outcomes": seat_outcomes(
+                returns, self.learner, opponents, self.outcome_fn, status.illegal_action
+            ),
             "return": returns.get(self.learner, 0.0),
             "returns": dict(returns),
             "length": status.length,

@@ -131,7 +131,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
     ...     actions = np.array([np.flatnonzero(m)[0] for m in env.action_masks()])
     ...     obs, rewards, dones, infos = env.step(actions)
     >>> sorted(infos[0]["selfplay"])
-    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat']
+    ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat', 'seat_outcomes']
     >>> "terminal_observation" in infos[0]
     True
     >>> env.close()
