@@ -101,9 +101,9 @@ class Recipe:
     :param symmetries: ``"auto"`` plays every learner episode in a random symmetric view of the
         board (``SelfPlayVecEnv(symmetries="auto")``); ``None``: the real view only.
     :param strength_every: learner steps between the strength evaluations of ``sp-wrappers
-        train`` against the game's ladder (:class:`~sp_wrappers.training.strength.
-        StrengthCallback`, games with reference players only); ``None``: a tenth of the run;
-        ``0``: none.
+        train`` against the game's ladder (games with reference players only; see
+        :class:`~sp_wrappers.training.strength.StrengthCallback`); ``None``: a tenth of the run
+        (none in runs shorter than 50,000 steps); ``0``: none.
     """
 
     algo: str
@@ -235,7 +235,6 @@ RECIPES: dict[str, Recipe] = {
         save_every=100_000,
         eval_games=100,
         tuned=True,
-        strength_every=500_000,
         notes="The network is BoardExtractor (three 3x3 convolutions of 32 filters over the "
         "6x7 board, 128 features, one hidden layer of 128): at 8k steps on a loaded 2-core "
         "machine 0.75x the speed of the MLP it replaces. The figures that follow were measured "

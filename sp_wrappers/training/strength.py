@@ -101,6 +101,7 @@ class StrengthCallback(BaseCallback):
     :param anchor_rating: the first rung's rating (Elo points).
     :param seed: the first game's reset seed (every evaluation replays the same seeds).
     :param eval_at_start: evaluate the learner before it trains.
+    :param plots: draw ``plots/strength.png`` in ``run_dir`` (when matplotlib is installed).
     :param verbose: 1 prints one line per evaluation.
 
     >>> from pettingzoo.classic import tictactoe_v3
@@ -124,6 +125,7 @@ class StrengthCallback(BaseCallback):
         anchor_rating: float = 1000.0,
         seed: int = 0,
         eval_at_start: bool = True,
+        plots: bool = True,
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
@@ -150,6 +152,7 @@ class StrengthCallback(BaseCallback):
         self.anchor_rating = float(anchor_rating)
         self.seed = seed
         self.eval_at_start = eval_at_start
+        self.plots = plots
         self.history: dict[str, Any] = {}
         self._next_eval = 0
         self._warned = False
@@ -235,18 +238,25 @@ class StrengthCallback(BaseCallback):
             "rating_interval": list(fit.intervals[LEARNER]),
         }
         self.history["evaluations"].append(record)
-        for rung, score in record["scores"].items():
-            self.logger.record(f"eval/{rung}/score", score)
-        self.logger.record("eval/rating", record["rating"])
-        self.logger.record("eval/rating_std_error", record["rating_std_error"])
-        self.logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
-        self.logger.dump(self.num_timesteps)
+        self._log(record)
         self._next_eval = (self.num_timesteps // self.eval_every + 1) * self.eval_every
         self._save()
         if self.verbose >= 1:
             scores = ", ".join(f"{r} {s:.2f}" for r, s in record["scores"].items())
             print(f"strength at step {record['step']}: {scores}; rating {record['rating']:.0f}")
         return record
+
+    def _log(self, record: dict[str, Any]) -> None:
+        """Record the evaluation through SB3's logger (none before ``learn`` sets one up)."""
+        logger = getattr(self.model, "_logger", None)
+        if logger is None:
+            return
+        for rung, score in record["scores"].items():
+            logger.record(f"eval/{rung}/score", score)
+        logger.record("eval/rating", record["rating"])
+        logger.record("eval/rating_std_error", record["rating_std_error"])
+        logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
+        logger.dump(self.num_timesteps)
 
     def _fit(self, games: list[tuple[str, str, float]]) -> Any:
         return fit_bradley_terry(
@@ -356,6 +366,8 @@ class StrengthCallback(BaseCallback):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(self.history, indent=1) + "\n")
         os.replace(tmp, path)
+        if not self.plots:
+            return
         try:
             import matplotlib  # noqa: F401
         except ImportError:
