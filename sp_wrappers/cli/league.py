@@ -49,7 +49,7 @@ from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeagu
 from ..league.runner import League
 from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
-from ..runs.models import algo_class, check_algo_fits, policy_name
+from ..runs.models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from ..runs.recipes import ALGOS, recipe_for
 from ..runs.recipes import linear_schedule as _learning_rate
 from ..runs.rundir import CONFIG_NAME, _slug, _tensorboard_dir
@@ -98,6 +98,8 @@ class RecipeModel:
         hp = dict(self.hyperparams)
         if "learning_rate" in hp:
             hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+        if isinstance(hp.get("policy_kwargs"), Mapping):  # "module:Class" -> the class
+            hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
         try:
             return cls(
                 policy_name(env.observation_space),
@@ -205,6 +207,7 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
             ("snapshot_min_steps", args.snapshot_min_steps),
             ("snapshot_max_steps", args.snapshot_max_steps),
             ("snapshot_win_rate", args.snapshot_win_rate),
+            ("main_agents_compute", args.main_agents_compute),
         )
         if value is not None
     }
@@ -281,7 +284,9 @@ def summary(
     for learner in league.learners.values():
         rate = result.steps_per_second.get(learner.name, float("nan"))
         line = (
-            f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps  "
+            f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps "
+            f"({learner.steps / max(1, league.total_steps()):.0%}, share "
+            f"{league.shares[learner.name]:.0%})  "
             f"{len(learner.snapshots):3d} snapshots  {learner.resets:2d} resets  "
             f"{rate:6.0f} steps/s"
         )
@@ -427,6 +432,14 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         metavar="P",
         help=f"(default: {ALPHASTAR_DEFAULTS['snapshot_win_rate']})",
+    )
+    roles.add_argument(
+        "--main-agents-compute",
+        type=float,
+        default=None,
+        metavar="P",
+        help="the main agents' share of the league's learner steps, at least (default: "
+        f"{ALPHASTAR_DEFAULTS['main_agents_compute']}; the other players split the rest)",
     )
     roles.add_argument(
         "--save-every", type=int, default=None, metavar="N", help="--selfplay snapshot interval"

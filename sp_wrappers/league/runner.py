@@ -15,8 +15,9 @@ A league directory holds::
 
 One round: the driver asks the builder for every learning player's opponent probabilities, sends
 each player (through the backend) a :class:`~sp_wrappers.league.worker.ChunkPlan` with the weights
-of opponents it has not seen at their current version, every player learns ``chunk_steps`` steps
-at once, and the results come back; the driver records the games in the archive and the payoff
+of opponents it has not seen at their current version, the players learn ``chunk_steps`` steps
+each on average (split by the builder's compute shares, :mod:`sp_wrappers.league.compute`), at
+once, and the results come back; the driver records the games in the archive and the payoff
 table, saves the snapshots the builder asks for, schedules resets, writes the model files and
 finally ``league.json``. A league killed at any moment resumes from its last complete round.
 """
@@ -36,6 +37,7 @@ import numpy as np
 
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
+from .compute import chunk_steps_by_share, league_compute_shares, same_shares, shares_changed
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
@@ -62,8 +64,9 @@ _REQUIRED = (
 
 @dataclass
 class LeagueResult:
-    """What :meth:`League.run` did: per-player steps, snapshots and resets, the rounds played
-    and each player's learner steps per second (learning time only, over this run)."""
+    """What :meth:`League.run` did: per-player steps, snapshots and resets, the rounds played,
+    each player's learner steps per second (learning time only, over this run) and its compute
+    share (the fraction of the league's learner steps planned for it)."""
 
     root: Path
     rounds: int
@@ -72,14 +75,18 @@ class LeagueResult:
     final_snapshots: dict[str, str]
     steps_per_second: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    shares: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [f"league in {self.root}: {self.rounds} rounds, {len(self.frozen)} frozen players"]
+        total = sum(p.steps for p in self.learners) or 1
         for p in self.learners:
             rate = self.steps_per_second.get(p.name, float("nan"))
+            share = self.shares.get(p.name, float("nan"))
             lines.append(
-                f"  {p.name:<20} {p.role:<17} steps {p.steps:>9}  snapshots "
-                f"{len(p.snapshots):>3}  resets {p.resets:>2}  {rate:8.0f} steps/s"
+                f"  {p.name:<20} {p.role:<17} steps {p.steps:>9} ({p.steps / total:.0%} of the "
+                f"league's, share {share:.0%})  snapshots {len(p.snapshots):>3}  resets "
+                f"{p.resets:>2}  {rate:8.0f} steps/s"
             )
         return "\n".join(lines)
 
@@ -103,7 +110,10 @@ class League:
     :param make_model: ``make_model(vec_env)`` returns a fresh SB3 model (any algorithm,
         MaskablePPO included) on that env; or ``{role: make_model}`` for one per role.
     :param root: the league directory (created; an existing league there is resumed).
-    :param chunk_steps: learner steps each player takes per round.
+    :param chunk_steps: learner steps per player per round on average: a round's
+        ``chunk_steps * players`` steps are split by the builder's ``compute_shares()`` (equal
+        without it; :class:`~sp_wrappers.league.AlphaStarLeague` gives its main agents at least
+        half), so that each player's total stays its share of the league's.
     :param n_envs: game copies per player.
     :param seed: seeds matchmaking draws, resets and the players' envs.
     :param max_frozen: at most this many frozen players stay in the pool (older ones drop out of
@@ -193,6 +203,10 @@ class League:
         self.vec_env_kwargs = dict(vec_env_kwargs or {})
         self.on_round = on_round
         self.specs = specs
+        try:
+            self.shares = league_compute_shares(builder, specs)
+        except ValueError as error:
+            raise LeagueSetupError(str(error)) from None
         self.root.mkdir(parents=True, exist_ok=True)
         self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
         self.payoff = PayoffTable(decay=decay, min_games=min_games)
@@ -239,6 +253,8 @@ class League:
                 f"{self.root} holds a league with players {saved}, but the builder asks for "
                 f"{wanted}. Resume with the same builder settings or use a new directory."
             )
+        if not same_shares(state.get("compute_shares"), self.shares):
+            raise LeagueSetupError(shares_changed(self.root, state["compute_shares"], self.shares))
         self.learners = {p["name"]: LearnerState.from_json(p) for p in state["learners"]}
         self.frozen = [FrozenPlayer(**f) for f in state["frozen"]]
         self.pending_resets = set(state["pending_resets"])
@@ -264,6 +280,7 @@ class League:
             "round": self.round,
             "builder": repr(self.builder),
             "chunk_steps": self.chunk_steps,
+            "compute_shares": dict(self.shares),
             "learners": [p.to_json() for p in self.learners.values()],
             "frozen": [vars(f) for f in self.frozen],
             "pending_resets": sorted(self.pending_resets),
@@ -365,6 +382,11 @@ class League:
     def _plans(self) -> dict[str, ChunkPlan]:
         view = self.view()
         known = set(self.learners) | {f.id for f in self.frozen}
+        steps = chunk_steps_by_share(
+            self.shares,
+            {name: p.steps for name, p in self.learners.items()},
+            self.chunk_steps * len(self.learners),
+        )
         plans = {}
         for name, learner in self.learners.items():
             probabilities = {
@@ -385,7 +407,7 @@ class League:
                     weights[opponent] = self._weights_for(opponent)
                     self._sent[name][opponent] = version
             plans[name] = ChunkPlan(
-                steps=self.chunk_steps,
+                steps=steps[name],
                 opponents=probabilities,
                 weights=weights,
                 reset=name in self.pending_resets,
@@ -488,17 +510,20 @@ class League:
             self._start(pool.describe())
             while self.total_steps() < total_timesteps:
                 before = {name: p.steps for name, p in self.learners.items()}
-                results = pool.train(self._plans())
+                plans = self._plans()
+                results = pool.train(plans)
                 self._absorb(results)
                 for name, result in results.items():
                     learn_seconds[name] += result.learn_seconds
                     learned_steps[name] += result.steps - before[name]
-                    if result.steps - before[name] > self.chunk_steps and not warned:
+                    planned = plans[name].steps
+                    if result.steps - before[name] >= planned + self.chunk_steps and not warned:
                         warned = True
                         warnings.warn(
                             f"{name} learned {result.steps - before[name]} steps in a chunk of "
-                            f"{self.chunk_steps}: SB3 learns whole rollouts (n_steps x n_envs). "
-                            "Make chunk_steps a multiple of the rollout size.",
+                            f"{planned}: SB3 learns whole rollouts (n_steps x n_envs), longer "
+                            "here than a round's chunk_steps, so the compute shares hold only "
+                            "loosely. Make chunk_steps a multiple of the rollout size.",
                             stacklevel=2,
                         )
                 if self.on_round is not None:
@@ -528,6 +553,7 @@ class League:
             dict(self.final_snapshots),
             rates,
             time.perf_counter() - start,
+            dict(self.shares),
         )
 
     def _start(self, described: Mapping[str, Mapping[str, Any]]) -> None:
