@@ -70,6 +70,7 @@ def apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "illegal_action",
         "env_generator",
         "strength_every",
+        "strength_plies",
     )
     copy_given_options(args, given, config)
     symmetries = getattr(args, "symmetries", None)
@@ -151,6 +152,7 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "env_generator",
             "symmetries",
             "strength_every",
+            "strength_plies",
         ):
             if key in base:
                 config[key] = base[key]

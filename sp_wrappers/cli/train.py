@@ -281,6 +281,15 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "the run)",
     )
     parser.add_argument(
+        "--strength-plies",
+        type=int,
+        default=None,
+        metavar="N",
+        help="forced opening moves of the strength evaluations, every legal sequence of N moves "
+        "in both seats (default: the game's: 1 for tic-tac-toe, 9 openings; 2 for Connect Four, "
+        "49)",
+    )
+    parser.add_argument(
         "--symmetries",
         default=None,
         metavar="auto|none|GAME",

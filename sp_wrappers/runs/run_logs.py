@@ -60,7 +60,8 @@ def strength_callback(
     reference players; then ``notes`` says so when the config asked for them).
 
     :param config: the run's config: ``game``, ``game_kwargs``, ``timesteps`` (the whole run's)
-        and ``strength_every`` (learner steps; ``None``: :data:`STRENGTH_FRACTION` of the run).
+        ``strength_every`` (learner steps; ``None``: :data:`STRENGTH_FRACTION` of the run) and
+        ``strength_plies`` (forced opening moves; ``None``: the game's).
     :param run: the run directory (``strength.json``, ``plots/strength.png``).
     :param plots: draw ``plots/strength.png``.
     :param notes: the run's notes.
@@ -85,8 +86,16 @@ def strength_callback(
             )
             return None
         every = max(1, round(int(config["timesteps"]) * STRENGTH_FRACTION))
+    kwargs: dict[str, Any] = {}
+    if config.get("strength_plies") is not None:
+        kwargs["opening_plies"] = int(config["strength_plies"])
     return StrengthCallback.for_game(
-        config["game"], config.get("game_kwargs"), eval_every=int(every), run_dir=run, plots=plots
+        config["game"],
+        config.get("game_kwargs"),
+        eval_every=int(every),
+        run_dir=run,
+        plots=plots,
+        **kwargs,
     )
 
 

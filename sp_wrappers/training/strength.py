@@ -25,7 +25,8 @@ training start, so a resumed run continues its curve) and draws ``run_dir/plots/
 the score against each rung, and the rating with its 95% interval, over learner steps.
 ``strength.json`` (``format_version`` 1) holds ``ladder`` (rung ids, the anchor first),
 ``anchor_rating``, ``openings``, ``repeats``, ``seed``, ``rung_matches`` (``player_a``,
-``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_ratings`` and
+``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_seconds`` (how long
+those games took), ``ladder_ratings`` and
 ``evaluations`` (each: ``step``, ``seconds``, ``scores``, ``wdl``, ``by_seat``,
 ``distinct_games``, ``rating``, ``rating_std_error``, ``rating_interval``).
 """
@@ -351,7 +352,9 @@ class StrengthCallback(BaseCallback):
             return data
         data = dict(header, rung_matches=[], ladder_ratings={}, evaluations=[])
         self.history = data
+        start = time.perf_counter()
         data["rung_matches"] = self._play_rungs()
+        data["ladder_seconds"] = round(time.perf_counter() - start, 3)
         rung_games = self._rung_games()
         data["ladder_ratings"] = (
             self._fit(rung_games).ratings if rung_games else {self.rung_ids[0]: self.anchor_rating}
