@@ -89,6 +89,11 @@ _EXPORTS: dict[str, str] = {
     "RoundRobinResult": "evaluation.round_robin",
     "archive_ratings": "ratings.archive_ratings",
     "store_archive_ratings": "ratings.archive_ratings",
+    # strength mechanisms
+    "BoardExtractor": "core.networks",
+    "Symmetry": "games.symmetries",
+    "symmetries_for": "games.symmetries",
+    "StrengthCallback": "training.strength",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -96,6 +101,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .archive.records import MatchRecord, SnapshotInfo
     from .archive.store import SnapshotArchive
+    from .core.networks import BoardExtractor
     from .core.policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .core.seats import IllegalActionError
     from .core.teams import TeamLayout, team_outcome
@@ -109,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .evaluation.round_robin import RoundRobinResult, round_robin
     from .games.adapters import openspiel_env
     from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+    from .games.symmetries import Symmetry, symmetries_for
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .opponents.sampler import OpponentSampler
     from .ratings.archive_ratings import archive_ratings, store_archive_ratings
@@ -124,6 +131,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         KOpponentRollouts,
         novelty_reward,
     )
+    from .training.strength import StrengthCallback
     from .training.team_selfplay import TeamSelfPlay, swap_steps
     from .training.team_setup import make_team_vec_env
 
