@@ -117,11 +117,11 @@ def checked_symmetries(symmetries: Any, env_fn: Callable[[], Any]) -> Any:
 def strength_line(record: Mapping[str, Any]) -> str:
     """One line of a strength evaluation (``strength.json``'s entry) for the run's summary.
 
-    >>> strength_line({"step": 5000, "scores": {"random": 0.75, "minimax": 0.5},
+    >>> print(strength_line({"step": 5000, "scores": {"random": 0.75, "minimax": 0.5},
     ...                "wdl": {"random": [12, 3, 3], "minimax": [0, 18, 0]},
-    ...                "rating": 1404.2, "rating_interval": [1210.0, 1598.4]})
-    'Strength at step 5,000 from forced openings: random 12-3-3 (0.75), minimax 0-18-0 (0.50); \
-rating 1404 [1210, 1598] on the ladder's scale'
+    ...                "rating": 1404.2, "rating_interval": [1210.0, 1598.4]}))
+    Strength at step 5,000 from forced openings: random 12-3-3 (0.75), minimax 0-18-0 (0.50); \
+rating 1404 [1210, 1598] on the ladder's scale
     """
     rungs = ", ".join(
         f"{rung} {'-'.join(map(str, record['wdl'][rung]))} ({score:.2f})"
