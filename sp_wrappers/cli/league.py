@@ -128,6 +128,7 @@ class LeagueProgress:
         self.tb_dir = tb_dir
         self.quiet = quiet
         self._writers: dict[str, Any] = {}
+        self._steps: dict[str, int] = {}  # each player's steps after the previous round
 
     def _writer(self, name: str) -> Any:
         if self.tb_dir is None:
@@ -150,7 +151,9 @@ class LeagueProgress:
             learner = league.learners[name]
             outcomes = [m["score_a"] for m in result.matches]
             score = sum(outcomes) / len(outcomes) if outcomes else float("nan")
-            rate = (league.chunk_steps / result.learn_seconds) if result.learn_seconds else 0.0
+            learned = result.steps - self._steps.get(name, result.steps - league.chunk_steps)
+            self._steps[name] = result.steps  # (players learn their compute share, not a chunk)
+            rate = (learned / result.learn_seconds) if result.learn_seconds else 0.0
             if not self.quiet:
                 print(
                     f"  {name:<20} {learner.role:<16} steps {learner.steps:>10,d}  score "
