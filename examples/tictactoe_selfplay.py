@@ -3,7 +3,9 @@
 Run:  python examples/tictactoe_selfplay.py --timesteps 300000
 
 Prints the Elo of each snapshot as training goes, then the final learner's record against
-``RandomPolicy`` and against a perfect (minimax) player, playing both seats.
+``RandomPolicy`` and against a perfect (minimax) player from every first move, in both seats
+(a deterministic learner against a deterministic player replays one game per opening, so the
+record counts distinct games, not one game many times).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from sp_wrappers import (
     OpponentSampler,
     PerfectTicTacToePolicy,
+    RandomOpenings,
     RandomPolicy,
     SB3Policy,
     SelfPlayCallback,
     SelfPlayEnv,
     SnapshotArchive,
-    play_match,
+    legal_openings,
+    play_openings,
 )
 
 
@@ -35,7 +39,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timesteps", type=int, default=300_000, help="learner steps")
     parser.add_argument("--n-envs", type=int, default=8)
     parser.add_argument("--save-every", type=int, default=25_000, help="learner steps")
-    parser.add_argument("--eval-games", type=int, default=200)
+    parser.add_argument(
+        "--eval-games", type=int, default=180, help="games per opponent (a multiple of 18)"
+    )
+    parser.add_argument(
+        "--random-openings",
+        type=float,
+        default=0.5,
+        help="share of training games that start from a random first move (0 turns it off)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/tictactoe_selfplay"))
     return parser.parse_args()
@@ -75,7 +87,10 @@ def main() -> None:
             fixed_opponents=[(RandomPolicy(), 0.2)],  # never forget how to beat a random player
             seed=args.seed + rank,
         )
-        return SelfPlayEnv(tictactoe_v3.env(), learner="random", opponent=sampler)
+        game = tictactoe_v3.env()
+        if args.random_openings > 0:  # exploring starts: positions after every first move
+            game = RandomOpenings(game, plies=1, probability=args.random_openings)
+        return SelfPlayEnv(game, learner="random", opponent=sampler)
 
     env = DummyVecEnv([lambda rank=rank: make_env(rank) for rank in range(args.n_envs)])
     env.seed(args.seed)
@@ -108,12 +123,17 @@ def main() -> None:
                 )
 
     learner = SB3Policy(model, deterministic=True, policy_id="learner")
-    print(f"\nfinal learner, {args.eval_games} games each, seats alternating:")
+    openings = legal_openings(tictactoe_v3.env, plies=1)  # every first move
+    repeats = max(1, args.eval_games // (2 * len(openings)))
+    print(f"\nfinal learner from each of the {len(openings)} first moves, both seats:")
     for opponent in (RandomPolicy(), PerfectTicTacToePolicy()):
-        record = play_match(tictactoe_v3.env, learner, opponent, args.eval_games, seed=args.seed)
+        record = play_openings(
+            tictactoe_v3.env, learner, opponent, openings, repeats=repeats, seed=args.seed
+        )
+        wins, draws, losses = record.wdl()
         print(
-            f"  vs {opponent.policy_id:8s} {record.wins:4d} wins {record.draws:4d} draws "
-            f"{record.losses:4d} losses"
+            f"  vs {opponent.policy_id:8s} {wins:4d} wins {draws:4d} draws {losses:4d} losses"
+            f"  ({record.distinct_games()} distinct games of {record.n_games})"
         )
 
 

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "register_envs": "envs.registration",
     "IllegalActionError": "core.seats",
     "openspiel_env": "games.adapters",
+    "RandomOpenings": "games.wrappers",
     # teams
     "TeamLayout": "core.teams",
     "team_outcome": "core.teams",
@@ -94,6 +95,16 @@ _EXPORTS: dict[str, str] = {
     "Symmetry": "games.symmetries",
     "symmetries_for": "games.symmetries",
     "StrengthCallback": "training.strength",
+    # watch and play: a person against a snapshot, replays, the run report
+    "play_session": "evaluation.human_play",
+    "PlayOutcome": "evaluation.human_play",
+    "Notation": "games.notation",
+    "notation_for": "games.notation",
+    "MoveError": "games.notation",
+    "play_replay": "evaluation.replay",
+    "Replay": "evaluation.replay",
+    "write_replay": "evaluation.replay_video",
+    "write_report": "runs.report",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -110,18 +121,24 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .envs.shaping import DrawReward
     from .envs.vector.factory import make_selfplay_vec_env
     from .envs.vector.vec_env import SelfPlayVecEnv
+    from .evaluation.human_play import PlayOutcome, play_session
     from .evaluation.match import MatchResult, play_match
     from .evaluation.openings import OpeningsResult, legal_openings, play_openings
+    from .evaluation.replay import Replay, play_replay
+    from .evaluation.replay_video import write_replay
     from .evaluation.round_robin import RoundRobinResult, round_robin
     from .games.adapters import openspiel_env
     from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+    from .games.notation import MoveError, Notation, notation_for
     from .games.symmetries import Symmetry, symmetries_for
+    from .games.wrappers import RandomOpenings
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .opponents.sampler import OpponentSampler
     from .ratings.archive_ratings import archive_ratings, store_archive_ratings
     from .ratings.bradley_terry import fit_bradley_terry
     from .ratings.elo import EloRatings, expected_score
     from .ratings.results import BradleyTerryResult
+    from .runs.report import write_report
     from .training.callbacks import SelfPlayCallback
     from .training.env_generator import EnvGenerator, win_rates_by_config
     from .training.env_history import ConfigResult, EnvHistory, GameConfig

@@ -23,18 +23,17 @@ from sb3_contrib import MaskablePPO
 
 from sp_wrappers.archive.store import IncompatibleSnapshotError, SnapshotArchive
 from sp_wrappers.cli.common import make_game, resolve_run_dir
-from sp_wrappers.cli.play import (
-    HUMAN,
-    UnplayableGameError,
-    add_play_parser,
-    check_turn_based,
-    choose_snapshot,
-    play_run,
-    play_session,
-)
+from sp_wrappers.cli.play import add_play_parser, choose_snapshot, play_run
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.evaluation.human_play import (
+    HUMAN,
+    UnplayableGameError,
+    check_turn_based,
+    play_session,
+)
 from sp_wrappers.evaluation.match import play_match
+from sp_wrappers.evaluation.round_robin import RoundRobinResult
 from sp_wrappers.ratings.archive_ratings import archive_ratings, store_archive_ratings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -259,7 +258,7 @@ def _read_until(process: subprocess.Popen, marker: bytes, seen: bytearray, count
 def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt):
     before = archive_files(ttt)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "sp_wrappers.cli.play", str(ttt), "--seat", "0", "--record"]
+    command = [sys.executable, "-m", "sp_wrappers.cli", "play", str(ttt), "--seat", "0", "--record"]
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
@@ -302,11 +301,26 @@ def test_record_adds_one_match_that_rates_the_human_on_the_snapshots_scale(ttt, 
         ratings = archive_ratings(archive)
     assert (last.player_a, last.player_b, last.source) == (HUMAN, outcome.opponent, "play")
     assert (last.score_a, last.seat_a) == (outcome.score, outcome.human_seat)
-    assert ratings.fit.games_played[HUMAN] == 1 and HUMAN in ratings.baselines
+    assert ratings.fit.games_played[HUMAN] == 1
+    # a person is a player on the snapshots' scale, not a reference player
+    assert HUMAN in ratings.humans and HUMAN not in ratings.baselines
     rated = {line.id: line for line in ratings.snapshots}
-    assert HUMAN in rated[outcome.opponent].baseline_results
+    assert HUMAN not in rated[outcome.opponent].baseline_results
     assert main(["ratings", str(ttt)]) == 0
-    assert re.search(r"^human\s+-\s+\d+", capsys.readouterr().out, re.MULTILINE)
+    table = capsys.readouterr().out
+    assert re.search(r"^human\s+-\s+\d+", table, re.MULTILINE)
+    assert "vs human" not in table
+    lines = table.splitlines()
+    names = [line.split()[0] for line in lines[2:] if line.strip()]
+    assert names.index(HUMAN) < names.index("random")  # listed with the players, first
+    assert main(["ratings", str(ttt), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["players"]
+    kinds = {row["id"]: row["kind"] for row in rows}
+    assert kinds[HUMAN] == "human" and kinds["random"] == "baseline"
+    # the payoff matrix is the snapshots' and baselines': a person's one game stays out of it
+    payoff = RoundRobinResult.from_archive(ttt / "archive")
+    assert HUMAN not in payoff.players and outcome.opponent in payoff.players
+    assert HUMAN in RoundRobinResult.from_archive(ttt / "archive", source="play").players
 
 
 # -- choosing the snapshot, the seat and the game --------------------------------------------------
@@ -395,7 +409,7 @@ def test_built_games_without_masks_or_turns_are_refused_and_the_command_says_so(
         check_turn_based("rps_v2", rps_v2.env())
     (tmp_path / "config.json").write_text(json.dumps({"game": "pong_v3"}))
     result = subprocess.run(
-        [sys.executable, "-m", "sp_wrappers.cli.play", str(tmp_path)],
+        [sys.executable, "-m", "sp_wrappers.cli", "play", str(tmp_path)],
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)),

@@ -3,9 +3,10 @@ turn-based games move by move, and names the extra to install when imageio is mi
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import re
+import subprocess
 import sys
 from itertools import pairwise
 from pathlib import Path
@@ -18,7 +19,6 @@ from stable_baselines3 import PPO
 
 from sp_wrappers import cli
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.watch import add_watch_parser
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.evaluation.replay import play_replay
@@ -55,19 +55,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture
-def sp_wrappers(monkeypatch, capsys):
-    """``sp-wrappers ARGS`` through ``cli.main``, with ``watch`` registered the way
-    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
-    build = cli.build_parser
-
-    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
-        parser = build(include_train=include_train)
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "watch" not in commands.choices:  # until cli.py registers it itself
-            add_watch_parser(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_parser)
+def sp_wrappers(capsys):
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
 
     def run(*argv: object) -> tuple[int, str, str]:
         status = cli.main([str(a) for a in argv])
@@ -215,3 +204,27 @@ def test_watch_writes_an_mp4_with_the_ffmpeg_plugin(runs, sp_wrappers, tmp_path)
     frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(out))
     # each move shows 0.8 s and the closing frame 3 s, at 1.25 frames per second
     assert frames == _moves_in_summary(stdout) + 4 and seconds > 3
+
+
+def test_watch_play_and_report_do_not_load_the_training_commands(runs):
+    # they are in cli.main.COMMANDS: the parser is built without train and league, whose
+    # imports (the whole training stack) would only slow a command that never trains
+    script = (
+        "import sys, contextlib, io\n"
+        "from sp_wrappers.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    status = main(sys.argv[1:])\n"
+        "heavy = ('sp_wrappers.cli.train', 'sp_wrappers.cli.league', 'sp_wrappers.runs.train')\n"
+        "print(status, [name for name in heavy if name in sys.modules])\n"
+    )
+    run = str(runs["tictactoe_v3"])
+    for argv in (["watch", run, "--b", "minimax"], ["report", run, "--no-replay"], ["play", run]):
+        result = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            input="quit\n",
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+        )
+        assert result.stdout.strip().splitlines()[-1] == "0 []", result.stdout + result.stderr

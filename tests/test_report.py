@@ -3,7 +3,6 @@ browser (headless Chromium, when installed) opens with every image loaded and no
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
@@ -23,7 +22,6 @@ import pytest
 from PIL import Image
 
 from sp_wrappers import cli
-from sp_wrappers.cli.report import add_report_parser
 from sp_wrappers.runs.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
@@ -50,19 +48,8 @@ def trained_run(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def sp_wrappers(monkeypatch, capsys):
-    """``sp-wrappers ARGS`` through ``cli.main`` with ``report`` registered the way
-    ``cli.build_parser`` will register it; returns ``(status, stdout, stderr)``."""
-    build = cli.build_parser
-
-    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
-        parser = build(include_train=include_train)
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "report" not in commands.choices:  # until cli.py registers it itself
-            add_report_parser(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_parser)
+def sp_wrappers(capsys):
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
 
     def run(*argv: object) -> tuple[int, str, str]:
         status = cli.main([str(a) for a in argv])
@@ -139,6 +126,65 @@ def test_missing_matplotlib_and_imageio_leave_notes_not_a_broken_page(
 def test_a_folder_without_an_archive_is_a_one_line_error(sp_wrappers, tmp_path):
     status, _, err = sp_wrappers("report", tmp_path)
     assert status == 2 and "holds no archive" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_person_is_listed_with_the_players_not_the_reference_players(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+
+    from sp_wrappers import PerfectTicTacToePolicy, RandomPolicy, SnapshotArchive, play_match
+
+    with SnapshotArchive(tmp_path / "archive") as archive:
+        play_match(tictactoe_v3.env, PerfectTicTacToePolicy(), RandomPolicy(), 4, archive=archive)
+        archive.record_match(player_a="human", player_b="minimax", score_a=0.5, source="play")
+    text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
+    assert "<td>human (a person)</td>" in text
+    assert "vs human" not in text and "<td>minimax</td>" in text
+
+
+# ------------------------------------------------------------------------------------------------
+# At the end of a run: train and league write the page; a page that fails is a note
+# ------------------------------------------------------------------------------------------------
+
+TINY_TRAIN = ["--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64"]
+TINY_TRAIN += ["--save-every", "64", "--eval-games", "2", "--no-progress", "--no-plots"]
+
+
+def test_train_ends_with_report_html_and_a_page_that_fails_is_a_note_not_a_failure(
+    tmp_path, sp_wrappers
+):
+    run = tmp_path / "run"
+    status, out, err = sp_wrappers("train", "tictactoe_v3", *TINY_TRAIN, "--out", run)
+    assert status == 0, err
+    text = (run / "report.html").read_text()
+    assert "<h2>Payoff matrix</h2>" in text and "report.html" in out
+    assert "Note: no report.html" not in out
+    # the page cannot be written (its path is taken by a folder): the run still finishes
+    (run / "report.html").unlink()
+    (run / "report.html").mkdir()
+    before = (run / "model.zip").stat().st_mtime_ns
+    status, out, err = sp_wrappers("train", "--resume", run, "--timesteps", "64", "--no-progress")
+    assert status == 0, err
+    assert "Note: no report.html: IsADirectoryError" in out
+    assert f"`sp-wrappers report {run}`" in out and "The run itself is complete" in out
+    assert (run / "model.zip").stat().st_mtime_ns > before
+    status, out, err = sp_wrappers(
+        "train", "tictactoe_v3", *TINY_TRAIN, "--out", tmp_path / "quiet", "--no-report"
+    )
+    assert status == 0, err
+    assert not (tmp_path / "quiet" / "report.html").exists()
+
+
+def test_league_ends_with_report_html(tmp_path, sp_wrappers):
+    run = tmp_path / "league"
+    argv = ["league", "tictactoe_v3", "--timesteps", "256", "--chunk-steps", "64"]
+    argv += ["--main-exploiters", "1", "--league-exploiters", "0", "--n-envs", "2"]
+    argv += ["--hp", "n_steps=32", "--hp", "batch_size=32", "--eval-games", "2"]
+    argv += ["--backend", "serial", "--no-progress", "--no-plots", "--out", run]
+    status, out, err = sp_wrappers(*argv)
+    assert status == 0, err
+    text = (run / "report.html").read_text()
+    assert "<h2>Bradley-Terry ratings (95% intervals)</h2>" in text and "report.html" in out
+    assert "<h2>Replay: the latest snapshot against the best earlier one</h2>" in text
 
 
 # ------------------------------------------------------------------------------------------------

@@ -130,6 +130,14 @@ def test_train_teams_writes_a_run_directory_with_a_model_and_an_archive_per_team
     assert ratings["evaluation"]["agent"]["games"] == 2
 
 
+def test_a_team_run_ends_with_one_report_per_team_archive(tag_run):
+    for team in ("adversary", "agent"):
+        text = (tag_run / f"report-{team}.html").read_text()
+        assert "<h2>The archive</h2>" in text and f"archives/{team}" in text
+        assert "simple_tag_v3" in text  # the run's config.json, found from the team's archive
+    assert not (tag_run / "report.html").exists()
+
+
 def test_a_team_run_config_replays_with_config(tag_run, tmp_path, capsys):
     out = tmp_path / "again"
     status, stdout, err = train(

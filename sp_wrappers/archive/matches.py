@@ -5,7 +5,8 @@ This module holds :func:`config_key`, the one canonical text of a game configura
 for :data:`INSERT_MATCH`), :func:`decode_config` (a stored configuration, parsed as untrusted
 strict JSON) and :func:`upgrade_from_format_1`,
 which gives an index written by format 1 (before team games and game configurations were
-recorded) the ``team_a``, ``team_b`` and ``config`` columns in one transaction.
+recorded) the ``team_a``, ``team_b`` and ``config`` columns in one transaction. :data:`HUMAN`
+and :data:`PLAY_SOURCE` name a person's games (``sp-wrappers play --record``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,20 @@ from typing import Any, NoReturn
 
 from .checks import ArchiveFormatError, json_column
 
-__all__ = ["config_key", "decode_config", "match_row", "INSERT_MATCH", "upgrade_from_format_1"]
+__all__ = [
+    "config_key",
+    "decode_config",
+    "match_row",
+    "INSERT_MATCH",
+    "upgrade_from_format_1",
+    "HUMAN",
+    "PLAY_SOURCE",
+]
+
+#: The player name of a person in the match history (a player, not a baseline, in the ratings).
+HUMAN = "human"
+#: The ``source`` of a game a person played against a snapshot.
+PLAY_SOURCE = "play"
 
 _FORMAT_1_MATCH_COLUMNS = [
     "id",

@@ -2,7 +2,8 @@
 
 It holds the parser and the entry point (``main``), shared helpers and the one place that turns
 library errors into messages and exit status 2 (``common``), the options of a run (``run_options``)
-and one module per command family (``train``, ``team_train``, ``league``, ``inspect``).
+and one module per command family (``train``, ``team_train``, ``league``, ``inspect``,
+``play``, ``watch``, ``report``).
 
 It may import every layer; nothing imports it.
 """

@@ -47,10 +47,11 @@ def user_errors() -> tuple[type[BaseException], ...]:
     config, an unknown game, an unreadable archive); only the command line turns them into exit
     codes."""
     from ..archive.store import ArchiveError
+    from ..evaluation.human_play import PlayError
     from ..games.registry import UnknownGameError
     from ..runs.config import TrainError
 
-    return (CLIError, TrainError, UnknownGameError, ArchiveError)
+    return (CLIError, TrainError, UnknownGameError, ArchiveError, PlayError)
 
 
 def error_line(prog: str, error: BaseException) -> str:

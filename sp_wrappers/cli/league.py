@@ -14,6 +14,7 @@ A league run directory holds what a ``train`` run directory holds, for every pla
     ratings.json    Bradley-Terry ratings of every snapshot and bot on one scale, and each main
                     agent's final record against the game's reference bots
     plots/          league_payoff.png (grouped and coloured by role)
+    report.html     one self-contained page on how the league went (sp-wrappers report RUN_DIR)
     tb/<player>/    TensorBoard scalars per player (when tensorboard is installed)
 
 ``sp-wrappers league tictactoe_v3 --timesteps 60000`` runs one main agent, one main exploiter
@@ -29,7 +30,7 @@ learner steps (all players together).
 ...                           "--eval-games", "2", "--backend", "serial", "--out", out,
 ...                           "--no-progress", "--no-plots"])
 >>> status, sorted(p.name for p in Path(out).iterdir() if p.name != "tb")
-(0, ['archive', 'config.json', 'league.json', 'players', 'ratings.json'])
+(0, ['archive', 'config.json', 'league.json', 'players', 'ratings.json', 'report.html'])
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from ..runs.config import probe_or_fail, read_json_object
 from ..runs.models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from ..runs.recipes import ALGOS, recipe_for
 from ..runs.recipes import linear_schedule as _learning_rate
+from ..runs.report import report_at_end
 from ..runs.rundir import CONFIG_NAME, _slug, _tensorboard_dir
 from ..runs.summary import _duration, _evaluate
 from .common import PROG, CLIError, error_line, user_errors
@@ -338,8 +340,13 @@ def run_league(
     torch_threads: int | None = 1,
     device: str = "cpu",
     command: str | None = None,
+    html_report: bool = True,
 ) -> str:
-    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text."""
+    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
+
+    With ``html_report`` the run ends by writing ``report.html``
+    (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be written is a note.
+    """
     env_fn = game_factory(config["game"], config["game_kwargs"])
     probe = probe_or_fail(env_fn, config["game"], config["game_kwargs"], "random")
     check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
@@ -398,6 +405,8 @@ def run_league(
     config["history"][-1]["seconds"] = round(result.seconds, 1)
     config["history"][-1]["final_snapshots"] = dict(league.final_snapshots)
     write_json(run_dir / CONFIG_NAME, config)
+    if html_report:
+        written += report_at_end(run_dir, notes)
     text = summary(league, result, ratings, evaluation, written)
     return "\n".join([text, *(f"Note: {note}" for note in notes)])
 
@@ -486,6 +495,9 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     running.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a league")
     running.add_argument("--no-progress", action="store_true")
     running.add_argument("--no-plots", action="store_true")
+    running.add_argument(
+        "--no-report", action="store_true", help="do not write report.html at the end"
+    )
     parser.set_defaults(func=run_league_command)
     return parser
 
@@ -532,6 +544,7 @@ def run_league_command(args: argparse.Namespace) -> int:
         num_gpus=args.num_gpus,
         progress=not args.no_progress,
         plots=not args.no_plots,
+        html_report=not args.no_report,
         torch_threads=args.threads,
         device=args.device,
         command=command,

@@ -1,9 +1,11 @@
-"""The ``sp-wrappers`` command line: ratings, tournaments and plots of a self-play run.
+"""The ``sp-wrappers`` command line: train, league, ratings, tournaments, plots, play, watch
+and report.
 
-This module holds :func:`main` (the console entry point), :func:`build_parser`, CLI-error
-versions of the game registry's :func:`make_game` and :func:`game_factory` (the registry itself,
-:data:`GAMES`, lives in :mod:`sp_wrappers.games.registry`), the baseline registry
-(:data:`BASELINES`, :func:`make_baseline`) and :func:`resolve_run_dir`.
+This module holds :func:`main` (the console entry point), :func:`build_parser` and
+:data:`COMMANDS` (the commands that do not load the training stack). The commands themselves live
+in one module each (:mod:`~sp_wrappers.cli.train`, :mod:`~sp_wrappers.cli.league`,
+:mod:`~sp_wrappers.cli.inspect`, :mod:`~sp_wrappers.cli.play`, :mod:`~sp_wrappers.cli.watch`,
+:mod:`~sp_wrappers.cli.report`); what they share is in :mod:`~sp_wrappers.cli.common`.
 
 Commands::
 
@@ -12,8 +14,11 @@ Commands::
     sp-wrappers ratings RUN_DIR --by-config     # the learner's record per game configuration
     sp-wrappers tournament RUN_DIR --games-per-pair 20 --backend process --baseline random
     sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
-    sp-wrappers train ...                       # when sp_wrappers.cli.train provides it
+    sp-wrappers train GAME --timesteps 100000  # a run directory with archive/, report.html
     sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
+    sp-wrappers play RUN_DIR --snapshot best --seat 0 --record   # play a snapshot yourself
+    sp-wrappers watch RUN_DIR --a latest --b minimax --out match.gif  # a replay (or as text)
+    sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
 
 ``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
 "game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
@@ -35,35 +40,15 @@ from typing import Any
 from ..games.registry import GAMES
 from .common import BASELINES, PROG, CLIError, error_line, user_errors
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
+from .play import add_play_parser
+from .report import add_report_parser
+from .watch import add_watch_parser
 
 __all__ = ["main", "build_parser"]
 
-COMMANDS = ("ratings", "tournament", "plot")
-
-
-# ------------------------------------------------------------------------------------------------
-# Games
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-# Baselines
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-# Run directories
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-# Commands
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-# Parser and entry point
-# ------------------------------------------------------------------------------------------------
+#: The commands that never need ``train`` or ``league`` (``main`` builds the parser without
+#: them, so these commands do not import the training stack).
+COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report")
 
 
 def _add_train_command(subparsers: Any) -> None:
@@ -120,7 +105,9 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     from .._version import __version__
 
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Self-play runs: ratings, tournaments and plots of an archive."
+        prog=PROG,
+        description="Self-play runs: train, league, ratings, tournaments, plots, play against "
+        "a snapshot, watch a match and a run report.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -213,6 +200,10 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     )
     add_rating_options(plot)
     plot.set_defaults(func=cmd_plot)
+
+    add_play_parser(subparsers)
+    add_watch_parser(subparsers)
+    add_report_parser(subparsers)
 
     if include_train:
         _add_train_command(subparsers)

@@ -307,6 +307,7 @@ def run_team_train_command(args: argparse.Namespace) -> int:
         device=args.device,
         torch_threads=args.threads,
         command=command,
+        html_report=not getattr(args, "no_report", False),
     )
     print(result.summary(), flush=True)
     return 0

@@ -299,6 +299,11 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots/")
+    parser.add_argument(
+        "--no-report",
+        action="store_true",
+        help="do not write report.html at the end (sp-wrappers report RUN_DIR writes it later)",
+    )
     parser.set_defaults(func=run_train_command)
     return parser
 
@@ -313,7 +318,8 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
         "train",
         help="train a learner by self-play on a PettingZoo game",
         description="Train a self-play learner with the game's tuned recipe, then rate it and "
-        "write the run directory: model.zip, archive/, config.json, ratings.json, plots/, tb/.",
+        "write the run directory: model.zip, archive/, config.json, ratings.json, plots/, tb/, "
+        "report.html.",
     )
     return _configure_parser(parser)
 
@@ -396,6 +402,7 @@ def run_train_command(args: argparse.Namespace) -> int:
         timesteps=timesteps,
         progress=not args.no_progress,
         plots=not args.no_plots,
+        html_report=not args.no_report,
         device=args.device,
         torch_threads=args.threads,
         command=command,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..archive.matches import HUMAN, PLAY_SOURCE
 from ..archive.records import SnapshotInfo
 from ..archive.store import as_archive
 from ..core.policies import Policy, is_policy
@@ -82,10 +83,13 @@ class RoundRobinResult:
         :param players: rows and columns (default: every listed snapshot, then every other player
             met in the selected games, such as baselines).
         :param source: only games with this source (``"evaluation"``, ``"training"``); ``None``
-            takes all, with the learner's training games credited to its snapshots.
+            takes all but a person's (``"play"``: one game against one snapshot says little
+            about a pair), with the learner's training games credited to its snapshots.
         """
         archive = as_archive(archive, create=False, owner="RoundRobinResult.from_archive")
         games = attributed_games(archive, source)
+        if source != PLAY_SOURCE:  # a person's games (player HUMAN) only when asked for
+            games = [g for g in games if HUMAN not in g[:2]]
         if players is None:
             every = archive.snapshots(include_pruned=True)
             snapshot_ids = [info.id for info in every if not info.pruned]

@@ -1,9 +1,10 @@
 """PettingZoo wrappers that the game registry applies to its games.
 
-This module holds :class:`ScaledObservations` (byte observations as ``float32`` in [0, 1]) and
-:class:`RepeatedActions` (a frame skip for Parallel games). It imports PettingZoo, so the registry
-(``games.py``, imported by ``import sp_wrappers`` to register the Gymnasium ids) imports it only
-when it builds such a game.
+This module holds :class:`ScaledObservations` (byte observations as ``float32`` in [0, 1]),
+:class:`RepeatedActions` (a frame skip for Parallel games) and :class:`RandomOpenings` (games that
+start from random legal first moves, so training sees every opening). It imports PettingZoo, so the
+registry (``games.py``, imported by ``import sp_wrappers`` to register the Gymnasium ids) imports it
+only when it builds such a game.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
 
-__all__ = ["ScaledObservations", "RepeatedActions"]
+__all__ = ["ScaledObservations", "RepeatedActions", "RandomOpenings"]
 
 
 class ScaledObservations(BaseWrapper):
@@ -86,3 +87,67 @@ class RepeatedActions(BaseParallelWrapper):
             if any(terminations.values()) or any(truncations.values()) or not self.env.agents:
                 break
         return obs, totals, terminations, truncations, infos
+
+
+class RandomOpenings(BaseWrapper):
+    """An AEC wrapper that starts a share of the games from random legal first moves.
+
+    At each reset, with probability ``probability``, the first ``plies`` moves are played at
+    random among the legal ones (from the action mask in the observation or in ``info``), whoever
+    is to move; then the game goes on as usual. Self-play between two copies of one deterministic
+    learner keeps replaying the openings it likes and never sees the positions that follow the
+    others, so a learner can be perfect in its own games and lose from a forced first move; random
+    openings are the exploring starts that show it every one. A seeded reset replays the same
+    opening.
+
+    :param env: a turn-based PettingZoo ``AECEnv`` with action masks.
+    :param plies: random moves at the start of a game that gets them.
+    :param probability: share of the games that start from random moves (0 to 1).
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> game = RandomOpenings(tictactoe_v3.env(), plies=1)
+    >>> game.reset(seed=0)
+    >>> game.agent_selection, int(game.observe("player_1")["observation"].sum())
+    ('player_2', 1)
+    """
+
+    def __init__(self, env: Any, plies: int = 1, probability: float = 1.0) -> None:
+        super().__init__(env)
+        if not isinstance(plies, int) or plies < 1:
+            raise ValueError(f"plies must be a positive number of moves, got {plies!r}.")
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"probability must be between 0 and 1, got {probability!r}.")
+        self.plies = plies
+        self.probability = float(probability)
+        self._rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.env.reset(seed=seed, options=options)
+        if self._rng.random() >= self.probability:
+            return
+        for _ in range(self.plies):
+            agent = self.env.agent_selection
+            if self.env.terminations[agent] or self.env.truncations[agent]:
+                return
+            legal = np.flatnonzero(self._legal_mask(agent))
+            if legal.size == 0:
+                return
+            self.env.step(int(self._rng.choice(legal)))
+
+    def _legal_mask(self, agent: Any) -> np.ndarray:
+        obs = self.env.observe(agent)
+        if isinstance(obs, dict) and "action_mask" in obs:
+            return np.asarray(obs["action_mask"], dtype=bool)
+        mask = self.env.infos.get(agent, {}).get("action_mask")
+        if mask is None:
+            raise TypeError(
+                f"RandomOpenings needs action masks to find legal moves, and {agent!r} of "
+                f"{self.env} has none (neither in its observation nor in info); pick openings "
+                "for this game yourself."
+            )
+        return np.asarray(mask, dtype=bool)
+
+    def __str__(self) -> str:
+        return f"RandomOpenings<{self.env}>"

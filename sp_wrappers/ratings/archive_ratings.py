@@ -5,7 +5,8 @@ This module holds:
 - :func:`archive_ratings` and :class:`ArchiveRatings`: a Bradley-Terry fit over the archive's
   whole match history (training and evaluation games) on the Elo scale, anchored to a baseline,
   with per-snapshot games and results against the baselines; :class:`SnapshotRating` is one
-  snapshot's line.
+  snapshot's line. A person who played snapshots (``sp-wrappers play --record``, player
+  :data:`~sp_wrappers.archive.matches.HUMAN`) is rated with the players, not as a baseline.
 - :func:`store_archive_ratings`: the same fit written back into the archive's snapshot ratings.
 
 Training games recorded under the learner's name are credited to the snapshot the learner
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..archive.matches import HUMAN
 from ..archive.store import as_archive
 from .attribution import attributed_games
 
@@ -60,8 +62,11 @@ class ArchiveRatings:
     :param fit: the :func:`~sp_wrappers.fit_bradley_terry` result over every player.
     :param snapshots: one :class:`SnapshotRating` per listed snapshot, oldest first (unrated
         snapshots have ``nan`` ratings and 0 games).
-    :param baselines: the other players (baselines) and their ratings.
+    :param baselines: the reference players (every player that is neither a snapshot nor a
+        person) and their ratings.
     :param anchor: the player pinned at ``anchor_rating`` (``None`` when absent from the games).
+    :param humans: the people who played snapshots (``"human"``) and their ratings: players,
+        listed after the snapshots, never counted as baselines.
     """
 
     fit: Any
@@ -69,9 +74,11 @@ class ArchiveRatings:
     baselines: dict[str, float]
     anchor: str | None
     anchor_rating: float
+    humans: dict[str, float] = field(default_factory=dict)
 
     def table(self) -> str:
-        """A text table: snapshot, step, rating, 95% interval, games, results vs baselines."""
+        """A text table: snapshot, step, rating, 95% interval, games, results vs baselines; the
+        people who played follow the snapshots, then the baselines."""
         names = sorted(self.baselines)
         header = ["snapshot", "step", "rating", "95% CI", "games", "win% vs baselines"]
         header += [f"vs {b} (W-D-L)" for b in names]
@@ -92,13 +99,12 @@ class ArchiveRatings:
                 for b in names
             ]
             rows.append(row)
-        for name in names:
+        others = [(n, self.humans[n]) for n in sorted(self.humans)]
+        for name, rating in others + [(n, self.baselines[n]) for n in names]:
             low, high = _interval(self.fit, name)
             games = int(self.fit.games_played.get(name, 0))
             ci = self._interval_text(name, low, high)
-            rows.append(
-                [name, "-", f"{self.baselines[name]:.0f}", ci, str(games), "-"] + ["-"] * len(names)
-            )
+            rows.append([name, "-", f"{rating:.0f}", ci, str(games), "-"] + ["-"] * len(names))
         widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
         lines = [
             "  ".join(
@@ -123,7 +129,8 @@ class ArchiveRatings:
     def rows(self) -> list[dict[str, Any]]:
         """Every snapshot and baseline as a plain dict (what ``sp-wrappers ratings --json`` prints).
 
-        Keys: ``id``, ``kind`` (``"snapshot"`` or ``"baseline"``), ``step``, ``rating``, ``low``,
+        Keys: ``id``, ``kind`` (``"snapshot"``, ``"human"`` or ``"baseline"``), ``step``,
+        ``rating``, ``low``,
         ``high``, ``std_error``, ``games``, ``baseline_results`` (``{baseline: [w, d, l]}``).
         """
         out: list[dict[str, Any]] = [
@@ -140,12 +147,14 @@ class ArchiveRatings:
             )
             for s in self.snapshots
         ]
-        for name, rating in sorted(self.baselines.items()):
+        others = [(n, r, "human") for n, r in sorted(self.humans.items())]
+        others += [(n, r, "baseline") for n, r in sorted(self.baselines.items())]
+        for name, rating, kind in others:
             low, high = _interval(self.fit, name)
             out.append(
                 dict(
                     id=name,
-                    kind="baseline",
+                    kind=kind,
                     step=None,
                     rating=rating,
                     low=low,
@@ -221,7 +230,8 @@ def archive_ratings(
     every = archive.snapshots(include_pruned=True)
     listing = [info for info in every if not info.pruned]
     listed = {info.id for info in listing}
-    baseline_ids = seen - {info.id for info in every}
+    human_ids = {HUMAN} & seen
+    baseline_ids = seen - {info.id for info in every} - human_ids
     results: dict[str, dict[str, list[int]]] = {}
     for a, b, score in games:
         for me, other, mine in ((a, b, score), (b, a, 1.0 - score)):
@@ -247,7 +257,8 @@ def archive_ratings(
             )
         )
     baselines = {b: float(fit.ratings[b]) for b in sorted(baseline_ids) if b in fit.ratings}
-    return ArchiveRatings(fit, snapshots, baselines, used_anchor, float(anchor_rating))
+    humans = {h: float(fit.ratings[h]) for h in sorted(human_ids) if h in fit.ratings}
+    return ArchiveRatings(fit, snapshots, baselines, used_anchor, float(anchor_rating), humans)
 
 
 def store_archive_ratings(archive: Any) -> ArchiveRatings:

@@ -1,7 +1,8 @@
 """A run report: one self-contained HTML page that says how a self-play run went.
 
-This module holds :func:`write_report` (writes ``report.html`` into a run directory) and
-:data:`REPORT_NAME`.
+This module holds :func:`write_report` (writes ``report.html`` into a run directory),
+:func:`report_at_end` (what ``train`` and ``league`` call when a run finishes: the page, or a note
+saying why there is none) and :data:`REPORT_NAME`.
 
 The page has the run's configuration (``config.json``), the learner's online Elo at each snapshot
 against its training step, Bradley-Terry ratings with 95% intervals over the whole match history
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_report", "REPORT_NAME"]
+__all__ = ["write_report", "report_at_end", "REPORT_NAME"]
 
 REPORT_NAME = "report.html"
 
@@ -138,6 +139,8 @@ def _locate(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     config_path = run_dir / "config.json"
     if not config_path.is_file() and run_dir.name == "archive":
         config_path = run_dir.parent / "config.json"
+    if not config_path.is_file() and run_dir.parent.name == "archives":  # a team's archive
+        config_path = run_dir.parent.parent / "config.json"
     config: dict[str, Any] = {}
     if config_path.is_file():
         try:
@@ -214,6 +217,12 @@ def _ratings_section(ratings: Any, problem: str | None) -> str:
         rows.append(
             [s.id, f"{s.step:,d}", f"{s.rating:.0f}" if rated else "-", interval, s.games] + records
         )
+    for name, rating in sorted(getattr(ratings, "humans", {}).items()):  # sp-wrappers play
+        low, high = ratings.fit.intervals.get(name, (math.nan, math.nan))
+        interval = f"[{low:.0f}, {high:.0f}]" if math.isfinite(low) else "-"
+        games = int(ratings.fit.games_played.get(name, 0))
+        row = [f"{name} (a person)", "-", f"{rating:.0f}", interval, games]
+        rows.append(row + ["-"] * len(baselines))
     for name in baselines:
         rows.append(
             [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-"] + ["-"] * len(baselines)
@@ -388,13 +397,33 @@ def write_report(
     >>> "Payoff matrix" in page, "http://" in page or "https://" in page
     (True, False)
     """
-    from .. import __version__
     from ..archive.store import SnapshotArchive
-    from ..ratings.archive_ratings import archive_ratings
 
     root = Path(run_dir)
     archive_path, config = _locate(root)
-    archive = SnapshotArchive(archive_path, create=False)
+    with SnapshotArchive(archive_path, create=False) as archive:
+        page = _page(root, archive_path, archive, config, replay, replay_max_moves, anchor)
+    path = Path(out) if out is not None else root / REPORT_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _page(
+    root: Path,
+    archive_path: Path,
+    archive: Any,
+    config: Mapping[str, Any],
+    replay: bool,
+    replay_max_moves: int,
+    anchor: str | None,
+) -> str:
+    """The whole page's text."""
+    from .. import __version__
+    from ..ratings.archive_ratings import archive_ratings
+
     # ratings.json lies in the run directory, the parent when run_dir is its archive/ folder
     home = root.parent if archive_path == root and root.name == "archive" else root
     try:
@@ -428,9 +457,8 @@ def write_report(
     if replay:
         parts.append(_replay_section(archive, config, ratings, replay_max_moves))
     parts.append(_config_section(config))
-    archive.close()
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    page = (
+    return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -438,9 +466,42 @@ def write_report(
         f"<body><main>{''.join(parts)}</main>"
         f"<footer>sp-wrappers {_e(__version__)}, written {_e(stamp)}</footer></body></html>\n"
     )
-    path = Path(out) if out is not None else root / REPORT_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+
+
+def report_at_end(
+    run_dir: str | os.PathLike[str],
+    notes: list[str],
+    team_archives: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> list[str]:
+    """Write the report of a run that just finished; never raise (a finished run stays finished).
+
+    A single learner's run and a league get ``RUN_DIR/report.html``; a team run gets one page per
+    team, ``RUN_DIR/report-<team>.html`` from that team's archive (without a replay: a team's
+    snapshots play only their own team's seats). A page that cannot be written adds a note to
+    ``notes`` saying why and how to write it later (``sp-wrappers report``).
+
+    :param run_dir: the run directory.
+    :param notes: the run's notes; one is appended per page that could not be written.
+    :param team_archives: team name -> that team's archive directory (team runs only).
+    :return: the names written, relative to ``run_dir``.
+    """
+    run = Path(run_dir)
+    pages: list[tuple[Path, Path, bool]] = [(run, run / REPORT_NAME, True)]
+    if team_archives is not None:
+        pages = [
+            (Path(folder), run / f"report-{team}.html", False)
+            for team, folder in team_archives.items()
+        ]
+    written: list[str] = []
+    for source, out, with_replay in pages:
+        try:
+            write_report(source, out=out, replay=with_replay)
+        except Exception as error:  # noqa: BLE001 - a report never fails a finished run
+            detail = " ".join(f"{type(error).__name__}: {error}".split())
+            notes.append(
+                f"no {out.name}: {detail}. The run itself is complete; write the page later with "
+                f"`sp-wrappers report {source}{'' if out.parent == source else f' --out {out}'}`."
+            )
+        else:
+            written.append(out.name)
+    return written

@@ -16,6 +16,8 @@ A team run directory holds::
     team_selfplay.json   TeamSelfPlay's state: the learning team, step counts, Elo per team
     ratings.json         per team: Elo, Bradley-Terry ratings of its snapshots against the
                          other teams' snapshots, and the final learner against random teams
+    report-<team>.html   one self-contained page per team archive (sp-wrappers report
+                         RUN_DIR/archives/<team> rewrites it)
     tb/                  TensorBoard logs, one folder per model (when tensorboard is installed)
 
 ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps (one step
@@ -37,6 +39,7 @@ from ..core.jsonio import write_json
 from ..games.registry import MissingGameError, game_factory
 from .config import TrainError
 from .models import build_model, check_algo_fits, limited_torch_threads
+from .report import report_at_end
 from .rundir import CONFIG_NAME, _tensorboard_dir
 from .summary import _duration
 
@@ -255,6 +258,7 @@ def train_teams(
     torch_threads: int | None = 1,
     command: str | None = None,
     report: Callable[[str], None] | None = print,
+    html_report: bool = True,
 ) -> TeamTrainResult:
     """Train one learner per team with :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` and
     write the run directory (see the module docstring).
@@ -271,6 +275,8 @@ def train_teams(
     :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
     :param command: the command line, recorded in ``config.json``'s history.
     :param report: where progress lines go (``None``: nowhere).
+    :param html_report: write one page per team at the end, ``report-<team>.html`` (see
+        :func:`~sp_wrappers.runs.report.report_at_end`; a page that cannot be written is a note).
     """
     from ..training.team_selfplay import STATE_NAME, TeamSelfPlay
     from ..training.team_setup import make_team_vec_env
@@ -387,6 +393,9 @@ def train_teams(
         written.append("tb/")
     history[-1]["seconds"] = round(seconds, 1)
     write_json(run / CONFIG_NAME, config)
+    if html_report:
+        archives = {team: archive.path for team, archive in selfplay.archives.items()}
+        written += report_at_end(run, notes, team_archives=archives)
     return TeamTrainResult(
         run,
         config,

@@ -26,6 +26,8 @@ A run directory holds::
     progress.csv    what SB3's logger records (rollout/, train/, selfplay/, eval/<rung>/score,
                     eval/rating), one row per dump; a resumed call writes progress-<step>.csv
     plots/          ratings.png, payoff.png, strength.png (when matplotlib is installed)
+    report.html     one self-contained page on how the run went (sp-wrappers report RUN_DIR
+                    rewrites it; a page that cannot be written is a note, never a failed run)
     tb/             TensorBoard logs (when tensorboard is installed)
 
 The ``sp-wrappers train`` command that drives it lives in :mod:`sp_wrappers.cli.train`.
@@ -50,6 +52,7 @@ from ..games.registry import game_factory
 from ..training.strength import HISTORY_NAME, PLOT_NAME
 from .config import CONFIG_FORMAT_VERSION, TrainError, probe_or_fail
 from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
+from .report import report_at_end
 from .run_logs import checked_symmetries, progress_logger, strength_callback, strength_line
 from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, _plot, _tensorboard_dir
 from .summary import _duration, _evaluate, _rate, _ratings_json
@@ -288,6 +291,7 @@ def train(
     device: str = "cpu",
     torch_threads: int | None = 1,
     command: str | None = None,
+    html_report: bool = True,
 ) -> TrainResult:
     """Train a learner by self-play and write the run directory (see the module docstring).
 
@@ -301,6 +305,9 @@ def train(
     :param device: torch device of the learner.
     :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
     :param command: the command line, recorded in ``config.json``'s history.
+    :param html_report: write ``report.html`` at the end (see
+        :func:`~sp_wrappers.runs.report.report_at_end`: a page that cannot be written becomes a
+        note, never an error).
 
     A team run's config (``config["kind"] == "teams"``) goes to
     :func:`sp_wrappers.runs.team_train.train_teams`, which returns a ``TeamTrainResult``.
@@ -317,6 +324,7 @@ def train(
             device=device,
             torch_threads=torch_threads,
             command=command,
+            html_report=html_report,
         )
     from ..archive.store import SnapshotArchive
     from ..training.callbacks import SelfPlayCallback
@@ -450,6 +458,8 @@ def train(
     history[-1]["seconds"] = round(seconds, 1)
     history[-1]["final_snapshot"] = final.id
     write_json(run / CONFIG_NAME, config)
+    if html_report:
+        written += report_at_end(run, notes)
     return TrainResult(
         run,
         config,
