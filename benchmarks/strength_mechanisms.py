@@ -52,6 +52,7 @@ from sp_wrappers.games.registry import game_factory
 from sp_wrappers.league import AlphaStarLeague, League
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 from sp_wrappers.runs.recipes import recipe_for
+from sp_wrappers.runs.train import _model_steps
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"
@@ -115,7 +116,7 @@ def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int
         eval_seconds = sum(e["seconds"] for e in history["evaluations"])
         eval_seconds += history.get("ladder_seconds", 0.0)
     return {
-        "steps": config["timesteps"],
+        "steps": _model_steps("maskable_ppo", directory / "model.zip"),  # whole rollouts
         "learn_seconds": config["history"][-1]["seconds"] - eval_seconds,
         "model": str(directory / "model.zip"),
         "command": "sp-wrappers train " + " ".join(argv),
