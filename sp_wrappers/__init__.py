@@ -92,6 +92,11 @@ _EXPORTS: dict[str, str] = {
     "RoundRobinResult": "evaluation.round_robin",
     "archive_ratings": "ratings.archive_ratings",
     "store_archive_ratings": "ratings.archive_ratings",
+    # strength mechanisms
+    "BoardExtractor": "core.networks",
+    "Symmetry": "games.symmetries",
+    "symmetries_for": "games.symmetries",
+    "StrengthCallback": "training.strength",
     # watch and play: a person against a snapshot, replays, the run report
     "play_session": "evaluation.human_play",
     "PlayOutcome": "evaluation.human_play",
@@ -109,6 +114,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .archive.records import MatchRecord, SnapshotInfo
     from .archive.store import SnapshotArchive
+    from .core.networks import BoardExtractor
     from .core.policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
     from .core.seats import IllegalActionError
     from .core.teams import TeamLayout, team_outcome
@@ -126,6 +132,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .games.adapters import openspiel_env
     from .games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
     from .games.notation import MoveError, Notation, notation_for
+    from .games.symmetries import Symmetry, symmetries_for
     from .games.wrappers import RandomOpenings
     from .league import AlphaStarLeague, League, LeagueBuilder, PayoffTable, SelfPlayLeague
     from .opponents.sampler import OpponentSampler
@@ -144,6 +151,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         novelty_reward,
     )
     from .training.schedules import BudgetSchedules
+    from .training.strength import StrengthCallback
     from .training.team_selfplay import TeamSelfPlay, swap_steps
     from .training.team_setup import make_team_vec_env
 

@@ -52,7 +52,7 @@ from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallRe
 from ..league.runner import League
 from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
-from ..runs.models import algo_class, check_algo_fits, policy_name
+from ..runs.models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from ..runs.recipes import ALGOS, fit_to_budget, installed_algos, recipe_for
 from ..runs.recipes import linear_schedule as _learning_rate
 from ..runs.report import report_at_end
@@ -102,6 +102,8 @@ class RecipeModel:
         hp = copy.deepcopy(self.hyperparams)  # A2C, QRDQN add classes to their policy_kwargs
         if "learning_rate" in hp:
             hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+        if isinstance(hp.get("policy_kwargs"), Mapping):  # "module:Class" -> the class
+            hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
         try:
             return cls(
                 policy_name(env.observation_space, self.algo),
@@ -130,6 +132,7 @@ class LeagueProgress:
         self.tb_dir = tb_dir
         self.quiet = quiet
         self._writers: dict[str, Any] = {}
+        self._steps: dict[str, int] = {}  # each player's steps after the previous round
 
     def _writer(self, name: str) -> Any:
         if self.tb_dir is None:
@@ -152,7 +155,9 @@ class LeagueProgress:
             learner = league.learners[name]
             outcomes = [m["score_a"] for m in result.matches]
             score = sum(outcomes) / len(outcomes) if outcomes else float("nan")
-            rate = (league.chunk_steps / result.learn_seconds) if result.learn_seconds else 0.0
+            learned = result.steps - self._steps.get(name, result.steps - league.chunk_steps)
+            self._steps[name] = result.steps  # (players learn their compute share, not a chunk)
+            rate = (learned / result.learn_seconds) if result.learn_seconds else 0.0
             if not self.quiet:
                 print(
                     f"  {name:<20} {learner.role:<16} steps {learner.steps:>10,d}  score "
@@ -216,6 +221,7 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
             ("snapshot_min_steps", args.snapshot_min_steps),
             ("snapshot_max_steps", args.snapshot_max_steps),
             ("snapshot_win_rate", args.snapshot_win_rate),
+            ("main_agents_compute", args.main_agents_compute),
         )
         if value is not None
     }
@@ -292,7 +298,9 @@ def summary(
     for learner in league.learners.values():
         rate = result.steps_per_second.get(learner.name, float("nan"))
         line = (
-            f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps  "
+            f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps "
+            f"({learner.steps / max(1, league.total_steps()):.0%}, share "
+            f"{league.shares[learner.name]:.0%})  "
             f"{len(learner.snapshots):3d} snapshots  {learner.resets:2d} resets  "
             f"{rate:6.0f} steps/s"
         )
@@ -468,6 +476,14 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         metavar="P",
         help=f"(default: {ALPHASTAR_DEFAULTS['snapshot_win_rate']})",
+    )
+    roles.add_argument(
+        "--main-agents-compute",
+        type=float,
+        default=None,
+        metavar="P",
+        help="the main agents' share of the league's learner steps, at least (default: "
+        f"{ALPHASTAR_DEFAULTS['main_agents_compute']}; the other players split the rest)",
     )
     roles.add_argument(
         "--save-every", type=int, default=None, metavar="N", help="--selfplay snapshot interval"

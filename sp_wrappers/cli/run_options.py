@@ -69,8 +69,13 @@ def apply_overrides(config: dict[str, Any], args: argparse.Namespace) -> None:
         "opponent_draw",
         "illegal_action",
         "env_generator",
+        "strength_every",
+        "strength_plies",
     )
     copy_given_options(args, given, config)
+    symmetries = getattr(args, "symmetries", None)
+    if symmetries is not None:
+        config["symmetries"] = None if symmetries == "none" else symmetries
     if getattr(args, "max_snapshots", None) == 0:
         config["max_snapshots"] = None
     copy_given_options(args, SAMPLER_OPTIONS, config["sampler"])
@@ -127,6 +132,8 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         "opponent_draw": "per_env",
         "illegal_action": "loss",
         "env_generator": None,
+        "symmetries": recipe.symmetries,
+        "strength_every": recipe.strength_every,
     }
     if same_game:
         for key in (
@@ -143,6 +150,9 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
             "opponent_draw",
             "illegal_action",
             "env_generator",
+            "symmetries",
+            "strength_every",
+            "strength_plies",
         ):
             if key in base:
                 config[key] = base[key]

@@ -271,6 +271,34 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="N",
         help="torch CPU threads (default: 1, fastest for small networks)",
     )
+    parser.add_argument(
+        "--strength-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="games with reference players (tictactoe_v3, connect_four_v3): play the learner "
+        "against the game's ladder from forced openings every N learner steps, logging "
+        "eval/<opponent>/score and eval/rating (TensorBoard, progress.csv) and writing "
+        "strength.json and plots/strength.png; 0: off (default: the recipe's, else a tenth of "
+        "the run)",
+    )
+    parser.add_argument(
+        "--strength-plies",
+        type=int,
+        default=None,
+        metavar="N",
+        help="forced opening moves of the strength evaluations, every legal sequence of N moves "
+        "in both seats (default: the game's: 1 for tic-tac-toe, 9 openings; 2 for Connect Four, "
+        "49)",
+    )
+    parser.add_argument(
+        "--symmetries",
+        default=None,
+        metavar="auto|none|GAME",
+        help="play each learner episode in a random symmetric view of the board (auto: the "
+        "game's built-ins: the 8 of the square for tic-tac-toe and Go, the mirror for Connect "
+        "Four; checked against the game first); none: the real view (default: the recipe's)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots/")
     parser.add_argument(

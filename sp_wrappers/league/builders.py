@@ -19,6 +19,14 @@ runner asks, for every learning player:
 
 Write your own league by implementing these four methods plus ``players()`` and ``roles``; see
 :class:`SelfPlayLeague` for the smallest one.
+
+Compute: a builder may also say how the league's learner steps are shared among its players
+with ``compute_shares()`` (``{player name: share}``, shares summing to 1; checked by
+:func:`check_compute_shares`). Without it every player learns as many steps as the others. In
+AlphaStar the main agents trained throughout while exploiters were reset and restarted;
+:class:`AlphaStarLeague` gives its main agents together at least half of the league's learner
+steps by default (``main_agents_compute``), or any split by role (``role_compute``); see
+:mod:`sp_wrappers.league.compute`.
 """
 
 from __future__ import annotations
@@ -72,6 +80,9 @@ ALPHASTAR_DEFAULTS: dict[str, Any] = {
     "snapshot_win_rate": 0.7,
     "snapshot_min_steps": 50_000,
     "snapshot_max_steps": 100_000,
+    # compute: the main agents together learn at least this share of the league's learner steps
+    # (more when they are more than that share of the players); the rest is split evenly
+    "main_agents_compute": 0.5,
 }
 
 
@@ -241,9 +252,17 @@ class AlphaStarLeague:
     - **league exploiters** (``league_exploiter_i``): PFSP (``linear_capped``) over every frozen
       player; snapshot like main agents; reset with probability 0.25 after a snapshot.
 
+    Compute: the main agents together learn ``main_agents_compute`` (default 0.5) of the
+    league's learner steps, or their share of the players if that is more, split evenly among
+    them; the other players split the rest evenly. ``role_compute={role: weight}`` sets the
+    split by role instead (weights of the roles that have players, normalised; each role's share
+    split evenly among its players).
+
     :param main_agents: number of main agents (at least 1).
     :param main_exploiters: number of main exploiters.
     :param league_exploiters: number of league exploiters.
+    :param role_compute: ``{role: weight}`` of the league's learner steps (``None``: the main
+        agents at least ``main_agents_compute``).
     :param settings: overrides of :data:`ALPHASTAR_DEFAULTS`.
 
     >>> from sp_wrappers.league import AlphaStarLeague, LearnerState, LeagueView, PayoffTable
@@ -255,6 +274,8 @@ class AlphaStarLeague:
     >>> view = LeagueView([main, exploiter], [], PayoffTable())
     >>> builder.opponents(exploiter, view)
     {'main_agent_0': 1.0}
+    >>> AlphaStarLeague(main_agents=1, main_exploiters=1, league_exploiters=1).compute_shares()
+    {'main_agent_0': 0.5, 'main_exploiter_0': 0.25, 'league_exploiter_0': 0.25}
     """
 
     roles = ALPHASTAR_ROLES
@@ -264,6 +285,7 @@ class AlphaStarLeague:
         main_agents: int = 1,
         main_exploiters: int = 1,
         league_exploiters: int = 1,
+        role_compute: Mapping[str, float] | None = None,
         **settings: Any,
     ) -> None:
         for what, n in (
@@ -297,6 +319,21 @@ class AlphaStarLeague:
             )
         if s["snapshot_min_steps"] > s["snapshot_max_steps"]:
             raise ValueError("snapshot_min_steps must not exceed snapshot_max_steps.")
+        if not 0.0 < float(s["main_agents_compute"]) <= 1.0:
+            raise ValueError(
+                f"main_agents_compute must be in (0, 1], got {s['main_agents_compute']!r}."
+            )
+        self.role_compute = None if role_compute is None else dict(role_compute)
+        if self.role_compute is not None:
+            unknown = sorted(set(self.role_compute) - set(ALPHASTAR_ROLES))
+            present = {p.role for p in self.players()}
+            bad = [r for r in present if float(self.role_compute.get(r, 0.0)) <= 0]
+            if unknown or bad:
+                raise ValueError(
+                    f"role_compute={self.role_compute} needs a weight > 0 for every role that "
+                    f"has players ({sorted(present)}) and only the roles {ALPHASTAR_ROLES}; "
+                    f"unknown {unknown}, without weight {sorted(bad)}."
+                )
 
     # -- the protocol ------------------------------------------------------------------------------
     def players(self) -> list[PlayerSpec]:
@@ -309,6 +346,32 @@ class AlphaStarLeague:
 
     def snapshot_at_start(self, player: PlayerSpec) -> bool:
         return player.role == "main_agent"
+
+    def compute_shares(self) -> dict[str, float]:
+        """Each player's share of the league's learner steps (see the class docstring)."""
+        players = self.players()
+        by_role: dict[str, list[str]] = {}
+        for p in players:
+            by_role.setdefault(p.role, []).append(p.name)
+        if self.role_compute is not None:
+            weights = {role: float(self.role_compute[role]) for role in by_role}
+        else:
+            mains = len(by_role["main_agent"])
+            main_share = max(float(self.settings["main_agents_compute"]), mains / len(players))
+            others = len(players) - mains
+            if others == 0:
+                main_share = 1.0
+            weights = {
+                role: main_share if role == "main_agent" else (1 - main_share) * len(names) / others
+                for role, names in by_role.items()
+            }
+        total = sum(weights.values())
+        shares = {
+            name: weights[role] / total / len(names)
+            for role, names in by_role.items()
+            for name in names
+        }
+        return {p.name: shares[p.name] for p in players}
 
     def opponents(self, player: LearnerState, league: LeagueView) -> dict[str, float]:
         if player.role == "main_agent":
@@ -421,6 +484,8 @@ class AlphaStarLeague:
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self.settings.items() if ALPHASTAR_DEFAULTS[k] != v}
+        if self.role_compute is not None:
+            changed["role_compute"] = self.role_compute
         extra = "".join(f", {k}={v!r}" for k, v in changed.items())
         return (
             f"AlphaStarLeague(main_agents={self.main_agents}, main_exploiters="
@@ -473,6 +538,10 @@ class SelfPlayLeague:
 
     def snapshot_at_start(self, player: PlayerSpec) -> bool:
         return True
+
+    def compute_shares(self) -> dict[str, float]:
+        """The one learner learns every step."""
+        return {"learner_0": 1.0}
 
     def opponents(self, player: LearnerState, league: LeagueView) -> dict[str, float]:
         ids = [f.id for f in league.frozen_of(player=player.name)]

@@ -15,8 +15,9 @@ A league directory holds::
 
 One round: the driver asks the builder for every learning player's opponent probabilities, sends
 each player (through the backend) a :class:`~sp_wrappers.league.worker.ChunkPlan` with the weights
-of opponents it has not seen at their current version, every player learns ``chunk_steps`` steps
-at once, and the results come back; a player whose worker died meanwhile gets a new worker from
+of opponents it has not seen at their current version, the players learn ``chunk_steps`` steps
+each on average (split by the builder's compute shares, :mod:`sp_wrappers.league.compute`), at
+once, and the results come back; a player whose worker died meanwhile gets a new worker from
 the last complete round and plays its chunk again (:func:`~sp_wrappers.league.rounds.play_round`).
 Then the driver saves the snapshots the builder asks for (tagged ``round:<n>``), schedules resets,
 writes the model files, records the round's games in one transaction and finally writes
@@ -27,7 +28,6 @@ archive holds beyond ``league.json`` is discarded first
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -41,10 +41,12 @@ import numpy as np
 from ..archive.discard import discard_records
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
+from .compute import chunk_steps_by_share, league_compute_shares
 from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallReport
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .pool import check_players_fit, prune_frozen
 from .rounds import DEFAULT_MAX_RETRIES, play_round, round_tag, unfinished_round, with_weights
+from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueStateFile, atomic_write
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
 __all__ = [
@@ -54,8 +56,6 @@ __all__ = [
     "STATE_NAME",
 ]
 
-STATE_FORMAT_VERSION = 1
-STATE_NAME = "league.json"
 ARCHIVE_DIR = "archive"
 PLAYERS_DIR = "players"
 _REQUIRED = (
@@ -70,8 +70,9 @@ _REQUIRED = (
 
 @dataclass
 class LeagueResult:
-    """What :meth:`League.run` did: per-player steps, snapshots and resets, the rounds played
-    and each player's learner steps per second (learning time only, over this run)."""
+    """What :meth:`League.run` did: per-player steps, snapshots and resets, the rounds played,
+    each player's learner steps per second (learning time only, over this run) and its compute
+    share (the fraction of the league's learner steps planned for it)."""
 
     root: Path
     rounds: int
@@ -81,14 +82,18 @@ class LeagueResult:
     steps_per_second: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     lost_workers: list[str] = field(default_factory=list)
+    shares: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [f"league in {self.root}: {self.rounds} rounds, {len(self.frozen)} frozen players"]
+        total = sum(p.steps for p in self.learners) or 1
         for p in self.learners:
             rate = self.steps_per_second.get(p.name, float("nan"))
+            share = self.shares.get(p.name, float("nan"))
             lines.append(
-                f"  {p.name:<20} {p.role:<17} steps {p.steps:>9}  snapshots "
-                f"{len(p.snapshots):>3}  resets {p.resets:>2}  {rate:8.0f} steps/s"
+                f"  {p.name:<20} {p.role:<17} steps {p.steps:>9} ({p.steps / total:.0%} of the "
+                f"league's, share {share:.0%})  snapshots {len(p.snapshots):>3}  resets "
+                f"{p.resets:>2}  {rate:8.0f} steps/s"
             )
         return "\n".join(lines)
 
@@ -97,16 +102,7 @@ def _warn_stalled(report: StallReport) -> None:
     warnings.warn(str(report), LeagueStalledWarning, stacklevel=2)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-
-
-class League:
+class League(LeagueStateFile):
     """A league of SB3 learners trained in chunks, matched by a :class:`LeagueBuilder`.
 
     :param env_fn: returns a fresh two-player PettingZoo env (picklable for ``process``/``ray``:
@@ -116,7 +112,10 @@ class League:
     :param make_model: ``make_model(vec_env)`` returns a fresh SB3 model (any algorithm,
         MaskablePPO included) on that env; or ``{role: make_model}`` for one per role.
     :param root: the league directory (created; an existing league there is resumed).
-    :param chunk_steps: learner steps each player takes per round.
+    :param chunk_steps: learner steps per player per round on average: a round's
+        ``chunk_steps * players`` steps are split by the builder's ``compute_shares()`` (equal
+        without it; :class:`~sp_wrappers.league.AlphaStarLeague` gives its main agents at least
+        half), so that each player's total stays its share of the league's.
     :param n_envs: game copies per player.
     :param seed: seeds matchmaking draws, resets and the players' envs.
     :param max_frozen: at most this many frozen players stay in the pool (older ones drop out of
@@ -211,6 +210,10 @@ class League:
         self.on_round = on_round
         self.on_stall = on_stall if on_stall is not None else _warn_stalled
         self.specs = specs
+        try:
+            self.shares = league_compute_shares(builder, specs)
+        except ValueError as error:
+            raise LeagueSetupError(str(error)) from None
         self.root.mkdir(parents=True, exist_ok=True)
         self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
         self.payoff = PayoffTable(decay=decay, min_games=min_games)
@@ -250,57 +253,6 @@ class League:
     # -- state -------------------------------------------------------------------------------------
     def _player_dir(self, name: str) -> Path:
         return self.root / PLAYERS_DIR / name
-
-    def _load_state(self) -> None:
-        path = self.root / STATE_NAME
-        try:
-            state = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise LeagueSetupError(
-                f"Cannot read {path}: {error}. Restore the file or start a new league directory."
-            ) from error
-        if state.get("format_version") != STATE_FORMAT_VERSION:
-            raise LeagueSetupError(
-                f"{path} has format version {state.get('format_version')!r}, this sp_wrappers "
-                f"reads {STATE_FORMAT_VERSION}. Use the version that wrote it or a new directory."
-            )
-        saved = {p["name"]: p["role"] for p in state["learners"]}
-        wanted = {s.name: s.role for s in self.specs}
-        if saved != wanted:
-            raise LeagueSetupError(
-                f"{self.root} holds a league with players {saved}, but the builder asks for "
-                f"{wanted}. Resume with the same builder settings or use a new directory."
-            )
-        self.learners = {p["name"]: LearnerState.from_json(p) for p in state["learners"]}
-        self.frozen = [FrozenPlayer(**f) for f in state["frozen"]]
-        self.pending_resets = set(state["pending_resets"])
-        self.round = int(state["round"])
-        self.model_files = dict(state["model_files"])
-        self.final_snapshots = dict(state.get("final_snapshots", {}))
-        total = state.get("total_timesteps")
-        self.total_timesteps = None if total is None else int(total)
-        self.rng.bit_generator.state = state["rng"]
-
-    def state_json(self) -> dict[str, Any]:
-        """Everything ``league.json`` holds (see the module docstring)."""
-        return {
-            "format_version": STATE_FORMAT_VERSION,
-            "round": self.round,
-            "builder": repr(self.builder),
-            "chunk_steps": self.chunk_steps,
-            "total_timesteps": self.total_timesteps,
-            "learners": [p.to_json() for p in self.learners.values()],
-            "frozen": [vars(f) for f in self.frozen],
-            "pending_resets": sorted(self.pending_resets),
-            "model_files": dict(self.model_files),
-            "final_snapshots": dict(self.final_snapshots),
-            "rng": self.rng.bit_generator.state,
-            "payoff": self.payoff.to_json(),
-        }
-
-    def _write_state(self) -> None:
-        data = json.dumps(self.state_json(), indent=1, default=int).encode()
-        _atomic_write(self.root / STATE_NAME, data)
 
     def view(self) -> LeagueView:
         """What the builder decides from (a copy-free view; do not mutate)."""
@@ -379,15 +331,19 @@ class League:
     def schedule_steps(self, total_timesteps: int) -> dict[str, int]:
         """Each player's ``num_timesteps`` at the end of a run to ``total_timesteps`` (all players
         together), the horizon of its SB3 schedules: its steps now plus ``chunk_steps`` for each
-        round left, the rounds left being what ``total_timesteps`` needs at ``chunk_steps`` per
-        player and round (exact when ``chunk_steps`` is a multiple of the rollout size).
+        round left on average, split by the compute shares, the rounds left being what
+        ``total_timesteps`` needs at ``chunk_steps`` per player and round (exact when the chunks
+        are multiples of the rollout size).
 
         :param total_timesteps: learner steps of every learning player together.
         """
         per_round = self.chunk_steps * len(self.learners)
         rounds_left = max(0, -(-(int(total_timesteps) - self.total_steps()) // per_round))
+        final_total = self.total_steps() + rounds_left * per_round
+        equal = 1.0 / max(1, len(self.learners))
+        # The compute shares keep each player's total at its share of the league's steps.
         return {
-            name: learner.steps + rounds_left * self.chunk_steps
+            name: max(learner.steps, round(self.shares.get(name, equal) * final_total))
             for name, learner in self.learners.items()
         }
 
@@ -397,6 +353,11 @@ class League:
             self.schedule_steps(self.total_timesteps) if self.total_timesteps is not None else {}
         )
         known = set(self.learners) | {f.id for f in self.frozen}
+        steps = chunk_steps_by_share(
+            self.shares,
+            {name: p.steps for name, p in self.learners.items()},
+            self.chunk_steps * len(self.learners),
+        )
         plans = {}
         for name, learner in self.learners.items():
             probabilities = {
@@ -417,7 +378,7 @@ class League:
                     weights[opponent] = self._weights_for(opponent)
                     self._sent[name][opponent] = version
             plans[name] = ChunkPlan(
-                steps=self.chunk_steps,
+                steps=steps[name],
                 opponents=probabilities,
                 weights=weights,
                 reset=name in self.pending_resets,
@@ -456,7 +417,7 @@ class League:
         directory_files = {}
         for name, result in results.items():
             relative = f"{PLAYERS_DIR}/{name}/model-{self.round:05d}.zip"
-            _atomic_write(self.root / relative, result.model_zip)
+            atomic_write(self.root / relative, result.model_zip)
             directory_files[name] = relative
         old = dict(self.model_files)
         self.model_files.update(directory_files)
@@ -540,9 +501,10 @@ class League:
             self._start(pool.describe(stall_seconds=stall_seconds, on_stall=self.on_stall))
             while self.total_steps() < total_timesteps:
                 before = {name: p.steps for name, p in self.learners.items()}
+                plans = self._plans()
                 results = play_round(
                     pool,
-                    self._plans(),
+                    plans,
                     lambda name: self._worker_kwargs(self.specs[index[name]], index[name]),
                     self._full_plan,
                     self.round + 1,
@@ -555,12 +517,14 @@ class League:
                 for name, result in results.items():
                     learn_seconds[name] += result.learn_seconds
                     learned_steps[name] += result.steps - before[name]
-                    if result.steps - before[name] > self.chunk_steps and not warned:
+                    planned = plans[name].steps
+                    if result.steps - before[name] >= planned + self.chunk_steps and not warned:
                         warned = True
                         warnings.warn(
                             f"{name} learned {result.steps - before[name]} steps in a chunk of "
-                            f"{self.chunk_steps}: SB3 learns whole rollouts (n_steps x n_envs). "
-                            "Make chunk_steps a multiple of the rollout size.",
+                            f"{planned}: SB3 learns whole rollouts (n_steps x n_envs), longer "
+                            "here than a round's chunk_steps, so the compute shares hold only "
+                            "loosely. Make chunk_steps a multiple of the rollout size.",
                             stacklevel=2,
                         )
                 if self.on_round is not None:
@@ -591,6 +555,7 @@ class League:
             rates,
             time.perf_counter() - start,
             lost,
+            dict(self.shares),
         )
 
     def _full_plan(self, name: str, plan: ChunkPlan) -> ChunkPlan:
@@ -609,7 +574,7 @@ class League:
             directory = self._player_dir(spec.name)
             if not (directory / "initial.zip").exists():
                 directory.mkdir(parents=True, exist_ok=True)
-                _atomic_write(directory / "initial.zip", info["initial_zip"])
+                atomic_write(directory / "initial.zip", info["initial_zip"])
         self._sent = {name: {} for name in self.learners}
         if self.resumed:
             return

@@ -134,6 +134,15 @@ def check_config(config: Mapping[str, Any]) -> None:
         raise TrainError(
             f"--max-snapshots must be at least 2 (0 keeps every snapshot), got {max_snapshots}."
         )
+    strength_every = config.get("strength_every")
+    if strength_every is not None and (int(strength_every) != strength_every or strength_every < 0):
+        raise TrainError(
+            f"--strength-every must be a number of learner steps >= 0 (0: off), got "
+            f"{strength_every!r}."
+        )
+    plies = config.get("strength_plies")
+    if plies is not None and (int(plies) != plies or plies < 0):
+        raise TrainError(f"--strength-plies must be a number of moves >= 0, got {plies!r}.")
     if config.get("fit_every", 0) < 0:
         raise TrainError(f"--fit-every must be at least 0 (0: off), got {config['fit_every']}.")
     if not -1.0 <= float(config.get("draw_reward", 0.0)) <= 1.0:

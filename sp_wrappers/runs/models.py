@@ -2,8 +2,8 @@
 
 This module holds :func:`algo_class` (an algorithm name to its SB3 or sb3-contrib class),
 :func:`check_algo_fits` (an algorithm against the game's spaces and masks, with the fix named),
-:func:`policy_name`, :func:`build_sampler`, :func:`build_model` and :func:`limited_torch_threads`,
-shared by single-learner and team runs.
+:func:`policy_name`, :func:`build_sampler`, :func:`build_model`, :func:`policy_kwargs_classes`
+and :func:`limited_torch_threads`, shared by single-learner and team runs.
 """
 
 from __future__ import annotations
@@ -25,8 +25,50 @@ __all__ = [
     "build_sampler",
     "check_algo_fits",
     "policy_name",
+    "policy_kwargs_classes",
     "limited_torch_threads",
 ]
+
+#: The ``policy_kwargs`` entries that name a class (``"module:Class"`` in a run's config).
+_CLASS_KWARGS = ("features_extractor_class",)
+
+
+def policy_kwargs_classes(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``policy_kwargs`` with each class named by its import path (``"module:Class"``, as a
+    recipe, ``config.json`` and ``--hp`` hold it) imported.
+
+    >>> kwargs = policy_kwargs_classes({"features_extractor_class":
+    ...                                 "sp_wrappers.core.networks:BoardExtractor"})
+    >>> kwargs["features_extractor_class"].__name__
+    'BoardExtractor'
+    >>> policy_kwargs_classes({"features_extractor_class": "BoardExtractor"})
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.runs.config.TrainError: policy_kwargs' features_extractor_class must be an ...
+    """
+    resolved = dict(policy_kwargs)
+    for key in _CLASS_KWARGS:
+        name = resolved.get(key)
+        if not isinstance(name, str):
+            continue
+        module_name, _, qualname = name.partition(":")
+        fix = (
+            f"policy_kwargs' {key} must be an import path 'module:Class', e.g. "
+            f"'sp_wrappers.core.networks:BoardExtractor', got {name!r} (check the --hp "
+            "policy_kwargs option)."
+        )
+        if not module_name or not qualname:
+            raise TrainError(fix)
+        try:
+            target: Any = importlib.import_module(module_name)
+            for part in qualname.split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError) as error:
+            raise TrainError(f"{fix[:-1]}: {error}.") from None
+        if not isinstance(target, type):
+            raise TrainError(fix)
+        resolved[key] = target
+    return resolved
 
 
 def algo_class(algo: str) -> type:
@@ -207,6 +249,8 @@ def build_model(
     hp = copy.deepcopy(dict(config["hyperparams"]))
     if "learning_rate" in hp:
         hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+    if isinstance(hp.get("policy_kwargs"), Mapping):
+        hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
     try:
         return cls(
             policy_name(observation_space, config["algo"]),

@@ -19,7 +19,13 @@ A run directory holds::
                     and the final learner's record against the baselines
     env_generator.json  with --env-generator: each env copy's current game configuration,
                     reapplied on --resume (see sp_wrappers.training.env_generator)
-    plots/          ratings.png, payoff.png (when matplotlib is installed)
+    strength.json   games with reference players: the learner's score against the ladder
+                    (e.g. alpha-beta depths 1, 2, 4) from forced openings every --strength-every
+                    steps, and its rating on the ladder's Bradley-Terry scale
+                    (sp_wrappers.training.strength; kept across --resume)
+    progress.csv    what SB3's logger records (rollout/, train/, selfplay/, eval/<rung>/score,
+                    eval/rating), one row per dump; a resumed call writes progress-<step>.csv
+    plots/          ratings.png, payoff.png, strength.png (when matplotlib is installed)
     report.html     one self-contained page on how the run went (sp-wrappers report RUN_DIR
                     rewrites it; a page that cannot be written is a note, never a failed run)
     tb/             TensorBoard logs (when tensorboard is installed)
@@ -43,9 +49,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 from ..core.jsonio import write_json
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
+from ..training.strength import HISTORY_NAME, PLOT_NAME
 from .config import CONFIG_FORMAT_VERSION, TrainError, probe_or_fail
 from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
 from .report import report_at_end
+from .run_logs import checked_symmetries, progress_logger, strength_callback, strength_line
 from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, _plot, _tensorboard_dir
 from .summary import _duration, _evaluate, _rate, _ratings_json
 
@@ -75,6 +83,7 @@ def make_training_env(
     draw_reward: float = 0.0,
     opponent_draw: str = "per_env",
     illegal_action: str = "loss",
+    symmetries: Any = None,
 ) -> Any:
     """The SB3 vector env the learner trains on: ``n_envs`` self-play copies of the game.
 
@@ -92,6 +101,8 @@ def make_training_env(
     :param opponent_draw: ``"per_env"`` (each copy draws its own opponents) or ``"shared"`` (one
         line-up for every copy between swaps; see ``SelfPlayVecEnv``).
     :param illegal_action: ``"loss"`` or ``"raise"``: what a learner action its mask forbids does.
+    :param symmetries: ``"auto"`` (or symmetries as ``SelfPlayVecEnv`` takes them) plays each
+        learner episode in a random symmetric view of the board; ``None``: the real view.
     """
     from ..envs.shaping import DrawReward
     from ..envs.vector.factory import make_selfplay_vec_env
@@ -104,6 +115,7 @@ def make_training_env(
         opponent=opponent,
         opponent_draw=opponent_draw,
         illegal_action=illegal_action,
+        symmetries=symmetries,
     )
     return DrawReward(venv, draw_reward) if draw_reward else venv
 
@@ -210,6 +222,8 @@ class TrainResult:
     :param final_snapshot: the id of the snapshot holding the final learner.
     :param written: the files and folders written, by name.
     :param notes: things skipped and why (no tensorboard, no matplotlib).
+    :param strength: the last strength evaluation (``strength.json``'s last entry; ``None``
+        without a ladder).
     """
 
     run_dir: Path
@@ -222,6 +236,7 @@ class TrainResult:
     ratings: Any = None
     written: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    strength: dict[str, Any] | None = None
 
     def summary(self) -> str:
         """A few lines: steps and speed, the final rating, the record against each baseline."""
@@ -265,6 +280,8 @@ class TrainResult:
                     f"  vs {name:<{width}}  {result.wins:4d} W {result.draws:4d} D "
                     f"{result.losses:4d} L   (as {seats}{distinct})"
                 )
+        if self.strength is not None:
+            lines.append(strength_line(self.strength))
         lines.extend(f"Note: {note}" for note in self.notes)
         return "\n".join(lines)
 
@@ -355,6 +372,7 @@ def train(
         if steps < 1:
             raise TrainError(f"--timesteps must be at least 1, got {steps}.")
         opponent = build_sampler(archive, config, probe.action_space, probe.has_masks)
+        symmetries = checked_symmetries(config.get("symmetries"), env_fn)
         venv = make_training_env(
             env_fn,
             int(config["n_envs"]),
@@ -364,6 +382,7 @@ def train(
             draw_reward=float(config.get("draw_reward", 0.0)),
             opponent_draw=config.get("opponent_draw", "per_env"),
             illegal_action=config.get("illegal_action", "loss"),
+            symmetries=symmetries,
         )
         if resume:
             cls = algo_class(config["algo"])
@@ -403,8 +422,13 @@ def train(
         envgen = env_generator_callback(config.get("env_generator"), run)
         if envgen is not None:
             callbacks.append(envgen)
+        strength = strength_callback(config, run, plots, notes)
+        if strength is not None:
+            callbacks.append(strength)
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
+        logger, csv_name = progress_logger(run, tb, int(history[-1]["from_step"]), resume)
+        model.set_logger(logger)
         start = time.perf_counter()
         try:
             model.learn(
@@ -419,6 +443,8 @@ def train(
                 f"{error} Here: --illegal-action loss, or an algorithm with masks. The snapshots "
                 "and matches saved before are intact; --resume continues from the last checkpoint."
             ) from None
+        finally:
+            logger.close()
         seconds = time.perf_counter() - start
         if selfplay.stop_reason:
             raise TrainError(selfplay.stop_reason)
@@ -435,6 +461,11 @@ def train(
         written.append("ratings.json")
     if plots and ratings is not None:
         written += _plot(run, archive, ratings, notes)
+    if strength is not None:
+        written.append(HISTORY_NAME)
+        if strength.plot_path is not None and strength.plot_path.exists():
+            written.append(f"plots/{PLOT_NAME}")
+    written.append(csv_name)
     if tb is not None:
         written.append("tb/")
     history[-1]["seconds"] = round(seconds, 1)
@@ -453,6 +484,7 @@ def train(
         ratings,
         written,
         notes,
+        strength.history["evaluations"][-1] if strength is not None else None,
     )
 
 

@@ -25,7 +25,8 @@ training start, so a resumed run continues its curve) and draws ``run_dir/plots/
 the score against each rung, and the rating with its 95% interval, over learner steps.
 ``strength.json`` (``format_version`` 1) holds ``ladder`` (rung ids, the anchor first),
 ``anchor_rating``, ``openings``, ``repeats``, ``seed``, ``rung_matches`` (``player_a``,
-``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_ratings`` and
+``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_seconds`` (how long
+those games took), ``ladder_ratings`` and
 ``evaluations`` (each: ``step``, ``seconds``, ``scores``, ``wdl``, ``by_seat``,
 ``distinct_games``, ``rating``, ``rating_std_error``, ``rating_interval``).
 """
@@ -101,6 +102,7 @@ class StrengthCallback(BaseCallback):
     :param anchor_rating: the first rung's rating (Elo points).
     :param seed: the first game's reset seed (every evaluation replays the same seeds).
     :param eval_at_start: evaluate the learner before it trains.
+    :param plots: draw ``plots/strength.png`` in ``run_dir`` (when matplotlib is installed).
     :param verbose: 1 prints one line per evaluation.
 
     >>> from pettingzoo.classic import tictactoe_v3
@@ -124,6 +126,7 @@ class StrengthCallback(BaseCallback):
         anchor_rating: float = 1000.0,
         seed: int = 0,
         eval_at_start: bool = True,
+        plots: bool = True,
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
@@ -150,6 +153,7 @@ class StrengthCallback(BaseCallback):
         self.anchor_rating = float(anchor_rating)
         self.seed = seed
         self.eval_at_start = eval_at_start
+        self.plots = plots
         self.history: dict[str, Any] = {}
         self._next_eval = 0
         self._warned = False
@@ -235,18 +239,25 @@ class StrengthCallback(BaseCallback):
             "rating_interval": list(fit.intervals[LEARNER]),
         }
         self.history["evaluations"].append(record)
-        for rung, score in record["scores"].items():
-            self.logger.record(f"eval/{rung}/score", score)
-        self.logger.record("eval/rating", record["rating"])
-        self.logger.record("eval/rating_std_error", record["rating_std_error"])
-        self.logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
-        self.logger.dump(self.num_timesteps)
+        self._log(record)
         self._next_eval = (self.num_timesteps // self.eval_every + 1) * self.eval_every
         self._save()
         if self.verbose >= 1:
             scores = ", ".join(f"{r} {s:.2f}" for r, s in record["scores"].items())
             print(f"strength at step {record['step']}: {scores}; rating {record['rating']:.0f}")
         return record
+
+    def _log(self, record: dict[str, Any]) -> None:
+        """Record the evaluation through SB3's logger (none before ``learn`` sets one up)."""
+        logger = getattr(self.model, "_logger", None)
+        if logger is None:
+            return
+        for rung, score in record["scores"].items():
+            logger.record(f"eval/{rung}/score", score)
+        logger.record("eval/rating", record["rating"])
+        logger.record("eval/rating_std_error", record["rating_std_error"])
+        logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
+        logger.dump(self.num_timesteps)
 
     def _fit(self, games: list[tuple[str, str, float]]) -> Any:
         return fit_bradley_terry(
@@ -341,7 +352,9 @@ class StrengthCallback(BaseCallback):
             return data
         data = dict(header, rung_matches=[], ladder_ratings={}, evaluations=[])
         self.history = data
+        start = time.perf_counter()
         data["rung_matches"] = self._play_rungs()
+        data["ladder_seconds"] = round(time.perf_counter() - start, 3)
         rung_games = self._rung_games()
         data["ladder_ratings"] = (
             self._fit(rung_games).ratings if rung_games else {self.rung_ids[0]: self.anchor_rating}
@@ -356,6 +369,8 @@ class StrengthCallback(BaseCallback):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(self.history, indent=1) + "\n")
         os.replace(tmp, path)
+        if not self.plots:
+            return
         try:
             import matplotlib  # noqa: F401
         except ImportError:

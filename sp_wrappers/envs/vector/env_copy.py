@@ -23,6 +23,7 @@ from ..selfplay_env import (
     pop_learner_seat,
     wrapper_generator,
 )
+from ..symmetric_view import EpisodeView
 from .game_workers import _PLAY, _RESET, _Status
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class _EnvCopy:
         self._empty_games = 0
         self.games_started = 0  # with the copy and the seat: a recurrent opponent's state key
         self.config = CopyConfig()
+        self.view = EpisodeView(getattr(owner, "symmetries", None))
 
     def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
         self._default_opponents: dict[str, RandomPolicy] | None = None
@@ -87,7 +89,11 @@ class _EnvCopy:
         mask = None if self.status is None else self.status.mask
         if mask is None:
             raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
-        return mask
+        return self.view.mask(mask)
+
+    def learner_observation(self) -> Any:
+        """The learner's current observation, in the episode's view."""
+        return self.view.observation(self.status.observation)
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
         """Give this copy's opponent source the learner's newest weights."""
@@ -140,7 +146,7 @@ class _EnvCopy:
             summary["illegal_action"] = status.illegal_action
         if self.config.configured:
             summary["config"] = self.config.describe()
-        return summary
+        return self.view.record(summary)
 
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
     def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
@@ -154,6 +160,7 @@ class _EnvCopy:
         self._game_seed = self._game_seeds.next(seed)
         self._empty_games = 0
         self.config.start_episode()  # the game side switches games at this reset too
+        self.view.draw(self.np_random)  # (in SelfPlayEnv.reset's order of draws)
         return self.start_game()
 
     def start_game(self) -> tuple:

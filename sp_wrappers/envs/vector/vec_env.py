@@ -52,6 +52,8 @@ from ..selfplay_env import (
     learner_action,
     resolve_learner_seats,
 )
+from ..symmetric_view import resolve_symmetries
+from .arguments import _check_env_fn, _per_copy_opponents, _WithKwargs
 from .batching import OpponentBatches
 from .env_copy import _EnvCopy
 from .fast_path import _FastSB3
@@ -119,6 +121,13 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         its agents is its own slot (parameter sharing), so ``num_envs == n_envs * team_size``,
         slot ``g * team_size + k`` being agent ``k`` in game copy ``g`` (``n_games == n_envs``);
         ``opponent`` may be ``{team: source}``. The env is then a ``TeamVecEnv`` (a subclass).
+    :param symmetries: play each copy's episodes in a symmetric view of the board, drawn per copy
+        at each reset with the copy's generator (see ``SelfPlayEnv``): ``"auto"``, a game name with
+        built-ins, or a list of :class:`~sp_wrappers.games.symmetries.Symmetry`, checked against
+        the game at construction. The mapping runs in this process (also with workers): the
+        learner's observations, ``terminal_observation`` (in the ending episode's view) and
+        ``action_masks()`` go out mapped, its actions come back mapped to the game's; opponents
+        see the real game. Not with ``teams``.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=4, learner="player_1")
@@ -169,6 +178,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         opponent_draw: str = "per_env",
         illegal_action: str = "loss",
         teams: Any = None,
+        symmetries: Any = None,
     ) -> None:
         _check_env_fn(env_fn)
         self.teams = teams
@@ -199,6 +209,9 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         opponents = _per_copy_opponents(opponent, n_envs)
         if env_kwargs:
             env_fn = _WithKwargs(env_fn, dict(env_kwargs))
+        if symmetries is not None and teams is not None:
+            raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
+        self.symmetries = resolve_symmetries(symmetries, env_fn)
         self.num_workers = num_workers
         self.device = device
         self.closed = False
@@ -275,7 +288,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
             self.reset_infos[i] = {"seat": copy.learner}
         self._reset_seeds()
         self._reset_options()
-        return self._stack([copy.status.observation for copy in self.copies])
+        return self._stack([copy.learner_observation() for copy in self.copies])
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
@@ -293,6 +306,9 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
         checked = self._learner_actions(actions)
+        if self.symmetries is not None:  # the learner acts in its copy's view
+            pairs = zip(self.copies, checked, strict=True)
+            checked = [copy.view.action_to_game(a) for copy, a in pairs]
         if self.illegal_action == "raise":  # ("loss" is applied by each game's SeatDriver)
             start = getattr(self.action_space, "start", 0)
             for copy, a in zip(self.copies, checked, strict=True):
@@ -313,7 +329,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
                 infos.append(info)
                 self.reset_infos[i] = {"seat": copy.learner}
         self._results = []
-        obs = self._stack([copy.status.observation for copy in self.copies])
+        obs = self._stack([copy.learner_observation() for copy in self.copies])
         return obs, rewards, dones, infos
 
     def _learner_actions(self, actions: Any) -> list[Any]:
@@ -502,7 +518,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
             obs = _zeros(self.observation_space)
         info: dict[str, Any] = {"seat": copy.learner, "selfplay": copy.episode_summary(status)}
         info["TimeLimit.truncated"] = status.truncated and not status.terminated
-        info["terminal_observation"] = obs
+        info["terminal_observation"] = copy.view.observation(obs)  # the ending episode's view
         reward = copy.config.transform(status.reward, info)
         self._results[copy.index] = (reward, True, info)
 
@@ -558,39 +574,3 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
             f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
             f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
         )
-
-
-class _WithKwargs:
-    """``env_fn(**env_kwargs)`` as a picklable zero-argument callable."""
-
-    def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-        self.fn, self.kwargs = fn, kwargs
-
-    def __call__(self, **overrides: Any) -> Any:
-        return self.fn(**{**self.kwargs, **overrides})
-
-
-def _check_env_fn(env_fn: Any) -> None:
-    from pettingzoo.utils.env import AECEnv, ParallelEnv
-
-    if isinstance(env_fn, AECEnv | ParallelEnv):
-        raise TypeError(
-            f"SelfPlayVecEnv needs a function that builds the game (one per copy), got an env "
-            f"instance ({type(env_fn).__name__}). Pass the constructor, e.g. tictactoe_v3.env, or "
-            "lambda: pong_v3.env(obs_type='ram')."
-        )
-    if not callable(env_fn):
-        raise TypeError(
-            f"env_fn must be a function returning a PettingZoo env, got {type(env_fn).__name__}."
-        )
-
-
-def _per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
-    if isinstance(opponent, list | tuple) and not is_policy(opponent):
-        if len(opponent) != n_envs:
-            raise ValueError(
-                f"opponent is a list of {len(opponent)} entries but n_envs={n_envs}; pass one "
-                "opponent (shared by every copy) or exactly one per copy."
-            )
-        return list(opponent)
-    return [opponent] * n_envs

@@ -1,0 +1,61 @@
+"""``benchmarks/strength_mechanisms.py`` at a smoke budget: every arm trains, is evaluated and
+reported (the full benchmark runs for hours; these are its plumbing, not its figures)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+BENCHMARK = Path(__file__).parent.parent / "benchmarks" / "strength_mechanisms.py"
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location("strength_mechanisms", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SMOKE = ["--timesteps", "128", "--depths", "1", "--plies", "1", "--n-envs", "2",
+         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64"]  # fmt: skip
+
+
+def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
+    benchmark = load_benchmark()
+    assert benchmark.main(["--out", str(tmp_path), *SMOKE, "--eval-every", "0"]) == 0
+    out = capsys.readouterr().out
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results["arms"]) == {"mlp", "board", "board_sym", "league"}
+    for arm, info in results["arms"].items():
+        assert info["steps"] >= 128, arm  # whole rollouts: at least the budget
+        assert sum(info["against"]["alphabeta-d1"]["wdl"]) == 14  # 7 openings x both seats
+        low, high = info["rating_interval"]
+        assert low <= info["rating"] <= high
+        assert info["steps_per_second"] > 0
+    league = results["arms"]["league"]
+    assert league["shares"]["main_agent_0"] == 0.5 and league["features"] == "board_sym"
+    assert sum(league["steps_per_player"].values()) == league["steps"]
+    assert len(results["head_to_head"]) == 6
+    assert all(sum(wdl) == 14 for wdl in results["head_to_head"].values())
+    assert "| league |" in out and "Head to head" in out
+    configs = {a: json.loads((tmp_path / a / "config.json").read_text()) for a in ("mlp", "board")}
+    assert configs["mlp"]["hyperparams"]["policy_kwargs"] == {"net_arch": [256, 256]}
+    assert "features_extractor_class" in configs["board"]["hyperparams"]["policy_kwargs"]
+    assert configs["mlp"]["sampler"]["reference_ratio"] == 0
+
+
+def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained(tmp_path, capsys):
+    benchmark = load_benchmark()
+    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym", "league"]
+    assert benchmark.main(argv) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    curve = results["arms"]["board_sym"]["curve"]
+    assert [point["step"] for point in curve][:2] == [0, 64] and curve[-1]["step"] >= 128
+    assert set(curve[0]["scores"]) == {"alphabeta-d1", "alphabeta-d2", "alphabeta-d4"}
+    assert results["arms"]["league"]["curve"]  # the main agent, at the league's steps
+    first = (tmp_path / "board_sym" / "done.json").read_text()
+    again = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym"]
+    assert benchmark.main(again) == 0
+    assert (tmp_path / "board_sym" / "done.json").read_text() == first
+    assert "curve" in capsys.readouterr().out
