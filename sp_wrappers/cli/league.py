@@ -50,15 +50,14 @@ from ..league.backends import BACKENDS
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
-from ..ratings.attribution import league_games
 from ..runs.config import probe_or_fail, read_json_object
 from ..runs.models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from ..runs.recipes import ALGOS, fit_to_budget, installed_algos, recipe_for
 from ..runs.recipes import linear_schedule as _learning_rate
 from ..runs.report import report_at_end
 from ..runs.rundir import CONFIG_NAME, _slug, _tensorboard_dir
-from ..runs.summary import _duration, _evaluate
 from .common import PROG, CLIError, error_line, user_errors
+from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .run_options import parse_pairs
 
 __all__ = [
@@ -256,99 +255,6 @@ def new_league_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _evaluate_mains(
-    league: League, env_fn: Any, config: Mapping[str, Any]
-) -> dict[str, dict[str, Any]]:
-    """Each main agent's final snapshot against the reference bots, as ``train`` evaluates its
-    final learner (deterministic; the games go to the archive as evaluation games)."""
-    results: dict[str, dict[str, Any]] = {}
-    for learner in league.learners.values():
-        snapshot = league.final_snapshots.get(learner.name)
-        if learner.role not in ("main_agent", "learner") or snapshot is None:
-            continue
-        policy = league.archive.load_policy(snapshot, deterministic=True)
-        evaluation = _evaluate(policy, snapshot, env_fn, config, league.archive)
-        if evaluation:
-            results[learner.name] = evaluation
-    return results
-
-
-def _ratings(league: League) -> Any:
-    from ..ratings.bradley_terry import fit_bradley_terry
-
-    games = league_games(league.archive)
-    if not games:
-        return None
-    names = {p for a, b, _ in games for p in (a, b)}
-    anchor = "random" if "random" in names else None
-    return fit_bradley_terry(games, anchor=anchor, anchor_rating=1000.0 if anchor else None)
-
-
-def summary(
-    league: League, result: Any, ratings: Any, evaluation: Mapping[str, Any], written: list[str]
-) -> str:
-    """The lines printed at the end: per player steps and speed, each main agent's rating and
-    its record against the reference bots."""
-    lines = [
-        f"League of {len(league.learners)} players on {league.root}: {result.rounds} rounds, "
-        f"{league.total_steps():,d} learner steps in total, {len(league.frozen)} frozen players, "
-        f"{_duration(result.seconds)}.",
-        f"Run directory: {league.root}  ({', '.join(written)})",
-    ]
-    for learner in league.learners.values():
-        rate = result.steps_per_second.get(learner.name, float("nan"))
-        line = (
-            f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps "
-            f"({learner.steps / max(1, league.total_steps()):.0%}, share "
-            f"{league.shares[learner.name]:.0%})  "
-            f"{len(learner.snapshots):3d} snapshots  {learner.resets:2d} resets  "
-            f"{rate:6.0f} steps/s"
-        )
-        final = league.final_snapshots.get(learner.name)
-        if ratings is not None and final in ratings.ratings:
-            low, high = ratings.intervals[final]
-            line += f"  rating {ratings.ratings[final]:.0f} [{low:.0f}, {high:.0f}] ({final})"
-        lines.append(line)
-    if ratings is not None:
-        scale = f"{ratings.anchor} = 1000" if ratings.anchor else "mean = 1500"
-        lines.append(f"Ratings: Bradley-Terry over every game in the archive, Elo scale, {scale}.")
-    for name, by_bot in evaluation.items():
-        lines.append(f"{name} (final, deterministic) against the reference bots:")
-        for bot, match in by_bot.items():
-            distinct = (
-                "" if match.distinct_games is None else f"  ({match.distinct_games} distinct)"
-            )
-            lines.append(
-                f"  vs {bot:<14} {match.wins:4d} W {match.draws:4d} D {match.losses:4d} L{distinct}"
-            )
-    return "\n".join(lines)
-
-
-def _ratings_json(ratings: Any, league: League, evaluation: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "format_version": 1,
-        "method": "bradley-terry over the archive's whole match history (league games credited "
-        "to the snapshot each player grew into), Elo scale",
-        "anchor": ratings.anchor,
-        "players": [row._asdict() for row in ratings.table()],
-        "final_snapshots": dict(league.final_snapshots),
-        "evaluation": {
-            name: {
-                bot: {
-                    "games": m.n_games,
-                    "wins": m.wins,
-                    "draws": m.draws,
-                    "losses": m.losses,
-                    "distinct_games": m.distinct_games,
-                    "openings": m.openings,
-                }
-                for bot, m in by_bot.items()
-            }
-            for name, by_bot in evaluation.items()
-        },
-    }
-
-
 def run_league(
     config: dict[str, Any],
     run_dir: Path,
@@ -417,11 +323,11 @@ def run_league(
         reporter.close()
     for lost in result.lost_workers:
         print(f"{PROG} league: lost a worker and retried the round: {lost}", file=sys.stderr)
-    evaluation = _evaluate_mains(league, env_fn, config)
-    ratings = _ratings(league)
+    evaluation = evaluate_mains(league, env_fn, config)
+    ratings = league_ratings(league)
     written = [CONFIG_NAME, "league.json", "archive/", "players/"]
     if ratings is not None:
-        write_json(run_dir / "ratings.json", _ratings_json(ratings, league, evaluation))
+        write_json(run_dir / "ratings.json", league_ratings_json(ratings, league, evaluation))
         written.append("ratings.json")
     if plots:
         try:
