@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sp_wrappers.archive import store
+from sp_wrappers.archive import reads
 from sp_wrappers.archive.store import (
     CorruptSnapshotError,
     SnapshotArchive,
@@ -175,7 +175,7 @@ def test_snapshot_pruned_by_another_process_mid_load_is_drawn_again_without_a_wa
 ):
     archive = _archive_with(tmp_path / "a", 4)
     sampler = OpponentSampler(archive, window=None, latest_ratio=0.0, seed=0)
-    real_read = store.read_snapshot_file
+    real_read = reads.read_snapshot_file
     pruned: list[str] = []
 
     def read_after_a_prune_elsewhere(directory, name, limit):
@@ -192,7 +192,7 @@ def test_snapshot_pruned_by_another_process_mid_load_is_drawn_again_without_a_wa
             pruned.extend(eval(done.stdout))  # the list of ids it printed
         return real_read(directory, name, limit)
 
-    monkeypatch.setattr(store, "read_snapshot_file", read_after_a_prune_elsewhere)
+    monkeypatch.setattr(reads, "read_snapshot_file", read_after_a_prune_elsewhere)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "restore the file" warning
         policies = [sampler.draw() for _ in range(8)]
@@ -207,7 +207,7 @@ def test_a_read_that_fails_once_is_read_again_before_the_snapshot_is_called_bad(
     tmp_path, monkeypatch
 ):
     archive = _archive_with(tmp_path / "a", 2)
-    real_read = store.read_snapshot_file
+    real_read = reads.read_snapshot_file
     failures = []
 
     def fail_once(directory, name, limit):
@@ -216,7 +216,7 @@ def test_a_read_that_fails_once_is_read_again_before_the_snapshot_is_called_bad(
             raise OSError(5, "Input/output error (a moment's failure)")
         return real_read(directory, name, limit)
 
-    monkeypatch.setattr(store, "read_snapshot_file", fail_once)
+    monkeypatch.setattr(reads, "read_snapshot_file", fail_once)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         archive.load_policy("snapshot-0001")

@@ -171,7 +171,7 @@ def test_a_players_process_killed_mid_round_is_replaced_and_the_league_finishes(
         if league_.round == 1:  # the second round starts when this returns: kill in it
 
             def kill() -> None:
-                time.sleep(0.5)
+                time.sleep(0.05)  # while the round's chunks are being learned
                 pid = worker_pids()[0]
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)

@@ -82,6 +82,7 @@ def fit_to_budget(
     :param timesteps: the run's budget in learner steps.
     :param given: keys the user set explicitly.
 
+    >>> from sp_wrappers.runs.recipes import GENERIC
     >>> fit_to_budget("dqn", GENERIC["dqn"].hyperparams, 2_000)["learning_starts"]
     200
     >>> fit_to_budget("dqn", GENERIC["dqn"].hyperparams, 2_000, given={"learning_starts"})[
