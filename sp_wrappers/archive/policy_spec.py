@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.policy_families import constructor_keywords
 from .errors import _FIX, ArchiveError, PolicySpecError
 from .spaces import (
     _MAX_DEPTH,
@@ -170,28 +171,8 @@ def _base(slot: str) -> type:
 @functools.lru_cache(maxsize=256)
 def _accepted(cls: type, skipped: tuple[str, ...]) -> frozenset[str] | None:
     """The keyword arguments ``cls(...)`` takes (``None``: any, it takes ``**kwargs``)."""
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        try:
-            parameters = inspect.signature(init).parameters.values()
-        except (TypeError, ValueError):
-            return None
-        var_keyword = False
-        for parameter in parameters:
-            if parameter.kind is parameter.VAR_KEYWORD:
-                var_keyword = True
-            elif parameter.kind is not parameter.VAR_POSITIONAL:
-                names.add(parameter.name)
-        if not var_keyword:
-            break
-        if klass is object:
-            return None
-    else:
-        return None
-    return frozenset(names - {"self"} - set(skipped))
+    names = constructor_keywords(cls)
+    return None if names is None else frozenset(names - set(skipped))
 
 
 @functools.lru_cache(maxsize=256)

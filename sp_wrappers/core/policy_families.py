@@ -33,6 +33,7 @@ from gymnasium import spaces
 
 __all__ = [
     "FAMILIES",
+    "constructor_keywords",
     "policy_family",
     "discrete_scores",
     "continuous_actions",
@@ -204,7 +205,7 @@ def check_family_plays(policy: Any, action_space: spaces.Space, seat: str) -> No
         )
 
 
-def _takes(cls: type) -> set[str] | None:
+def constructor_keywords(cls: type) -> set[str] | None:
     """The keyword arguments ``cls(...)`` takes, ``None`` when it takes ``**kwargs``."""
     import inspect
 
@@ -253,7 +254,7 @@ def constructor_parameters(policy: Any) -> dict[str, Any]:
         params["with_bias"] = bool(linears and linears[0].bias is not None)
         if isinstance(policy.action_space, spaces.Box):
             params["squash_output"] = bool(policy.squash_output)
-    takes = _takes(type(policy))
+    takes = constructor_keywords(type(policy))
     if takes is not None:
         params = {k: v for k, v in params.items() if k in takes}
     return params
