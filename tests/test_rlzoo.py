@@ -118,9 +118,12 @@ def test_an_optuna_search_with_two_jobs_trains_each_trial_against_its_own_snapsh
         assert all({k: tuple(v.shape) for k, v in w.items()} == shapes for w in weights)
         opponents = {m.player_b for m in archive.matches()}
         assert opponents and opponents <= {s.id for s in snapshots} | {"latest", "random"}
-    # A trial learns one whole rollout (n_steps x 2 envs) however small -n is: each archive's
-    # snapshots, every 128 steps from 0, end at one trial's rollout size.
-    rollouts = sorted(int(t["user_attrs_n_steps"]) * 2 for t in trials)
+    # A trial learns whole rollouts (n_steps x 2 envs) until it has its 256 steps (one rollout
+    # when the rollout is longer): each archive's snapshots, every 128 steps from 0, end there.
+    rollouts = sorted(
+        -(-256 // (int(t["user_attrs_n_steps"]) * 2)) * int(t["user_attrs_n_steps"]) * 2
+        for t in trials
+    )
     assert sorted(a.snapshots()[-1].step for a in archives) == rollouts
     for archive in archives:
         steps = [s.step for s in archive.snapshots()]
