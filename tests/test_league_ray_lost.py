@@ -89,8 +89,10 @@ def test_an_actor_process_killed_mid_round_is_replaced_and_the_league_finishes(c
 def test_a_node_removed_mid_round_loses_its_player_which_moves_to_the_head(cluster, tmp_path):
     cluster_, worker_node = cluster
 
-    def remove() -> None:
-        time.sleep(0.5)
+    def remove() -> None:  # once the round's chunks are being learned
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not learning_actor_pids():
+            time.sleep(0.02)
         cluster_.remove_node(worker_node)
 
     _, result = run_league(tmp_path, remove)
