@@ -23,9 +23,10 @@ from ..runs.config import (
     read_json_object,
 )
 from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
+from ..runs.rundir import CONFIG_NAME, _slug
 from .common import PROG
 
-__all__ = ["apply_overrides", "copy_given_options", "new_run_config", "parse_pairs"]
+__all__ = ["apply_overrides", "copy_given_options", "new_run_config", "new_run_dir", "parse_pairs"]
 
 
 def parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
@@ -172,3 +173,13 @@ def new_run_config(args: argparse.Namespace) -> dict[str, Any]:
         )
     check_config(config)
     return config
+
+
+def new_run_dir(out: str | None, game: str) -> Path:
+    """The directory of a new run: ``--out`` or ``runs/<game>``, refused when it holds a run."""
+    run = Path(out or f"runs/{_slug(game)}")
+    if (run / CONFIG_NAME).exists():
+        raise TrainError(
+            f"{run} already holds a run; continue it with --resume {run}, or pass another --out."
+        )
+    return run

@@ -34,7 +34,7 @@ from ..runs.recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, reci
 from ..runs.rundir import CONFIG_NAME, _slug
 from ..runs.team_train import TEAM_CONFIG_KIND, train_teams
 from .common import PROG
-from .run_options import copy_given_options, parse_pairs
+from .run_options import copy_given_options, new_run_dir, parse_pairs
 
 __all__ = ["is_team_run", "new_team_run_config", "run_team_train_command", "TEAM_SAMPLER_KEYS"]
 
@@ -287,12 +287,7 @@ def run_team_train_command(args: argparse.Namespace) -> int:
         _check_team_config(config)
     else:
         config = new_team_run_config(args)
-        run = Path(args.out or f"runs/{_slug(config['game'])}")
-        if (run / CONFIG_NAME).exists():
-            raise TrainError(
-                f"{run} already holds a run; continue it with --resume {run}, or pass another "
-                "--out."
-            )
+        run = new_run_dir(args.out, config["game"])
     argv = getattr(args, "_argv", None)
     words = [PROG, "train", *argv] if argv is not None else [PROG, *sys.argv[1:]]
     command = shlex.join(words)

@@ -36,10 +36,10 @@ from ..opponents.sampler import STRATEGIES
 from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
 from ..runs.config import TrainError, check_config, read_resume_config
 from ..runs.recipes import SAMPLER_DEFAULTS, installed_algos
-from ..runs.rundir import CONFIG_NAME, _slug
+from ..runs.rundir import _slug
 from ..runs.train import train
 from .common import PROG, error_line, user_errors
-from .run_options import apply_overrides, new_run_config
+from .run_options import apply_overrides, new_run_config, new_run_dir
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
 
@@ -379,12 +379,7 @@ def run_train_command(args: argparse.Namespace) -> int:
         check_config(config)
     else:
         config = new_run_config(args)
-        run = Path(args.out or f"runs/{_slug(config['game'])}")
-        if (run / CONFIG_NAME).exists():
-            raise TrainError(
-                f"{run} already holds a run; continue it with --resume {run}, or pass another "
-                "--out."
-            )
+        run = new_run_dir(args.out, config["game"])
         timesteps = None
     argv = getattr(args, "_argv", None)
     command = (
