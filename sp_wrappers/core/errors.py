@@ -1,0 +1,23 @@
+"""The root of every error a user can fix.
+
+Every error that sp_wrappers raises for something the user can change (a bad argument, an unknown
+game, an unreadable archive, a run that cannot resume) derives from :class:`SpWrappersError`, and
+its message names the problem and the fix. The command line catches this one class and prints it
+on one line with exit status 2; anything else is a bug and keeps its traceback. Each layer keeps
+its own errors in its ``errors`` module; they keep the built-in bases they had (``ValueError``,
+``KeyError``, ``OSError``), so existing ``except`` clauses still work.
+
+>>> from sp_wrappers.core.errors import SpWrappersError
+>>> class GameNotFound(SpWrappersError, KeyError):
+...     pass
+>>> isinstance(GameNotFound("x"), KeyError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = ["SpWrappersError"]
+
+
+class SpWrappersError(Exception):
+    """Base class of every user error sp_wrappers raises; the message names the fix."""
