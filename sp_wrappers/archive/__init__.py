@@ -1,9 +1,9 @@
 """The archive layer: snapshots of policies on disk, and their match history.
 
-It holds :class:`SnapshotArchive` (``store``: the SQLite index in WAL mode and the snapshot
-files), the policy specs that rebuild a network without pickle (``policy_spec``), the checks of
-every row and file read back (``checks``), the snapshot files themselves (``files``) and the match
-rows (``matches``). The formats are versioned in ``docs/formats.md``.
+A :class:`SnapshotArchive` is one directory: an SQLite index in WAL mode (snapshot rows, the
+match history, stored ratings) and one safetensors file per snapshot, written safely by any number
+of processes and read back as untrusted input. Policies are rebuilt from a JSON spec, never
+unpickled. The formats are versioned in ``docs/formats.md``.
 
 It may import ``sp_wrappers.core`` only.
 """

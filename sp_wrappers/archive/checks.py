@@ -40,12 +40,15 @@ __all__ = [
     "expected_tensors",
     "size_limits",
     "write_atomically",
+    "MAX_STEP",
+    "SNAPSHOT_DIR",
 ]
 
 SNAPSHOT_DIR = "snapshots"
 _ID_PATTERN = re.compile(r"snapshot-[0-9]{4,9}")  # snapshot-%04d of seq, seq < 10**9
 _MAX_SEQ = 10**9 - 1
-_MAX_STEP = 2**62
+#: The largest learner step a row may hold.
+MAX_STEP = 2**62
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SIDECARS = ("-wal", "-shm", "-journal")
 _COLUMNS = {
@@ -344,13 +347,13 @@ def check_row(row: Sequence[Any], index: Path) -> dict[str, Any]:
             "reads or deletes a path other than its own snapshots",
             UnsafeArchiveError,
         )
-    if not (type(step) is int and 0 <= step <= _MAX_STEP):
+    if not (type(step) is int and 0 <= step <= MAX_STEP):
         refuse(f"has step {step!r:.40}, not an integer in [0, 2**62]")
     if not (type(wall_time) in (int, float) and math.isfinite(wall_time)):
         refuse(f"has wall_time {wall_time!r:.40}, not a finite number")
     if not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
         refuse("has a sha256 that is not 64 lowercase hex digits")
-    if not (type(games) is int and 0 <= games <= _MAX_STEP):
+    if not (type(games) is int and 0 <= games <= MAX_STEP):
         refuse(f"has games {games!r:.40}, not a non-negative integer")
     if type(pruned) is not int or pruned not in (0, 1):
         refuse(f"has pruned {pruned!r:.40}, not 0 or 1")

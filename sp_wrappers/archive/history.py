@@ -1,13 +1,10 @@
-"""The archive's match history and stored ratings.
+"""An archive's match history and the ratings it stores.
 
-This module holds :class:`MatchHistory`, the base of
-:class:`~sp_wrappers.archive.store.SnapshotArchive` that records matches (``record_match``,
-``record_matches``), reads them back (``matches``, ``iter_matches``, ``n_matches``,
-``scores_against``) and stores ratings: a snapshot's in its row (``set_ratings``), and those of
-players that are not snapshots (the learner, fixed opponents such as ``random`` or a reference
-bot) in the index's ``meta`` table under ``player_rating:<player>`` (``set_player_ratings``,
-``player_ratings``), so a resumed run continues their ratings. Rows follow the match format of
-``docs/formats.md``.
+Every game a learner, a snapshot or a fixed opponent played is one row of the index's
+``matches`` table (the match format of ``docs/formats.md``). Ratings are stored where a resumed
+run finds them again: a snapshot's in its row, those of players that are not snapshots (the
+learner, fixed opponents such as ``random`` or a reference bot) in the index's ``meta`` table
+under ``player_rating:<player>``.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .checks import ArchiveFormatError
-from .index import INDEX_NAME
+from .index import INDEX_NAME, ArchiveIndex
 from .matches import (
     INSERT_MATCH,
     config_key,
@@ -44,9 +41,29 @@ def _finite_ratings(player: str, values: Mapping[str, float]) -> dict[str, float
 
 
 class MatchHistory:
-    """Match rows and ratings of an archive (see the module docstring)."""
+    """The match rows and stored ratings of one archive, read and written through its index.
 
-    # -- ratings and matches -----------------------------------------------------------------------
+    :class:`~sp_wrappers.archive.store.SnapshotArchive` holds one and hands on its methods
+    (``archive.record_match``, ``archive.scores_against``...); the scores it computed are cached
+    until the index changes.
+
+    :param index: the archive's index.
+
+    >>> import tempfile
+    >>> history = MatchHistory(ArchiveIndex(tempfile.mkdtemp()))
+    >>> history.record_match("learner", "random", 1.0)
+    >>> history.n_matches(), history.scores_against("random")
+    (1, {'learner': (0.0, 1)})
+    """
+
+    def __init__(self, index: ArchiveIndex) -> None:
+        self.index = index
+        # player (and decay) -> (the index version they were read at, the scores)
+        self._scores: dict[str, tuple[tuple[int, int, int], dict[str, tuple[float, int]]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_scores": {}}
+
     def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
         """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
         statements = []
@@ -58,7 +75,7 @@ class MatchHistory:
                     (json.dumps(clean), as_snapshot_id(sid)),
                 )
             )
-        self._write(statements)
+        self.index.write(statements)
 
     def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
         """Store the ratings of players that are not snapshots of this archive (the learner,
@@ -72,7 +89,8 @@ class MatchHistory:
             name = player_name(player)
             if name in self._snapshot_ids():
                 raise ValueError(
-                    f"{name} is a snapshot of {self.path}; store its ratings with set_ratings()."
+                    f"{name} is a snapshot of {self.index.path}; store its ratings with "
+                    "set_ratings()."
                 )
             statements.append(
                 (
@@ -81,13 +99,13 @@ class MatchHistory:
                 )
             )
         if statements:
-            self._write(statements)
+            self.index.write(statements)
 
     def player_ratings(self) -> dict[str, dict[str, float]]:
         """The stored ratings of players that are not snapshots (see :meth:`set_player_ratings`):
         ``{player: {"elo": 1234.0}}``."""
         rows = (
-            self._connect()
+            self.index.connect()
             .execute(
                 "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
                 (len(PLAYER_RATING_KEY), PLAYER_RATING_KEY),
@@ -106,15 +124,17 @@ class MatchHistory:
                 for v in ratings.values()
             ):
                 raise ArchiveFormatError(
-                    f"{self.path / INDEX_NAME}: the stored ratings of player {player[:40]!r} are "
-                    "not a JSON object of finite numbers. Restore the index from a backup, or "
+                    f"{self.index.path / INDEX_NAME}: the stored ratings of player "
+                    f"{player[:40]!r} are not a JSON object of finite numbers. Restore the index "
+                    "from a backup, or "
                     f"delete the meta row {key[:60]!r} to start that player's ratings again."
                 )
             out[player] = {str(k): float(v) for k, v in ratings.items()}
         return out
 
     def _snapshot_ids(self) -> set[str]:
-        return {row[0] for row in self._connect().execute("SELECT id FROM snapshots").fetchall()}
+        rows = self.index.connect().execute("SELECT id FROM snapshots").fetchall()
+        return {row[0] for row in rows}
 
     def record_match(
         self,
@@ -170,7 +190,7 @@ class MatchHistory:
             ("UPDATE snapshots SET games = games + ? WHERE id = ?", (n, player))
             for player, n in games.items()
         ]
-        self._write(statements)
+        self.index.write(statements)
 
     def matches(
         self,
@@ -207,14 +227,14 @@ class MatchHistory:
             params.append(config_key(config))
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        for row in self._connect().execute(sql + " ORDER BY id", params):
+        for row in self.index.connect().execute(sql + " ORDER BY id", params):
             yield MatchRecord(
-                *row[:-1], config=decode_config(row[-1], row[0], self.path / INDEX_NAME)
+                *row[:-1], config=decode_config(row[-1], row[0], self.index.path / INDEX_NAME)
             )
 
     def n_matches(self) -> int:
         """How many games the match history holds."""
-        return int(self._connect().execute("SELECT count(*) FROM matches").fetchone()[0])
+        return int(self.index.connect().execute("SELECT count(*) FROM matches").fetchone()[0])
 
     def scores_against(
         self, player: str | SnapshotInfo, decay: float = 1.0
@@ -234,7 +254,7 @@ class MatchHistory:
             raise ValueError(f"decay must be in (0, 1], got {decay!r} (1: the whole history).")
         decay = float(decay)
         player = player_name(player)
-        version = self._data_version()
+        version = self.index.version()
         key = player if decay == 1.0 else f"{player}\x00{decay!r}"
         cached = self._scores.get(key)
         if cached is not None and cached[0] == version:
@@ -244,7 +264,7 @@ class MatchHistory:
             self._scores[key] = (version, result)
             return dict(result)
         rows = (
-            self._connect()
+            self.index.connect()
             .execute(
                 "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
                 "GROUP BY player_b UNION ALL "
@@ -268,7 +288,7 @@ class MatchHistory:
         (older ones weigh under ``1e-9`` of the newest)."""
         horizon = int(np.ceil(np.log(1e-9) / np.log(decay)))
         rows = (
-            self._connect()
+            self.index.connect()
             .execute(
                 "SELECT opponent, score, age, n FROM ("
                 " SELECT opponent, score,"

@@ -1,12 +1,12 @@
-"""The archive's SQLite index: its schema, connection, format checks and write transactions.
+"""The archive's SQLite index: its schema, its connection, format checks and write transactions.
 
-This module holds :data:`FORMAT_VERSION`, :data:`INDEX_NAME`, the schema and
-:class:`ArchiveIndex`, the base of :class:`~sp_wrappers.archive.store.SnapshotArchive` that owns
-the connection: opened in WAL mode, once per process (a forked or unpickled archive reconnects),
-checked against the format version (a format-1 index is upgraded in place) and written in
-``BEGIN IMMEDIATE`` transactions. :meth:`ArchiveIndex._locked` holds SQLite's write lock across
-work that is more than SQL (a save numbers its snapshot, writes its file and inserts its row as
-one unit), so any number of processes can write one archive.
+An archive's rows (snapshots, matches, ratings) live in ``index.sqlite`` in SQLite's WAL mode,
+so readers in other processes see a consistent view while one process writes. The index is
+opened once per process (a forked or unpickled archive reconnects), checked against
+:data:`FORMAT_VERSION` (a format-1 index is upgraded in place) and written in ``BEGIN
+IMMEDIATE`` transactions: :meth:`ArchiveIndex.locked` holds SQLite's write lock across work that
+is more than SQL (a save numbers its snapshot, writes its file and inserts its row as one unit),
+so any number of processes can write one archive.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .checks import (
     SNAPSHOT_DIR,
@@ -28,22 +27,12 @@ from .checks import (
     check_not_linked,
     check_schema,
 )
-from .matches import (
-    upgrade_from_format_1,
-)
-from .policy_spec import (
-    MAX_PARAMETERS,
-)
-
-if TYPE_CHECKING:
-    from .store import SnapshotArchive
+from .matches import upgrade_from_format_1
 
 __all__ = ["ArchiveIndex", "FORMAT_VERSION", "INDEX_NAME"]
 
 FORMAT_VERSION = 2  # 2: match rows gained team_a, team_b and config
 INDEX_NAME = "index.sqlite"
-_MAX_STEP = 2**62
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -78,16 +67,55 @@ CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
 
 
 class ArchiveIndex:
-    """The connection to an archive's index (see the module docstring)."""
+    """The connection to one archive's index, opened once per process, and its transactions.
 
-    # -- connection --------------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
+    What the archive and its match history read and write goes through here: :meth:`connect`
+    (the connection of this process, opened and checked on first use), :meth:`locked` (one write
+    transaction), :meth:`write` (statements in one transaction) and :meth:`version` (changes
+    whenever the index may have changed, so readers can cache what they parsed).
+
+    :param path: the archive directory (``index.sqlite`` and ``snapshots/`` inside it).
+    :param create: create a new index when ``path`` holds none; ``False`` raises
+        :class:`~sp_wrappers.archive.checks.ArchiveFormatError` instead.
+    :param on_connect: called after each new connection opens (this process's first use, after
+        :meth:`close`, a fork or unpickling), so an owner can drop what it cached from the old one.
+
+    >>> import tempfile
+    >>> index = ArchiveIndex(tempfile.mkdtemp())
+    >>> index.write([("INSERT INTO meta VALUES (?, ?)", ("note", "hello"))])
+    >>> index.connect().execute("SELECT value FROM meta WHERE key = 'note'").fetchone()
+    ('hello',)
+    >>> index.close()
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        create: bool = True,
+        on_connect: Callable[[], None] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.create = create
+        self.on_connect = on_connect
+        self._conn: sqlite3.Connection | None = None
+        self._conn_pid: int | None = None
+        self._opened = 0  # connections opened by this object (part of version())
+        self._written = 0  # write transactions ended through this object (part of version())
+
+    def connect(self) -> sqlite3.Connection:
+        """This process's connection, opened (and the index created or checked) on first use.
+
+        :raises ArchiveFormatError: no index there and ``create`` is false, or the file is not
+            a readable index of this format.
+        :raises ArchiveWriteError: a new archive directory cannot be created.
+        :raises UnsafeArchiveError: the index, its sidecars or ``snapshots/`` are symlinks.
+        """
         if self._conn is not None and self._conn_pid == os.getpid():
             return self._conn
         index = self.path / INDEX_NAME
         check_not_linked(index, sidecars=True)
         if not index.exists():
-            if not self._create:
+            if not self.create:
                 raise ArchiveFormatError(
                     f"{self.path} is not a snapshot archive (no {INDEX_NAME}). Point at the "
                     "directory that SelfPlayCallback or `sp-wrappers train` wrote (for a run "
@@ -109,10 +137,17 @@ class ArchiveIndex:
                 "something else, choose another path; if it is an archive, restore the file."
             ) from error
         self._conn, self._conn_pid = conn, os.getpid()
-        self._cache.clear()
-        self._listing = None
-        self._scores.clear()
+        self._opened += 1
+        if self.on_connect is not None:
+            self.on_connect()
         return conn
+
+    def version(self) -> tuple[int, int, int]:
+        """A value that changes whenever the index may have changed since it was last read: a
+        new connection, a write transaction through this object, or a commit by any other
+        connection (SQLite's ``PRAGMA data_version``)."""
+        data_version = int(self.connect().execute("PRAGMA data_version").fetchone()[0])
+        return self._opened, self._written, data_version
 
     def _open_index(self, index: Path) -> sqlite3.Connection:
         """Connect, switch to WAL, create the schema if missing and check what is there.
@@ -184,7 +219,7 @@ class ArchiveIndex:
             )
 
     @contextmanager
-    def _locked(self) -> Iterator[sqlite3.Connection]:
+    def locked(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: SQLite's write lock is held from the start, so
         what is read inside (the next snapshot number, the listing a prune works from) cannot
         change under the caller before its writes commit. Other writers wait (up to the
@@ -193,7 +228,7 @@ class ArchiveIndex:
         :raises ArchiveWriteError: the lock or a write failed (full or read-only disk, or another
             process held the lock for over a minute); the transaction is rolled back.
         """
-        conn = self._connect()
+        conn = self.connect()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
@@ -208,8 +243,7 @@ class ArchiveIndex:
         except sqlite3.OperationalError as error:
             raise self._write_error(error) from error
         finally:
-            self._listing = None
-            self._scores.clear()
+            self._written += 1
 
     def _write_error(self, error: sqlite3.OperationalError) -> ArchiveWriteError:
         return ArchiveWriteError(
@@ -217,35 +251,19 @@ class ArchiveIndex:
             "free disk space and the directory's permissions; earlier data is intact."
         )
 
-    def _write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
-        with self._locked() as conn:
+    def write(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        """Run ``(sql, parameters)`` statements in one write transaction (see :meth:`locked`)."""
+        with self.locked() as conn:
             for sql, params in statements:
                 conn.execute(sql, params)
 
     def close(self) -> None:
-        """Close the index connection and drop cached policies."""
+        """Close this process's connection (the next use opens a new one)."""
         if self._conn is not None and self._conn_pid == os.getpid():
             self._conn.close()
         self._conn = None
-        self._cache.clear()
-
-    def __enter__(self) -> SnapshotArchive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.update(
-            _conn=None, _conn_pid=None, _cache=OrderedDict(), _listing=None, _scores={}, _parsed={}
-        )
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state.setdefault("max_parameters", MAX_PARAMETERS)
-        state.setdefault("_parsed", {})
-        self.__dict__.update(state)
-
-    def _data_version(self) -> int:
-        return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
+        # A connection does not cross processes: the copy opens its own on first use. The hook
+        # belongs to the owner, which hands its copy's hook to the copied index.
+        return {**self.__dict__, "_conn": None, "_conn_pid": None, "on_connect": None}

@@ -1,10 +1,11 @@
 """Reading a snapshot's weights when other processes may prune or rewrite the archive.
 
-This module holds :class:`SnapshotReads`, the base of
-:class:`~sp_wrappers.archive.store.SnapshotArchive` that reads a snapshot's weights file and
-checks it against its row: a read that fails is re-checked (the row read again: a snapshot pruned
-meanwhile raises ``SnapshotPrunedError``; else the file read once more) before the snapshot is
-marked bad, and a bad mark is forgotten once its file changes (restored).
+A snapshot's file is read in full only after its size, hash and safetensors header were checked
+against its row and policy. A read that fails is checked again before the snapshot is called bad:
+the row is read again (a snapshot pruned meanwhile by another process raises
+:class:`~sp_wrappers.archive.checks.SnapshotPrunedError`; the sampler draws another), else the
+file is read once more a moment later. A snapshot whose file failed both reads is marked bad (a
+warning names the file) and left out of the archive's listing until its file changes (restored).
 """
 
 from __future__ import annotations
@@ -13,33 +14,64 @@ import hashlib
 import os
 import time
 import warnings
+from pathlib import Path
 from typing import Any, NoReturn
 
 from .checks import (
     SNAPSHOT_DIR,
     CorruptSnapshotError,
+    SnapshotPrunedError,
     check_header,
     expected_tensors,
     read_snapshot_file,
     size_limits,
 )
-from .policy_spec import (
-    PolicySpecError,
-)
+from .index import ArchiveIndex
+from .policy_spec import PolicySpecError
 from .records import SnapshotInfo
 
-__all__ = ["SnapshotReads"]
+__all__ = ["SnapshotReader", "pruned_error"]
 
 _READ_ATTEMPTS = 2  # a snapshot file is declared bad only when it fails this many reads
 _REREAD_DELAY = 0.05  # seconds between them
 
 
-class SnapshotReads:
-    """The part of :class:`SnapshotArchive` described in the module docstring."""
+def pruned_error(archive_path: Path, snapshot_id: str) -> SnapshotPrunedError:
+    """The error for a snapshot of the archive at ``archive_path`` that was pruned.
+
+    >>> error = pruned_error(Path("run/archive"), "snapshot-0003")
+    >>> isinstance(error, KeyError), str(error)[:50]
+    (True, "Snapshot 'snapshot-0003' in run/archive was pruned")
+    """
+    return SnapshotPrunedError(
+        f"Snapshot {snapshot_id!r} in {archive_path} was pruned (its weights are deleted; its "
+        "ratings and matches remain): pick one of archive.snapshots()."
+    )
+
+
+class SnapshotReader:
+    """Reads and checks snapshots' weights files, and remembers the ones that failed.
+
+    :class:`~sp_wrappers.archive.store.SnapshotArchive` holds one and leaves out of its listing
+    the snapshots it marked bad.
+
+    :param index: the archive's index (its directory holds ``snapshots/``; its rows are read
+        again when a read fails).
+
+    >>> import tempfile
+    >>> reader = SnapshotReader(ArchiveIndex(tempfile.mkdtemp()))
+    >>> reader.is_bad("snapshot-0000"), reader.bad_ids()
+    (False, set())
+    """
+
+    def __init__(self, index: ArchiveIndex) -> None:
+        self.index = index
+        # snapshots whose file failed its checks twice -> the file's (inode, size, mtime) then
+        self._bad: dict[str, tuple[int, int, int] | None] = {}
 
     def _file_signature(self, snapshot_id: str) -> tuple[int, int, int] | None:
         try:
-            found = os.lstat(self.path / SNAPSHOT_DIR / f"{snapshot_id}.safetensors")
+            found = os.lstat(self.index.path / SNAPSHOT_DIR / f"{snapshot_id}.safetensors")
         except OSError:
             return None
         return found.st_ino, found.st_size, found.st_mtime_ns
@@ -50,7 +82,24 @@ class SnapshotReads:
             if self._file_signature(sid) != signature:
                 del self._bad[sid]
 
-    def _load_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
+    def bad_ids(self) -> set[str]:
+        """The snapshots marked bad whose files have not changed since."""
+        if self._bad:
+            self._forget_replaced_files()
+        return set(self._bad)
+
+    def is_bad(self, snapshot_id: str) -> bool:
+        """Whether the snapshot is marked bad and its file has not changed since."""
+        return snapshot_id in self._bad and snapshot_id in self.bad_ids()
+
+    def load_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
+        """The snapshot's checked weights for ``policy`` (rebuilt from its spec).
+
+        :raises CorruptSnapshotError: the file failed its checks on two reads a moment apart (a
+            warning names it; the snapshot is marked bad).
+        :raises SnapshotPrunedError: the snapshot was pruned (or its row replaced) meanwhile.
+        :raises PolicySpecError: the policy holds a tensor dtype the archive does not store.
+        """
         expected = expected_tensors(policy)
         try:
             limit, max_header = size_limits(expected)
@@ -67,13 +116,12 @@ class SnapshotReads:
             # (deleting its file) since this process read the listing, or the read may have
             # failed for a moment.
             row = (
-                self._connect()
+                self.index.connect()
                 .execute("SELECT pruned, sha256 FROM snapshots WHERE id = ?", (info.id,))
                 .fetchone()
             )
             if row is None or row[0] != 0 or row[1] != info.sha256:
-                self._listing = None
-                raise self._pruned(info.id)
+                raise pruned_error(self.index.path, info.id)
             if attempt + 1 < _READ_ATTEMPTS:
                 time.sleep(_REREAD_DELAY)
         self._mark_bad(info, problem)
@@ -89,7 +137,8 @@ class SnapshotReads:
         from safetensors.torch import load as load_safetensors
 
         try:
-            payload = read_snapshot_file(self.path / SNAPSHOT_DIR, f"{info.id}.safetensors", limit)
+            directory = self.index.path / SNAPSHOT_DIR
+            payload = read_snapshot_file(directory, f"{info.id}.safetensors", limit)
         except OSError as error:
             return f"cannot be read ({error})", {}
         if len(payload) > limit:

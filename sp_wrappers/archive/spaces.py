@@ -13,9 +13,26 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from .errors import _FIX, PolicySpecError
+from .errors import PolicySpecError
 
-__all__ = ["MAX_SPACE_SIZE", "space_to_json", "space_from_json", "spaces_match"]
+__all__ = [
+    "MAX_SPACE_SIZE",
+    "MAX_DEPTH",
+    "MAX_INT",
+    "SPEC_FIX",
+    "space_to_json",
+    "space_from_json",
+    "spaces_match",
+    "is_int",
+    "checked_int",
+    "brief",
+]
+
+#: The end of every message about a spec that sp_wrappers would not write.
+SPEC_FIX = (
+    "sp_wrappers never writes such a spec: the archive was edited or comes from elsewhere. Load "
+    "snapshots only from archives you trust, or save this policy again."
+)
 
 
 _DTYPES = {
@@ -50,11 +67,11 @@ def _array_from_json(data: Any, shape: tuple[int, ...], dtype: np.dtype, where: 
     if isinstance(data, dict) and set(data) == {"values"} and isinstance(data["values"], list):
         if len(data["values"]) != size:
             raise PolicySpecError(
-                f"{where} lists {len(data['values'])} values for a shape of {size}. {_FIX}"
+                f"{where} lists {len(data['values'])} values for a shape of {size}. {SPEC_FIX}"
             )
         values = [_number(v, where) for v in data["values"]]
         return np.asarray(values, dtype=dtype).reshape(shape)
-    raise PolicySpecError(f'{where} must be {{"fill": x}} or {{"values": [...]}}. {_FIX}')
+    raise PolicySpecError(f'{where} must be {{"fill": x}} or {{"values": [...]}}. {SPEC_FIX}')
 
 
 def space_to_json(space: spaces.Space) -> dict[str, Any]:
@@ -98,11 +115,13 @@ def _int_array(data: Any, where: str, low: int, high: int) -> np.ndarray:
     """A (possibly nested) JSON list of bounded integers, as an int64 array."""
     array = np.asarray(data, dtype=object)
     if array.ndim == 0 or array.size == 0 or array.ndim > 8:
-        raise PolicySpecError(f"{where} must be a non-empty rectangular list of integers. {_FIX}")
+        raise PolicySpecError(
+            f"{where} must be a non-empty rectangular list of integers. {SPEC_FIX}"
+        )
     if array.size > MAX_SPACE_SIZE:
         raise PolicySpecError(f"{where} has {array.size} entries (at most {MAX_SPACE_SIZE}).")
     for value in array.flat:
-        _int(value, where, low, high)
+        checked_int(value, where, low, high)
     return array.astype(np.int64)
 
 
@@ -117,44 +136,46 @@ def space_from_json(data: Any, where: str = "space") -> spaces.Space:
 
 
 def _space_from_json(data: Any, where: str, depth: int) -> spaces.Space:
-    if depth > _MAX_DEPTH:
-        raise PolicySpecError(f"{where} nests spaces deeper than {_MAX_DEPTH} levels. {_FIX}")
+    if depth > MAX_DEPTH:
+        raise PolicySpecError(f"{where} nests spaces deeper than {MAX_DEPTH} levels. {SPEC_FIX}")
     kind = data.get("type") if isinstance(data, dict) else None
     try:
         if kind == "Box":
             shape_data = data.get("shape")
             if not isinstance(shape_data, list) or len(shape_data) > 8:
-                raise PolicySpecError(f"{where}.shape must be a list of at most 8 sizes. {_FIX}")
-            shape = tuple(_int(s, f"{where}.shape", 0, MAX_SPACE_SIZE) for s in shape_data)
+                raise PolicySpecError(
+                    f"{where}.shape must be a list of at most 8 sizes. {SPEC_FIX}"
+                )
+            shape = tuple(checked_int(s, f"{where}.shape", 0, MAX_SPACE_SIZE) for s in shape_data)
             if math.prod(shape) > MAX_SPACE_SIZE:
                 raise PolicySpecError(
                     f"{where} is a Box of shape {shape}: more than {MAX_SPACE_SIZE} elements. "
-                    f"{_FIX}"
+                    f"{SPEC_FIX}"
                 )
             if data.get("dtype") not in _DTYPES:
                 raise PolicySpecError(
-                    f"{where}.dtype {_short(data.get('dtype'))} is not one of {sorted(_DTYPES)}."
+                    f"{where}.dtype {brief(data.get('dtype'))} is not one of {sorted(_DTYPES)}."
                 )
             dtype = np.dtype(data["dtype"])
             low = _array_from_json(data.get("low"), shape, dtype, f"{where}.low")
             high = _array_from_json(data.get("high"), shape, dtype, f"{where}.high")
             return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
         if kind == "Discrete":
-            n = _int(data.get("n"), f"{where}.n", 1, MAX_SPACE_SIZE)
-            start = _int(data.get("start", 0), f"{where}.start", -_MAX_INT, _MAX_INT)
+            n = checked_int(data.get("n"), f"{where}.n", 1, MAX_SPACE_SIZE)
+            start = checked_int(data.get("start", 0), f"{where}.start", -MAX_INT, MAX_INT)
             return spaces.Discrete(n, start=start)
         if kind == "MultiDiscrete":
             nvec = _int_array(data.get("nvec"), f"{where}.nvec", 1, MAX_SPACE_SIZE)
             start = data.get("start")
             if start is not None:
-                start = _int_array(start, f"{where}.start", -_MAX_INT, _MAX_INT)
+                start = _int_array(start, f"{where}.start", -MAX_INT, MAX_INT)
                 if start.shape != nvec.shape:
-                    raise PolicySpecError(f"{where}.start must have the shape of nvec. {_FIX}")
+                    raise PolicySpecError(f"{where}.start must have the shape of nvec. {SPEC_FIX}")
             return spaces.MultiDiscrete(nvec, start=start)
         if kind == "MultiBinary":
             n = data.get("n")
-            if _is_int(n):
-                return spaces.MultiBinary(_int(n, f"{where}.n", 1, MAX_SPACE_SIZE))
+            if is_int(n):
+                return spaces.MultiBinary(checked_int(n, f"{where}.n", 1, MAX_SPACE_SIZE))
             sizes = _int_array(n, f"{where}.n", 1, MAX_SPACE_SIZE)
             if sizes.ndim != 1 or math.prod(sizes.tolist()) > MAX_SPACE_SIZE:
                 raise PolicySpecError(f"{where}.n describes more than {MAX_SPACE_SIZE} elements.")
@@ -179,8 +200,12 @@ def _space_from_json(data: Any, where: str, depth: int) -> spaces.Space:
     except (ValueError, TypeError, OverflowError, AssertionError) as error:
         if isinstance(error, PolicySpecError):
             raise
-        raise PolicySpecError(f"{where} is not a valid {kind} space ({error}). {_FIX}") from error
-    raise PolicySpecError(f"Unknown space type {_short(kind)} at {where} in a policy spec. {_FIX}")
+        raise PolicySpecError(
+            f"{where} is not a valid {kind} space ({error}). {SPEC_FIX}"
+        ) from error
+    raise PolicySpecError(
+        f"Unknown space type {brief(kind)} at {where} in a policy spec. {SPEC_FIX}"
+    )
 
 
 def spaces_match(a: spaces.Space, b: spaces.Space) -> bool:
@@ -199,25 +224,30 @@ def spaces_match(a: spaces.Space, b: spaces.Space) -> bool:
 MAX_SPACE_SIZE = 1 << 24
 
 
-_MAX_DEPTH = 16  # nesting of JSON values and of Dict/Tuple spaces
+#: The deepest nesting of JSON values and of Dict/Tuple spaces in a policy spec.
+MAX_DEPTH = 16
 
 
-_MAX_INT = 1 << 31  # magnitude of any integer argument
+#: The largest magnitude of an integer argument in a policy spec.
+MAX_INT = 1 << 31
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """Whether a JSON value is an integer (``True`` and ``False`` are not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _int(value: Any, where: str, low: int, high: int) -> int:
-    if not _is_int(value) or not low <= value <= high:
+def checked_int(value: Any, where: str, low: int, high: int) -> int:
+    """``value`` as an ``int`` in ``[low, high]``, or :class:`PolicySpecError` naming ``where``."""
+    if not is_int(value) or not low <= value <= high:
         raise PolicySpecError(
-            f"{where} must be an integer between {low} and {high}, got {_short(value)}. {_FIX}"
+            f"{where} must be an integer between {low} and {high}, got {brief(value)}. {SPEC_FIX}"
         )
     return int(value)
 
 
-def _short(value: Any) -> str:
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters (untrusted values in messages)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -234,4 +264,4 @@ def _number(value: Any, where: str) -> float | int:
         return float(value)
     if isinstance(value, (bool, int, float)):
         return value
-    raise PolicySpecError(f"{where} must be a number, got {_short(value)}. {_FIX}")
+    raise PolicySpecError(f"{where} must be a number, got {brief(value)}. {SPEC_FIX}")

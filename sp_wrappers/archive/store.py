@@ -1,9 +1,4 @@
-"""``SnapshotArchive``: policy snapshots, their ratings and the match history, in one directory.
-
-This module holds :class:`SnapshotArchive`, :class:`SnapshotInfo`, :class:`MatchRecord`,
-:func:`as_archive` (what every constructor taking an archive calls on its argument),
-:func:`config_key` (the canonical text of a game configuration in the match history),
-:data:`FORMAT_VERSION` and the archive's errors.
+"""The snapshot archive: policy snapshots, their ratings and the match history, in one directory.
 
 Layout (documented in ``docs/formats.md``)::
 
@@ -37,10 +32,9 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,40 +48,27 @@ from .checks import (
     IncompatibleSnapshotError,
     SnapshotPrunedError,
     UnsafeArchiveError,
+    MAX_STEP,
     check_not_linked,
     unlink_all,
 )
 from .files import snapshot_payload, write_snapshot_file
 from .history import MatchHistory
-from .index import _MAX_STEP, FORMAT_VERSION, INDEX_NAME, ArchiveIndex
-from .matches import (
-    config_key,
-)
+from .index import FORMAT_VERSION, INDEX_NAME, ArchiveIndex
+from .matches import config_key
 from .policy_spec import (
-    _PATH_PLACEHOLDER,
     MAX_PARAMETERS,
+    PATH_PLACEHOLDER,
     TRUSTED_MODULES,
     ArchiveError,
     PolicySpecError,
     build_policy,
     policy_spec,
 )
-from .reads import SnapshotReads
+from .reads import SnapshotReader, pruned_error
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
 from .spaces import space_from_json, spaces_match
 from .templates import is_run_template, resolve_run_template
-
-for _error in (
-    ArchiveError,
-    ArchiveFormatError,
-    ArchiveWriteError,
-    CorruptSnapshotError,
-    IncompatibleSnapshotError,
-    PolicySpecError,
-    SnapshotPrunedError,
-    UnsafeArchiveError,
-):  # defined where the checks live; users import and see them here
-    _error.__module__ = __name__
 
 
 __all__ = [
@@ -97,6 +78,7 @@ __all__ = [
     "as_archive",
     "config_key",
     "FORMAT_VERSION",
+    "DISCARDED_TAG",
     "ArchiveError",
     "ArchiveFormatError",
     "ArchiveWriteError",
@@ -111,6 +93,11 @@ __all__ = [
 # archive directory (real path) -> "module:QualName" of every class in the specs this process
 # saved there: those classes are already imported here, so rebuilding them trusts nothing new
 _SAVED_CLASSES: dict[str, set[str]] = {}
+
+_Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInfo]]
+
+#: The tag of snapshots :meth:`SnapshotArchive.discard` took back.
+DISCARDED_TAG = "discarded"
 
 
 def _spec_classes(spec: dict[str, Any]) -> set[str]:
@@ -130,12 +117,21 @@ def _spec_classes(spec: dict[str, Any]) -> set[str]:
     return names
 
 
-class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
+class SnapshotArchive:
     """A directory of policy snapshots with ratings and match history that survives crashes.
 
     Methods that take a snapshot accept its id or the :class:`SnapshotInfo` that iterating the
     archive gives. An archive from elsewhere is untrusted input: see ``docs/formats.md``
     ("Security") for what is checked before anything is built, read or deleted.
+
+    The archive holds three collaborators, each handed the index rather than the archive: an
+    :class:`~sp_wrappers.archive.index.ArchiveIndex` (the SQLite connection of this process, the
+    schema and format checks, write transactions), a
+    :class:`~sp_wrappers.archive.history.MatchHistory` (match rows and stored ratings; the match
+    and rating methods below hand on to it) and a
+    :class:`~sp_wrappers.archive.reads.SnapshotReader` (weights files read and checked, the
+    snapshots whose files failed). It keeps the listing it parsed (until the index changes) and
+    the loaded policies (a bounded LRU cache) itself.
 
     :param path: the archive directory (created when missing and ``create`` is true).
     :param max_snapshots: keep at most this many snapshots listed; older ones are pruned, keeping
@@ -198,23 +194,40 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         extra = tuple(m for m in trusted_modules if m not in TRUSTED_MODULES)
         self.trusted_modules = TRUSTED_MODULES + extra
         self.max_parameters = int(max_parameters)
-        self._create = create
-        self._conn: sqlite3.Connection | None = None
-        self._conn_pid: int | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
-        # snapshots whose file failed its checks twice -> the file's (inode, size, mtime) then
-        self._bad: dict[str, tuple[int, int, int] | None] = {}
-        # (data_version, every row, the unpruned rows by id): re-read only when the index changes
-        self._listing: tuple[int, list[SnapshotInfo], dict[str, SnapshotInfo]] | None = None
+        # (index version, every row, the unpruned rows by id): re-read only when the index changes
+        self._listing: _Listing | None = None
         self._parsed: dict[tuple[Any, ...], SnapshotInfo] = {}  # raw row -> its checked info
-        self._scores: dict[str, tuple[int, dict[str, tuple[float, int]]]] = {}
-        self._connect()
+        self._index = ArchiveIndex(self.path, create=create, on_connect=self._cache.clear)
+        self._history = MatchHistory(self._index)
+        self._reader = SnapshotReader(self._index)
+        self._index.connect()
+
+    # -- the index ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the index connection and drop cached policies."""
+        self._index.close()
+        self._cache.clear()
+
+    def __enter__(self) -> SnapshotArchive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The index and history drop their connection and caches themselves.
+        return {**self.__dict__, "_cache": OrderedDict(), "_listing": None, "_parsed": {}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._index.on_connect = self._cache.clear
 
     # -- snapshots ---------------------------------------------------------------------------------
     def _rows(self) -> tuple[list[SnapshotInfo], dict[str, SnapshotInfo]]:
         """Every row (validated) and the unpruned ones by id, re-read when the index changed."""
-        conn = self._connect()
-        version = self._data_version()
+        conn = self._index.connect()
+        version = self._index.version()
         if self._listing is None or self._listing[0] != version:
             raw = conn.execute(
                 "SELECT seq, id, step, wall_time, tags, sha256, file, policy_spec, ratings, "
@@ -241,10 +254,8 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         """
         every, listed = self._rows()
         rows = every if include_pruned else listed.values()
-        if not self._bad:
-            return list(rows)
-        self._forget_replaced_files()
-        return [info for info in rows if info.id not in self._bad]
+        bad = self._reader.bad_ids()
+        return [info for info in rows if info.id not in bad] if bad else list(rows)
 
     def __len__(self) -> int:
         return len(self.snapshots())
@@ -272,9 +283,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         sid = as_snapshot_id(snapshot)
         every, listed = self._rows()
         info = listed.get(sid)
-        if info is not None and sid in self._bad:
-            self._forget_replaced_files()
-        if info is not None and sid not in self._bad:
+        if info is not None and not self._reader.is_bad(sid):
             return info
         if info is not None:
             raise KeyError(
@@ -283,16 +292,10 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
                 "changes) or delete the snapshot from the archive."
             )
         if any(row.id == sid for row in every):
-            raise self._pruned(sid)
+            raise pruned_error(self.path, sid)
         known = [i.id for i in self.snapshots()]
         shown = known if len(known) <= 10 else known[:5] + ["..."] + known[-5:]
         raise KeyError(f"No snapshot {sid!r} in {self.path}; known ids: {shown}.")
-
-    def _pruned(self, sid: str) -> SnapshotPrunedError:
-        return SnapshotPrunedError(
-            f"Snapshot {sid!r} in {self.path} was pruned (its weights are deleted; its "
-            "ratings and matches remain): pick one of archive.snapshots()."
-        )
 
     def save(
         self,
@@ -312,7 +315,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         write and the index row happen under SQLite's write lock, so each save gets its own
         snapshot (other writers wait for the lock, readers do not).
         """
-        if not 0 <= int(step) <= _MAX_STEP:
+        if not 0 <= int(step) <= MAX_STEP:
             raise ValueError(f"step must be a non-negative learner step, got {step}.")
         if rating is not None and not np.isfinite(rating):
             raise ValueError(f"rating must be a finite number, got {rating}.")
@@ -323,7 +326,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         ratings = {} if rating is None else {"elo": float(rating)}
         tags = tuple(str(t) for t in tags)
         wall_time = time.time()
-        with self._locked() as conn:
+        with self._index.locked() as conn:
             # Numbered under the write lock: no other process can take this number, write this
             # file or insert this row until the row below commits.
             (seq,) = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM snapshots").fetchone()
@@ -374,7 +377,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
                 info.policy_spec, self.trusted_modules, device, self.max_parameters, saved
             )
         except PolicySpecError as error:
-            message = str(error).replace(_PATH_PLACEHOLDER, repr(str(self.path)))
+            message = str(error).replace(PATH_PLACEHOLDER, repr(str(self.path)))
             raise PolicySpecError(
                 f"Snapshot {info.id} in {self.path / INDEX_NAME}: {message}"
             ) from error
@@ -395,7 +398,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         :raises UnsafeArchiveError: the file or ``snapshots/`` is a symlink or not a plain file.
         """
         info = self.get(snapshot)
-        return self._load_weights(info, self._build(info, "cpu"))
+        return self._reader.load_weights(info, self._build(info, "cpu"))
 
     def load_policy(
         self, snapshot: str | SnapshotInfo, deterministic: bool = False, device: str = "cpu"
@@ -419,7 +422,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
         if cached is None:
             info = self.get(snapshot_id)
             policy = self._build(info, device)
-            policy.load_state_dict(self._load_weights(info, policy), strict=True)
+            policy.load_state_dict(self._reader.load_weights(info, policy), strict=True)
             cached = SB3Policy(policy, policy_id=snapshot_id, device=device, copy_weights=False)
             self._cache[key] = cached
             while len(self._cache) > self.cache_size:
@@ -473,7 +476,7 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
             return []
         directory = self.path / SNAPSHOT_DIR
         check_not_linked(directory, directory=True)
-        with self._locked() as conn:
+        with self._index.locked() as conn:
             # Chosen under the write lock from the index as it is now: two processes pruning
             # at once never both drop a snapshot each from the same listing (dropping too many).
             self._listing = None
@@ -490,12 +493,164 @@ class SnapshotArchive(SnapshotReads, ArchiveIndex, MatchHistory):
                     drop.append(kept.pop(victim))
                 for info in drop:
                     conn.execute("UPDATE snapshots SET pruned = 1 WHERE id = ?", (info.id,))
-        for info in drop:
-            for key in [k for k in self._cache if k.rsplit("@", 1)[0] == info.id]:
-                del self._cache[key]
+        self._uncache(info.id for info in drop)
         # After the commit: a reader that still finds a pruned row unpruned finds its file too.
         unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
         return [info.id for info in drop]
+
+    def discard(
+        self, snapshots: Iterable[str] = (), matches: Iterable[int] = ()
+    ) -> tuple[int, int]:
+        """Take back records a writer made but never committed to (a league round cut short):
+        unlist ``snapshots`` like pruned ones, tagged ``discarded`` (their rows stay, so a
+        snapshot id is never handed out twice; their files are deleted), and delete the match
+        rows ``matches`` (the ``games`` counts of the snapshots they named go down again), all in
+        one write transaction.
+
+        :param snapshots: snapshot ids to unlist.
+        :param matches: ids of match rows (:attr:`MatchRecord.id`) to delete.
+        :returns: how many snapshots and match rows were discarded.
+
+        >>> import tempfile
+        >>> archive = SnapshotArchive(tempfile.mkdtemp())
+        >>> archive.record_match("a", "b", 1.0, source="league")
+        >>> archive.discard(matches=[m.id for m in archive.matches()]), archive.n_matches()
+        ((0, 1), 0)
+        """
+        snapshot_ids = sorted(set(snapshots))
+        match_ids = sorted({int(m) for m in matches})
+        if not snapshot_ids and not match_ids:
+            return 0, 0
+        conn = self._index.connect()
+        statements: list[tuple[str, tuple[object, ...]]] = []
+        games: dict[str, int] = {}
+        for match_id in match_ids:
+            row = conn.execute(
+                "SELECT player_a, player_b FROM matches WHERE id = ?", (match_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            for player in row:
+                games[player] = games.get(player, 0) + 1
+            statements.append(("DELETE FROM matches WHERE id = ?", (match_id,)))
+        deleted = len(statements)
+        statements += [
+            ("UPDATE snapshots SET games = max(0, games - ?) WHERE id = ?", (n, player))
+            for player, n in games.items()
+        ]
+        discarded = []
+        for snapshot_id in snapshot_ids:
+            row = conn.execute("SELECT tags FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+            if row is None:
+                continue
+            tags = [t for t in json.loads(row[0]) if t != DISCARDED_TAG] + [DISCARDED_TAG]
+            statements.append(
+                (
+                    "UPDATE snapshots SET pruned = 1, tags = ? WHERE id = ?",
+                    (json.dumps(tags), snapshot_id),
+                )
+            )
+            discarded.append(snapshot_id)
+        self._index.write(statements)
+        directory = self.path / SNAPSHOT_DIR
+        if discarded and directory.exists():
+            check_not_linked(directory, directory=True)
+            self._uncache(discarded)
+            unlink_all(directory, [f"{snapshot_id}.safetensors" for snapshot_id in discarded])
+        return len(discarded), deleted
+
+    def _uncache(self, snapshot_ids: Iterable[str]) -> None:
+        """Drop the cached policies of these snapshots (on every device)."""
+        gone = set(snapshot_ids)
+        for key in [k for k in self._cache if k.rsplit("@", 1)[0] in gone]:
+            del self._cache[key]
+
+    # -- ratings and matches: the match history's ----------------------------------------------
+    def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        self._history.set_ratings(ratings)
+
+    def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Store the ratings of players that are not snapshots of this archive (the learner,
+        fixed opponents such as ``random``): ``{player: {"elo": 1234.0, ...}}``, each player's
+        replacing what was stored for it. Snapshot ratings go to :meth:`set_ratings`.
+
+        :param ratings: player name -> rating name -> finite number (Elo points).
+        """
+        self._history.set_player_ratings(ratings)
+
+    def player_ratings(self) -> dict[str, dict[str, float]]:
+        """The stored ratings of players that are not snapshots (see :meth:`set_player_ratings`):
+        ``{player: {"elo": 1234.0}}``."""
+        return self._history.player_ratings()
+
+    def record_match(
+        self,
+        player_a: str | SnapshotInfo,
+        player_b: str | SnapshotInfo,
+        score_a: float,
+        step: int | None = None,
+        seat_a: str | None = None,
+        seat_b: str | None = None,
+        source: str = "training",
+        team_a: str | None = None,
+        team_b: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
+
+        Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
+        baseline's ``policy_id``. ``team_a``/``team_b`` name the team each player played (team
+        games); ``config`` is the game configuration it was played under (a JSON-able mapping,
+        see :func:`config_key`).
+        """
+        self._history.record_match(
+            player_a, player_b, score_a, step, seat_a, seat_b, source, team_a, team_b, config
+        )
+
+    def record_matches(self, matches: Iterable[Mapping[str, Any]]) -> None:
+        """Append many games in one transaction (dicts with :meth:`record_match`'s arguments)."""
+        self._history.record_matches(matches)
+
+    def matches(
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> list[MatchRecord]:
+        """The match history in the order it was recorded, optionally for one player, one
+        source or one game configuration (games played under exactly ``config``)."""
+        return self._history.matches(player, source, config)
+
+    def iter_matches(
+        self,
+        player: str | SnapshotInfo | None = None,
+        source: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Iterator[MatchRecord]:
+        """:meth:`matches` one record at a time, read as it goes: a pass over a long history
+        (a rating fit) then never holds every record in memory at once."""
+        return self._history.iter_matches(player, source, config)
+
+    def n_matches(self) -> int:
+        """How many games the match history holds."""
+        return self._history.n_matches()
+
+    def scores_against(
+        self, player: str | SnapshotInfo, decay: float = 1.0
+    ) -> dict[str, tuple[float, int]]:
+        """``{opponent: (player's score, games)}`` from the match history.
+
+        With ``decay=1`` the score is the mean over every game of the pair. With ``decay < 1``
+        recent games count more: a game is weighted ``decay ** k``, ``k`` being the number of
+        games the pair played after it, exactly as AlphaStar's payoff and the league's
+        :class:`~sp_wrappers.league.payoff.PayoffTable` decay their counts (``0.99``: a game 100
+        games back weighs 0.37 of the newest). ``games`` is the undecayed count either way.
+
+        :param player: the player's name (or its snapshot).
+        :param decay: the weight factor per later game of the pair, in ``(0, 1]``.
+        """
+        return self._history.scores_against(player, decay)
 
     def __repr__(self) -> str:
         return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"
