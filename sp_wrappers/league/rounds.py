@@ -1,15 +1,14 @@
 """A league round as a unit: played to the end despite lost workers, recorded whole or not at all.
 
-This module holds :func:`play_round` (one round on a backend, retrying the players whose worker
-died from the league's last complete round), :func:`unfinished_round` (the archive records of a
-round that ``league.json`` never took in) and :func:`round_tag` / :data:`ROUND_TAG`.
+A round is played on a backend until every player has finished its chunk: a player whose worker
+died gets a new one from the league's last complete round and plays its chunk again.
 
 Every snapshot the league saves carries ``round:<n>``: the round whose end took it (``round:0``
 for the initial snapshots; a final snapshot carries the round the run ended after). Every game
 carries its player's learner step. ``league.json`` is written last, so on resume whatever the
 archive holds beyond it (snapshots of a later round, games past a player's recorded step, a final
 snapshot ``league.json`` does not name) belongs to a round cut short: the league discards it
-(:func:`~sp_wrappers.archive.discard.discard_records`) and replays the round.
+(:meth:`~sp_wrappers.archive.store.SnapshotArchive.discard`) and replays the round.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """``League``: learning players trained chunk by chunk against the opponents a builder chooses.
 
-This module holds :class:`League`, :class:`LeagueResult`, :func:`league_games` and
-:data:`STATE_FORMAT_VERSION`.
-
 A league directory holds::
 
     league.json                   players, roles, step counts, frozen pool, pending resets, the
@@ -38,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from ..archive.discard import discard_records
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
 from .compute import chunk_steps_by_share, league_compute_shares
@@ -46,7 +42,7 @@ from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallR
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .pool import check_players_fit, prune_frozen
 from .rounds import DEFAULT_MAX_RETRIES, play_round, round_tag, unfinished_round, with_weights
-from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueStateFile, atomic_write
+from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueState, atomic_write
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
 __all__ = [
@@ -102,8 +98,14 @@ def _warn_stalled(report: StallReport) -> None:
     warnings.warn(str(report), LeagueStalledWarning, stacklevel=2)
 
 
-class League(LeagueStateFile):
+class League:
     """A league of SB3 learners trained in chunks, matched by a :class:`LeagueBuilder`.
+
+    The league holds its :class:`~sp_wrappers.league.state.LeagueState` (what ``league.json``
+    records: rounds, learning players, the frozen pool, resets, model files, the driver's random
+    state; its fields are the league's attributes of the same names), its
+    :class:`~sp_wrappers.archive.store.SnapshotArchive` and its
+    :class:`~sp_wrappers.league.payoff.PayoffTable`.
 
     :param env_fn: returns a fresh two-player PettingZoo env (picklable for ``process``/``ray``:
         a module-level function or ``functools.partial``; lambdas travel by cloudpickle).
@@ -217,30 +219,24 @@ class League(LeagueStateFile):
         self.root.mkdir(parents=True, exist_ok=True)
         self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
         self.payoff = PayoffTable(decay=decay, min_games=min_games)
-        self.rng = np.random.default_rng(seed)
-        self.learners: dict[str, LearnerState] = {
-            s.name: LearnerState(s.name, s.role) for s in specs
-        }
-        self.frozen: list[FrozenPlayer] = []
-        self.pending_resets: set[str] = set()
-        self.round = 0
-        self.model_files: dict[str, str] = {}
-        self.final_snapshots: dict[str, str] = {}
+        state_path = self.root / STATE_NAME
+        self.resumed = state_path.exists()
+        self.state = (
+            LeagueState.read(state_path, specs, self.shares)
+            if self.resumed
+            else LeagueState.new(state_path, specs, seed)
+        )
         self._weights: dict[str, dict[str, np.ndarray]] = {}
         self._initial_weights: dict[str, dict[str, np.ndarray]] = {}
         self._versions: dict[str, str] = {}
         self._specs: dict[str, dict[str, Any]] = {}
         self._policies: dict[str, Any] = {}
         self._sent: dict[str, dict[str, str]] = {name: {} for name in names}
-        self.total_timesteps: int | None = None
-        self.resumed = (self.root / STATE_NAME).exists()
-        if self.resumed:
-            self._load_state()
         # What a round cut short left in the archive, league.json never took in: discard it.
         snapshots, matches = unfinished_round(
             self.archive, self.round, self.learners, self.frozen, self.final_snapshots
         )
-        self.discarded = discard_records(self.archive, snapshots, matches)
+        self.discarded = self.archive.discard(snapshots, matches)
         kept = set(self.model_files.values())
         for path in (self.root / PLAYERS_DIR).glob("*/model-*.zip"):
             if path.relative_to(self.root).as_posix() not in kept:
@@ -251,6 +247,94 @@ class League(LeagueStateFile):
         )
 
     # -- state -------------------------------------------------------------------------------------
+    @property
+    def learners(self) -> dict[str, LearnerState]:
+        """Every learning player by name (the state's)."""
+        return self.state.learners
+
+    @learners.setter
+    def learners(self, value: dict[str, LearnerState]) -> None:
+        self.state.learners = value
+
+    @property
+    def frozen(self) -> list[FrozenPlayer]:
+        """The frozen players in the pool, oldest first (the state's)."""
+        return self.state.frozen
+
+    @frozen.setter
+    def frozen(self, value: list[FrozenPlayer]) -> None:
+        self.state.frozen = value
+
+    @property
+    def pending_resets(self) -> set[str]:
+        """Learning players that restart from their initial model next round (the state's)."""
+        return self.state.pending_resets
+
+    @pending_resets.setter
+    def pending_resets(self, value: set[str]) -> None:
+        self.state.pending_resets = value
+
+    @property
+    def round(self) -> int:
+        """Complete rounds so far (the state's)."""
+        return self.state.round
+
+    @round.setter
+    def round(self, value: int) -> None:
+        self.state.round = value
+
+    @property
+    def model_files(self) -> dict[str, str]:
+        """Each player's newest model file, relative to :attr:`root` (the state's)."""
+        return self.state.model_files
+
+    @model_files.setter
+    def model_files(self, value: dict[str, str]) -> None:
+        self.state.model_files = value
+
+    @property
+    def final_snapshots(self) -> dict[str, str]:
+        """Each player's final snapshot id (the state's)."""
+        return self.state.final_snapshots
+
+    @final_snapshots.setter
+    def final_snapshots(self, value: dict[str, str]) -> None:
+        self.state.final_snapshots = value
+
+    @property
+    def total_timesteps(self) -> int | None:
+        """The learner steps the last :meth:`run` aimed at, the schedules' horizon (the
+        state's)."""
+        return self.state.total_timesteps
+
+    @total_timesteps.setter
+    def total_timesteps(self, value: int | None) -> None:
+        self.state.total_timesteps = value
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The driver's random generator: matchmaking seeds and resets (the state's)."""
+        return self.state.rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self.state.rng = value
+
+    def state_json(self) -> dict[str, Any]:
+        """Everything ``league.json`` holds (see :class:`~sp_wrappers.league.state.LeagueState`)."""
+        return self.state.to_json(**self._state_extras())
+
+    def _state_extras(self) -> dict[str, Any]:
+        return dict(
+            builder=repr(self.builder),
+            chunk_steps=self.chunk_steps,
+            shares=self.shares,
+            payoff=self.payoff.to_json(),
+        )
+
+    def _write_state(self) -> None:
+        self.state.write(**self._state_extras())
+
     def _player_dir(self, name: str) -> Path:
         return self.root / PLAYERS_DIR / name
 

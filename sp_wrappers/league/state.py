@@ -1,30 +1,100 @@
-"""A league's state file, ``league.json``: what a killed league resumes from.
+"""A league's state and its file, ``league.json``: what a killed league resumes from.
 
-This module holds :class:`LeagueStateFile`, the base of :class:`~sp_wrappers.league.runner.League`
-that reads ``league.json`` (format version, players, rounds, compute shares, the schedules'
-horizon), writes it atomically at the end of each complete round, and describes it
-(``state_json``). The format is in ``docs/formats.md``.
+``league.json`` (format in ``docs/formats.md``) records the rounds played, every learning
+player's steps, snapshots and resets, the frozen pool, the resets still to apply, the players'
+model files, their final snapshots, the schedules' horizon and the driver's random state. The
+league writes it atomically at the end of each complete round, and last, so a league killed at
+any moment resumes from its last complete round.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .builders import FrozenPlayer, LearnerState
+import numpy as np
+
+from .builders import FrozenPlayer, LearnerState, PlayerSpec
 from .compute import same_shares, shares_changed
 from .worker import LeagueSetupError
 
-__all__ = ["LeagueStateFile", "STATE_FORMAT_VERSION", "STATE_NAME", "atomic_write"]
+__all__ = ["LeagueState", "STATE_FORMAT_VERSION", "STATE_NAME", "atomic_write"]
+
+#: The version of ``league.json``'s format this sp_wrappers reads and writes.
+STATE_FORMAT_VERSION = 1
+
+#: The state file's name in a league directory.
+STATE_NAME = "league.json"
 
 
-class LeagueStateFile:
-    """The part of :class:`League` described in the module docstring."""
+@dataclass
+class LeagueState:
+    """What a league has done so far, read from and written to ``league.json``.
 
-    def _load_state(self) -> None:
-        path = self.root / STATE_NAME
+    :class:`~sp_wrappers.league.runner.League` holds one and changes it as rounds end; what
+    else the file records (the builder, the chunk size, the compute shares, the payoff table) the
+    league hands to :meth:`write`.
+
+    :param path: the state file (``<league directory>/league.json``).
+    :param learners: every learning player by name.
+    :param rng: the driver's random generator (matchmaking seeds, resets).
+    :param frozen: the frozen players in the pool, oldest first.
+    :param pending_resets: learning players that restart from their initial model next round.
+    :param round: complete rounds so far.
+    :param model_files: each player's newest model file, relative to the league directory.
+    :param final_snapshots: each player's final snapshot id.
+    :param total_timesteps: the learner steps the last run aimed at (the schedules' horizon).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sp_wrappers.league import LearnerState, PlayerSpec
+    >>> path = Path(tempfile.mkdtemp()) / STATE_NAME
+    >>> state = LeagueState.new(path, [PlayerSpec("main_agent_0", "main_agent")], seed=0)
+    >>> state.round = 3
+    >>> state.write(builder="SelfPlayLeague()", chunk_steps=64, shares={"main_agent_0": 1.0},
+    ...             payoff={})
+    >>> LeagueState.read(path, [PlayerSpec("main_agent_0", "main_agent")],
+    ...                  {"main_agent_0": 1.0}).round
+    3
+    """
+
+    path: Path
+    learners: dict[str, LearnerState]
+    rng: np.random.Generator
+    frozen: list[FrozenPlayer] = field(default_factory=list)
+    pending_resets: set[str] = field(default_factory=set)
+    round: int = 0
+    model_files: dict[str, str] = field(default_factory=dict)
+    final_snapshots: dict[str, str] = field(default_factory=dict)
+    total_timesteps: int | None = None
+
+    @classmethod
+    def new(cls, path: Path, specs: Iterable[PlayerSpec], seed: int) -> LeagueState:
+        """The state of a league that has played no round.
+
+        :param path: where ``league.json`` goes.
+        :param specs: the builder's learning players.
+        :param seed: seeds the driver's random generator.
+        """
+        learners = {s.name: LearnerState(s.name, s.role) for s in specs}
+        return cls(Path(path), learners, np.random.default_rng(seed))
+
+    @classmethod
+    def read(
+        cls, path: Path, specs: Iterable[PlayerSpec], shares: Mapping[str, float]
+    ) -> LeagueState:
+        """The state ``league.json`` at ``path`` holds, checked against the league resuming it.
+
+        :param specs: the learning players the builder asks for (names and roles must match).
+        :param shares: the builder's compute shares (must match those the league was run with).
+        :raises LeagueSetupError: the file cannot be read, has another format version, or was
+            written for other players or shares; the message names the fix.
+        """
+        path = Path(path)
         try:
             state = json.loads(path.read_text())
         except (OSError, ValueError) as error:
@@ -37,54 +107,75 @@ class LeagueStateFile:
                 f"reads {STATE_FORMAT_VERSION}. Use the version that wrote it or a new directory."
             )
         saved = {p["name"]: p["role"] for p in state["learners"]}
-        wanted = {s.name: s.role for s in self.specs}
+        wanted = {s.name: s.role for s in specs}
         if saved != wanted:
             raise LeagueSetupError(
-                f"{self.root} holds a league with players {saved}, but the builder asks for "
+                f"{path.parent} holds a league with players {saved}, but the builder asks for "
                 f"{wanted}. Resume with the same builder settings or use a new directory."
             )
-        if not same_shares(state.get("compute_shares"), self.shares):
-            raise LeagueSetupError(shares_changed(self.root, state["compute_shares"], self.shares))
-        self.learners = {p["name"]: LearnerState.from_json(p) for p in state["learners"]}
-        self.frozen = [FrozenPlayer(**f) for f in state["frozen"]]
-        self.pending_resets = set(state["pending_resets"])
-        self.round = int(state["round"])
-        self.model_files = dict(state["model_files"])
-        self.final_snapshots = dict(state.get("final_snapshots", {}))
+        if not same_shares(state.get("compute_shares"), shares):
+            raise LeagueSetupError(shares_changed(path.parent, state["compute_shares"], shares))
+        rng = np.random.default_rng(0)  # its state is replaced by the saved one
+        rng.bit_generator.state = state["rng"]
         total = state.get("total_timesteps")
-        self.total_timesteps = None if total is None else int(total)
-        self.rng.bit_generator.state = state["rng"]
+        return cls(
+            path=path,
+            learners={p["name"]: LearnerState.from_json(p) for p in state["learners"]},
+            rng=rng,
+            frozen=[FrozenPlayer(**f) for f in state["frozen"]],
+            pending_resets=set(state["pending_resets"]),
+            round=int(state["round"]),
+            model_files=dict(state["model_files"]),
+            final_snapshots=dict(state.get("final_snapshots", {})),
+            total_timesteps=None if total is None else int(total),
+        )
 
-    def state_json(self) -> dict[str, Any]:
-        """Everything ``league.json`` holds (see the module docstring)."""
+    def to_json(
+        self,
+        builder: str,
+        chunk_steps: int,
+        shares: Mapping[str, float],
+        payoff: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Everything ``league.json`` holds: this state and what the league adds to it.
+
+        :param builder: the builder's ``repr``.
+        :param chunk_steps: learner steps per player per round on average.
+        :param shares: the compute shares (checked again on resume).
+        :param payoff: the payoff table's JSON (for reading; a resumed league rebuilds its table
+            from the archive's match history).
+        """
         return {
             "format_version": STATE_FORMAT_VERSION,
             "round": self.round,
-            "builder": repr(self.builder),
-            "chunk_steps": self.chunk_steps,
+            "builder": builder,
+            "chunk_steps": chunk_steps,
             "total_timesteps": self.total_timesteps,
-            "compute_shares": dict(self.shares),
+            "compute_shares": dict(shares),
             "learners": [p.to_json() for p in self.learners.values()],
             "frozen": [vars(f) for f in self.frozen],
             "pending_resets": sorted(self.pending_resets),
             "model_files": dict(self.model_files),
             "final_snapshots": dict(self.final_snapshots),
             "rng": self.rng.bit_generator.state,
-            "payoff": self.payoff.to_json(),
+            "payoff": payoff,
         }
 
-    def _write_state(self) -> None:
-        data = json.dumps(self.state_json(), indent=1, default=int).encode()
-        atomic_write(self.root / STATE_NAME, data)
-
-
-STATE_FORMAT_VERSION = 1
-
-
-STATE_NAME = "league.json"
+    def write(
+        self,
+        builder: str,
+        chunk_steps: int,
+        shares: Mapping[str, float],
+        payoff: Mapping[str, Any],
+    ) -> None:
+        """Write ``league.json`` atomically (arguments as :meth:`to_json`'s)."""
+        data = self.to_json(builder, chunk_steps, shares, payoff)
+        atomic_write(self.path, json.dumps(data, indent=1, default=int).encode())
 
 
 def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader finds the old file or the new one, never a
+    part (written to a temporary file beside it, flushed to disk, renamed into place)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temporary, "wb") as handle:
         handle.write(data)
