@@ -1,12 +1,11 @@
 """The checks that keep an untrusted snapshot archive inside its directory.
 
-This module holds the archive's errors (re-exported by :mod:`sp_wrappers.archive.store`, where they
-are documented) and the checks :class:`~sp_wrappers.archive.store.SnapshotArchive` runs on what it
-reads: :func:`check_not_linked` (no symlinks where the archive keeps its files),
-:func:`check_schema` and :func:`check_matches` (the index when it opens), :func:`check_row` (each
-snapshots row, before an id names a file), :func:`read_snapshot_file` and :func:`unlink_all` (file
-access that never follows a link; :func:`write_atomically` for saves), and :func:`check_header` (a
-safetensors header against the tensors the rebuilt policy has, before the weights are parsed).
+An archive may come from someone else, so :class:`~sp_wrappers.archive.store.SnapshotArchive`
+checks what it reads before it trusts it: no symlinks where the archive keeps its files, the
+index's schema and match rows when it opens, each snapshots row before its id names a file, file
+access that never follows a link, and a safetensors header against the tensors the rebuilt policy
+has before the weights are parsed. The errors these checks raise live here too (re-exported by
+:mod:`sp_wrappers.archive.store`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Writing one snapshot's weights file: shared tensors stored once, an atomic write, no litter.
 
-This module holds :func:`snapshot_payload` (the safetensors bytes of a policy's ``state_dict``
-and their sha256; tensors that share storage are stored once, the others listed as aliases in the
-header) and :func:`write_snapshot_file` (write to a temporary file, flush, rename into place; the
-temporaries of processes killed mid-save are deleted on the next save).
+A snapshot's weights are the safetensors bytes of its policy's ``state_dict`` and their sha256:
+tensors that share storage are stored once, the others listed as aliases in the header. The file
+is written to a temporary file, flushed and renamed into place; the temporaries of processes
+killed mid-save are deleted on the next save.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The archive's match-history format: canonical configuration keys and the format-1 upgrade.
 
-This module holds :func:`config_key`, the one canonical text of a game configuration (what the
-``matches.config`` column stores and what filters compare), :func:`match_row` (one checked row
-for :data:`INSERT_MATCH`), :func:`decode_config` (a stored configuration, parsed as untrusted
-strict JSON) and :func:`upgrade_from_format_1`,
-which gives an index written by format 1 (before team games and game configurations were
-recorded) the ``team_a``, ``team_b`` and ``config`` columns in one transaction. :data:`HUMAN`
-and :data:`PLAY_SOURCE` name a person's games (``sp-wrappers play --record``).
+A match row is checked before it is written; a game configuration has one canonical text (what
+the ``matches.config`` column stores and what filters compare), and a stored one is parsed back as
+untrusted strict JSON. An index written by format 1 (before team games and game configurations
+were recorded) gains the ``team_a``, ``team_b`` and ``config`` columns in one transaction. A
+person's games (``sp-wrappers play --record``) carry their own player name and source.
 """
 
 from __future__ import annotations

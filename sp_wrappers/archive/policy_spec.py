@@ -1,10 +1,5 @@
 """What the archive stores to rebuild an SB3 policy without unpickling anything.
 
-This module holds :func:`policy_spec`, :func:`build_policy`, :func:`space_to_json`,
-:func:`space_from_json`, :func:`spaces_match`, :data:`TRUSTED_MODULES`,
-:data:`MAX_PARAMETERS`, :class:`ArchiveError` (the base of every archive error, re-exported by
-:mod:`sp_wrappers.archive.store`) and :class:`PolicySpecError`.
-
 A policy spec is plain JSON: the policy class and the classes in its constructor arguments as
 ``"module:QualName"`` strings, the observation and action spaces as JSON, and the remaining
 constructor arguments as JSON values. A spec read from an archive is untrusted input, so

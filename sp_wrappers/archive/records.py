@@ -1,7 +1,7 @@
 """The archive's records: one snapshot's index row and one match row, as Python objects.
 
-This module holds :class:`SnapshotInfo` and :class:`MatchRecord` (what iterating an archive and
-reading its history give), and the helpers that turn a row or an id into them.
+Iterating an archive gives one record per snapshot, reading its history one per game; rows and
+ids read from the index are checked as they become records.
 """
 
 from __future__ import annotations

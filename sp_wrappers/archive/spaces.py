@@ -1,8 +1,7 @@
 """Gymnasium spaces as JSON, read back with bounds.
 
-This module holds :func:`space_to_json`, :func:`space_from_json` (every value type-, range- and
-size-checked: a space from an untrusted archive cannot allocate without bound) and
-:func:`spaces_match`, with the small checked readers of JSON numbers the policy specs share.
+A space read back from an untrusted archive is type-, range- and size-checked value by value, so
+it cannot allocate without bound; the policy specs share the same checked readers of JSON numbers.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Archive paths with a ``{run}`` placeholder: one fresh archive per training run.
 
-This module holds :data:`RUN_PLACEHOLDER`, :func:`is_run_template`, :func:`resolve_run_template`
-and :func:`end_run`.
-
 A configuration file names one archive path for every run made from it, e.g. an RL Baselines3
 Zoo yaml whose Optuna search trains several trials, two at a time with ``--n-jobs 2`` (Optuna runs
 them in threads of one process). Written as ``runs/zoo/archive-{run}``, the path gives each run

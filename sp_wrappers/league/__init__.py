@@ -1,11 +1,9 @@
 """League training: AlphaStar's roles and PFSP matchmaking for ordinary SB3 learners.
 
-This package holds :class:`League` (the runner, :mod:`.runner`), the builders
-(:class:`LeagueBuilder`, :class:`AlphaStarLeague`, :class:`SelfPlayLeague`, :mod:`.builders`),
-the payoff table (:class:`PayoffTable`, :mod:`.payoff`), the players (:mod:`.worker`) and where
-they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only), what
-goes wrong there (:mod:`.faults`: :class:`StallReport`, :class:`PlayersDoNotFitError`,
-:class:`PlayersLostError`) and a round as a unit (:mod:`.rounds`).
+A league trains several SB3 learners chunk by chunk; a builder decides whom each plays and when
+it is snapshotted or reset, a payoff table keeps the decayed win rates PFSP matches by, and the
+players run in this process, one process each, or as Ray actors (Ray is imported by the backends
+only). A league directory resumes from its last complete round.
 
 The league layer may import ``sp_wrappers.training``, ``evaluation`` and every layer below them.
 

@@ -1,8 +1,5 @@
 """Where a league's learning players run: this process, one process each, or Ray actors.
 
-This module holds :func:`make_backend`, :data:`BACKENDS` and the three backends
-(:class:`SerialBackend`, :class:`ProcessBackend`, :class:`RayBackend`).
-
 Every backend holds one :class:`~sp_wrappers.league.worker.PlayerWorker` per learning player and
 offers the same calls: ``describe()`` (each player's policy spec and initial weights),
 ``train(plans)`` (one chunk for every player, all at once, results when all are done),

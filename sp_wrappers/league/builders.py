@@ -1,10 +1,8 @@
 """League builders: which players a league has, whom each plays, when it is snapshotted and reset.
 
-This module holds the :class:`LeagueBuilder` protocol, the view a builder decides from
-(:class:`LeagueView`, :class:`LearnerState`, :class:`FrozenPlayer`, :class:`PlayerSpec`), and
-two builders: :class:`AlphaStarLeague` (main agents, main exploiters, league exploiters, PFSP;
-its defaults in :data:`ALPHASTAR_DEFAULTS`) and :class:`SelfPlayLeague` (one learner and its
-snapshot pool: plain self-play as a league).
+Two builders come with it: :class:`AlphaStarLeague` (main agents, main exploiters, league
+exploiters, PFSP) and :class:`SelfPlayLeague` (one learner and its snapshot pool: plain self-play
+as a league).
 
 A builder decides; :class:`~sp_wrappers.league.League` acts. Between two chunks of learning the
 runner asks, for every learning player:

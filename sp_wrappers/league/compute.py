@@ -1,6 +1,4 @@
-"""This module holds the compute shares of a league: :func:`league_compute_shares` (what a
-builder asks for, or equal shares), :func:`check_compute_shares`, :func:`equal_compute_shares`
-and :func:`chunk_steps_by_share` (each player's learner steps for the next round).
+"""A league's compute shares: how its learner steps are split among its players.
 
 A share is the fraction of the league's learner steps a player learns. The runner plans every
 round so that after it each player's total steps are its share of the league's total

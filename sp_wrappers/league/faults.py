@@ -1,11 +1,9 @@
 """What can go wrong while a league's players run, and how the league is told.
 
-This module holds :class:`PlayersLostError` (a player's worker process or Ray actor died in a
-round: the league retries that player from its last complete round), :class:`PlayersDoNotFitError`
-(the Ray cluster cannot hold every player at once: stop before training),
-:class:`LeagueStalledWarning` and :class:`StallReport` (a round that made no progress for a while:
-which players are waiting and why), :func:`fit_per_player` (the share of a resource every player
-can have), :func:`describe_resources` and :data:`DEFAULT_STALL_SECONDS`.
+A player's worker process or Ray actor may die in a round (the league retries that player from
+its last complete round), a Ray cluster may be unable to hold every player at once (stop before
+training), and a round may make no progress for a while (the league reports which players are
+waiting and why).
 
 No module here imports Ray: the backends turn Ray's errors and resources into these.
 """

@@ -1,7 +1,5 @@
 """The league's payoff table: decayed win rates between every pair of players.
 
-This module holds :class:`PayoffTable`, :data:`DEFAULT_DECAY` and :data:`DEFAULT_MIN_GAMES`.
-
 A player is a learning player (named ``main_agent_0``, ...: its games count for its *current*
 weights, as AlphaStar's active players) or a frozen snapshot (its archive id). Each game between
 ``a`` and ``b`` first multiplies the pair's counts by ``decay`` and then adds the game, exactly as

@@ -1,7 +1,5 @@
 """The league's payoff matrix, grouped and coloured by role.
 
-This module holds :func:`league_payoff` and :func:`plot_league_payoff`.
-
 Rows and columns are the league's snapshots (and the bots that played them), grouped by the
 ``role:`` tag their league wrote, oldest first within a group; each cell is the row player's mean
 score against the column player over the archive's games (learning players' games credited as in

@@ -1,7 +1,5 @@
 """The league's players and frozen pool: can the players face each other, and which frozen
 players stay in matchmaking when the pool grows too large.
-
-This module holds :func:`check_players_fit` and :func:`prune_frozen`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """One learning player of a league: its SB3 model, its env, and one chunk of learning at a time.
 
-This module holds :class:`PlayerWorker`, :class:`ChunkPlan`, :class:`ChunkResult`,
-:class:`MatchmakingSource` and :class:`LeagueSetupError`.
-
 A worker runs wherever the backend puts it (this process, a child process, a Ray actor on another
 node) and never touches the league's directory: everything it needs arrives in a
 :class:`ChunkPlan` (opponent probabilities, the weights of opponents it has not seen, whether to
