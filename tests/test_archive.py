@@ -405,3 +405,65 @@ def test_a_pruned_snapshot_is_reported_as_pruned(tmp_path):
     (pruned,) = [info for info in archive.snapshots(include_pruned=True) if info.pruned]
     with pytest.raises(KeyError, match=f"{pruned.id}.*was pruned"):
         archive.load_policy(pruned)
+
+
+def test_archive_errors_name_the_module_that_defines_them():
+    from sp_wrappers.archive import checks, errors, store
+
+    assert store.ArchiveFormatError is checks.ArchiveFormatError
+    assert checks.ArchiveFormatError.__module__ == "sp_wrappers.archive.checks"
+    assert store.PolicySpecError.__module__ == "sp_wrappers.archive.errors"
+    assert errors.ArchiveError.__module__ == "sp_wrappers.archive.errors"
+
+
+def test_the_archive_holds_its_index_history_and_reader_instead_of_inheriting_them(tmp_path):
+    from sp_wrappers.archive.history import MatchHistory
+    from sp_wrappers.archive.index import ArchiveIndex
+
+    assert SnapshotArchive.__bases__ == (object,)
+    archive = SnapshotArchive(tmp_path)
+    archive.record_match("learner", "random", 1.0)
+    # The history and the index work on the archive's directory without the archive.
+    history = MatchHistory(ArchiveIndex(tmp_path, create=False))
+    assert history.scores_against("learner") == {"random": (1.0, 1)}
+
+
+def test_this_process_sees_its_own_writes_through_the_cached_listing_and_scores(tmp_path):
+    archive = SnapshotArchive(tmp_path)
+    model = make_model()
+    archive.save(model, step=0)
+    assert len(archive) == 1 and archive.scores_against("learner") == {}
+    archive.save(model, step=10)
+    archive.record_match("learner", "snapshot-0000", 1.0)
+    assert len(archive) == 2
+    assert archive.scores_against("learner") == {"snapshot-0000": (1.0, 1)}
+    archive.record_match("learner", "snapshot-0000", 0.0)
+    assert archive.scores_against("learner") == {"snapshot-0000": (0.5, 2)}
+
+
+def test_discard_unlists_snapshots_and_deletes_their_games_in_one_go(tmp_path):
+    from sp_wrappers.archive.store import DISCARDED_TAG, SnapshotPrunedError
+
+    archive = SnapshotArchive(tmp_path)
+    model = make_model()
+    kept, dropped = archive.save(model, step=0), archive.save(model, step=10)
+    archive.record_match(kept, dropped, 1.0, source="league")
+    archive.record_match("learner", kept, 0.5, source="league")
+    archive.load_policy(dropped)
+    late_game = archive.matches(player=dropped)[0].id
+    # Ids that are not there are skipped.
+    counts = archive.discard(snapshots=[dropped.id, "snapshot-0099"], matches=[late_game, 999])
+    assert counts == (1, 1)
+    assert [info.id for info in archive] == [kept.id]
+    (row,) = [i for i in archive.snapshots(include_pruned=True) if i.id == dropped.id]
+    assert row.pruned and DISCARDED_TAG in row.tags
+    assert not (tmp_path / "snapshots" / f"{dropped.id}.safetensors").exists()
+    assert dropped.id not in archive.cached_ids()
+    with pytest.raises(SnapshotPrunedError):
+        archive.load_policy(dropped)
+    assert [m.player_a for m in archive.matches()] == ["learner"]
+    games = sqlite3.connect(tmp_path / "index.sqlite").execute(
+        "SELECT id, games FROM snapshots ORDER BY id"
+    )
+    assert games.fetchall() == [(kept.id, 1), (dropped.id, 0)]
+    assert archive.discard() == (0, 0)

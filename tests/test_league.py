@@ -149,6 +149,52 @@ def _round(root: Path) -> int:
         return -1
 
 
+def test_league_state_round_trips_through_league_json_and_refuses_another_league(tmp_path):
+    from sp_wrappers.league.builders import FrozenPlayer, PlayerSpec
+    from sp_wrappers.league.state import LeagueState
+
+    specs = [PlayerSpec("main_agent_0", "main_agent"), PlayerSpec("main_exploiter_0", "exploiter")]
+    shares = {"main_agent_0": 0.5, "main_exploiter_0": 0.5}
+    path = tmp_path / STATE_NAME
+    state = LeagueState.new(path, specs, seed=3)
+    state.round = 2
+    state.learners["main_agent_0"].steps = 128
+    state.learners["main_agent_0"].snapshots.append("snapshot-0000")
+    state.frozen.append(FrozenPlayer("snapshot-0000", "main_agent_0", "main_agent", 64))
+    state.pending_resets.add("main_exploiter_0")
+    state.model_files["main_agent_0"] = "players/main_agent_0/model-00002.zip"
+    state.final_snapshots["main_agent_0"] = "snapshot-0000"
+    state.total_timesteps = 512
+    state.rng.integers(10)
+    state.write(builder="SomeLeague()", chunk_steps=64, shares=shares, payoff={"pairs": []})
+
+    back = LeagueState.read(path, specs, shares)
+    assert (back.round, back.learners, back.frozen) == (state.round, state.learners, state.frozen)
+    assert (back.pending_resets, back.model_files, back.final_snapshots) == (
+        state.pending_resets,
+        state.model_files,
+        state.final_snapshots,
+    )
+    assert back.total_timesteps == 512
+    assert back.rng.integers(1000, size=4).tolist() == state.rng.integers(1000, size=4).tolist()
+    saved = json.loads(path.read_text())
+    assert saved["format_version"] == 1 and saved["builder"] == "SomeLeague()"
+
+    with pytest.raises(LeagueSetupError, match="the builder asks for"):
+        LeagueState.read(path, specs[:1], {"main_agent_0": 1.0})
+    path.write_text("{")
+    with pytest.raises(LeagueSetupError, match="Cannot read"):
+        LeagueState.read(path, specs, shares)
+
+
+def test_the_leagues_progress_is_its_state(tmp_path):
+    league = League(tictactoe_v3.env, SelfPlayLeague(), tiny_model, tmp_path, chunk_steps=CHUNK)
+    assert not league.resumed and league.round == league.state.round == 0
+    assert league.learners is league.state.learners and league.rng is league.state.rng
+    league.round = 4
+    assert league.state.round == 4 and league.state_json()["round"] == 4
+
+
 def test_process_league_killed_mid_run_resumes_with_players_payoff_and_archive(tmp_path):
     root = tmp_path / "league"
     script = tmp_path / "run.py"
