@@ -37,6 +37,7 @@ OBSERVATIONS = ("default", "information_state")
 class ObservationError(SpWrappersError, ValueError):
     """An OpenSpiel observation that is unknown, or that the game does not provide."""
 
+
 _CLASSES: dict[str, type] = {}
 
 
@@ -87,6 +88,11 @@ def fixed_openspiel_class() -> type:
                 config=config,
                 observation=observation,
             )
+
+        @property
+        def openspiel_game(self) -> Any:
+            """The ``pyspiel.Game`` this env plays."""
+            return self._env
 
         def _information_state(self) -> bool:
             return getattr(self, "observation_type", "default") == "information_state"
