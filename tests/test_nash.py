@@ -77,7 +77,8 @@ def test_archive_payoffs_read_games_between_snapshots_and_list_the_missing_pairs
     )
     payoffs = archive_payoffs(archive, [a, b, c])
     assert isinstance(payoffs, SnapshotPayoffs)
-    assert payoffs.scores[0, 1] == pytest.approx(0.75) and payoffs.scores[1, 0] == pytest.approx(0.25)
+    assert payoffs.scores[0, 1] == pytest.approx(0.75)
+    assert payoffs.scores[1, 0] == pytest.approx(0.25)
     assert payoffs.games[0, 1] == 4 and payoffs.games[0, 2] == 0
     assert payoffs.missing_pairs == [(a, c), (b, c)]
     mixture = payoffs.nash()

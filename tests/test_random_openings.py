@@ -120,9 +120,7 @@ def test_a_fixed_count_plays_the_same_openings_as_before_ranges_existed():
         assert np.array_equal(board(fixed), board(plain))
 
 
-@pytest.mark.parametrize(
-    "plies", [(2, 1), (-1, 2), {0: 0.5}, {-1: 1.0}, "3", (0, 1, 2), True]
-)
+@pytest.mark.parametrize("plies", [(2, 1), (-1, 2), {0: 0.5}, {-1: 1.0}, "3", (0, 1, 2), True])
 def test_bad_ranges_and_distributions_are_refused(plies):
     with pytest.raises(ValueError, match="plies"):
         RandomOpenings(tictactoe_v3.env(), plies=plies)

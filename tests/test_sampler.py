@@ -253,16 +253,13 @@ def test_nash_strategy_draws_follow_its_stored_mixture(archive):
         + [dict(player_a=c, player_b=a, score_a=0.75)] * 4  # c beats a, less often: tilts the mix
     )
     sampler = OpponentSampler(archive, strategy="nash", latest_ratio=0.0, window=None)
-    sampler.window = None
     mixture = sampler.nash_mixture
     assert set(mixture) == {info.id for info in archive.snapshots()}
     assert sum(mixture.values()) == pytest.approx(1.0)
     n = 3000
     counts = Counter(draw_ids(sampler, n, seed=3))
     expected = {sid: p * n for sid, p in mixture.items()}
-    chi_square = sum(
-        (counts[sid] - e) ** 2 / e for sid, e in expected.items() if e > 0
-    )
+    chi_square = sum((counts[sid] - e) ** 2 / e for sid, e in expected.items() if e > 0)
     assert chi_square < 30  # 9 degrees of freedom at most: p < 0.001 above 28
     assert all(counts[sid] == 0 for sid, p in mixture.items() if p == 0)
 

@@ -140,10 +140,11 @@ class RandomOpenings(BaseWrapper):
     """An AEC wrapper that starts a share of the games from random legal first moves.
 
     At each reset, with probability ``probability``, the first ``plies`` moves (a number drawn
-    anew each game when ``plies`` is a range or a distribution) are played at random among the legal ones (from the action mask in the observation or in ``info``), whoever
-    is to move; then the game goes on as usual. Self-play between two copies of one deterministic
-    learner keeps replaying the openings it likes and never sees the positions that follow the
-    others, so a learner can be perfect in its own games and lose from a forced first move; random
+    anew each game when ``plies`` is a range or a distribution) are played at random among the
+    legal ones (from the action mask in the observation or in ``info``), whoever is to move;
+    then the game goes on as usual. Self-play between two copies of one deterministic learner
+    keeps replaying the openings it likes and never sees the positions that follow the others,
+    so a learner can be perfect in its own games and lose from a forced first move; random
     openings are the exploring starts that show it every one. A seeded reset replays the same
     opening.
 

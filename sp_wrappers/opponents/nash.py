@@ -117,9 +117,9 @@ def solve_zero_sum(payoff: Any) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def symmetric_nash(scores: Any) -> np.ndarray:
-    """The equilibrium mixture of a symmetric game between players whose pairwise scores (``scores
-    [i, j]``: ``i``'s score against ``j`` in [0, 1], ``scores[i, j] + scores[j, i] == 1``) are given:
-    the row mixture of the zero-sum game ``scores - 0.5``.
+    """The equilibrium mixture of a symmetric game between players, given their pairwise scores
+    (``scores[i, j]``: ``i``'s score against ``j`` in [0, 1], ``scores[i, j] + scores[j, i] ==
+    1``): the row mixture of the zero-sum game ``scores - 0.5``.
 
     >>> symmetric_nash([[0.5, 0.9], [0.1, 0.5]]).tolist()   # the first one beats the second
     [1.0, 0.0]
