@@ -72,3 +72,55 @@ def test_both_envs_play_from_random_openings_and_pass_the_env_checkers():
 def test_bad_settings_are_refused_naming_them(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RandomOpenings(tictactoe_v3.env(), **kwargs)
+
+
+def opening_length(game) -> int:
+    return int(board(game).sum())
+
+
+def test_a_range_of_plies_draws_every_count_in_it_about_equally():
+    game = RandomOpenings(tictactoe_v3.env(), plies=(0, 3))
+    game.reset(seed=0)
+    counts = np.zeros(5, dtype=int)
+    for _ in range(800):
+        game.reset()
+        counts[opening_length(game)] += 1
+    assert counts[4] == 0 and all(150 <= c <= 250 for c in counts[:4]), counts
+
+
+def test_a_probability_per_count_is_followed_and_a_seed_replays_it():
+    game = RandomOpenings(tictactoe_v3.env(), plies={0: 0.25, 2: 0.75})
+    game.reset(seed=1)
+    lengths = []
+    for _ in range(800):
+        game.reset()
+        lengths.append(opening_length(game))
+    assert set(lengths) == {0, 2}
+    assert 520 <= lengths.count(2) <= 680
+    again = RandomOpenings(tictactoe_v3.env(), plies={0: 0.25, 2: 0.75})
+    firsts = []
+    for copy in (game, again):
+        copy.reset(seed=5)
+        firsts.append(board(copy).copy())
+    assert np.array_equal(*firsts)
+
+
+def test_a_fixed_count_plays_the_same_openings_as_before_ranges_existed():
+    for seed in range(5):
+        fixed = RandomOpenings(tictactoe_v3.env(), plies=2)
+        fixed.reset(seed=seed)
+        # What a fixed count always did: one draw for the probability, then one per move.
+        plain = tictactoe_v3.env()
+        plain.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        rng.random()
+        for _ in range(2):
+            mask = plain.observe(plain.agent_selection)["action_mask"]
+            plain.step(int(rng.choice(np.flatnonzero(mask))))
+        assert np.array_equal(board(fixed), board(plain))
+
+
+@pytest.mark.parametrize("plies", [(2, 1), (-1, 2), {0: 0.5}, {-1: 1.0}, "3", (0, 1, 2), True])
+def test_bad_ranges_and_distributions_are_refused(plies):
+    with pytest.raises(ValueError, match="plies"):
+        RandomOpenings(tictactoe_v3.env(), plies=plies)

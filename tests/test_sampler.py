@@ -241,3 +241,36 @@ def test_an_empty_archive_falls_back_until_the_first_snapshot(tmp_path, model):
 def test_bad_sampler_settings_are_refused_with_the_fix(archive, kwargs, message):
     with pytest.raises(ValueError, match=message):
         OpponentSampler(archive, **kwargs)
+
+
+def test_nash_strategy_draws_follow_its_stored_mixture(archive):
+    ids = [info.id for info in archive.snapshots()][:3]
+    a, b, c = ids
+    # rock-paper-scissors among the first three, each pair played: a beats b, b beats c, c beats a.
+    archive.record_matches(
+        [dict(player_a=a, player_b=b, score_a=1.0)] * 4
+        + [dict(player_a=b, player_b=c, score_a=1.0)] * 4
+        + [dict(player_a=c, player_b=a, score_a=0.75)] * 4  # c beats a, less often: tilts the mix
+    )
+    sampler = OpponentSampler(archive, strategy="nash", latest_ratio=0.0, window=None)
+    mixture = sampler.nash_mixture
+    assert set(mixture) == {info.id for info in archive.snapshots()}
+    assert sum(mixture.values()) == pytest.approx(1.0)
+    n = 3000
+    counts = Counter(draw_ids(sampler, n, seed=3))
+    expected = {sid: p * n for sid, p in mixture.items()}
+    chi_square = sum((counts[sid] - e) ** 2 / e for sid, e in expected.items() if e > 0)
+    assert chi_square < 30  # 9 degrees of freedom at most: p < 0.001 above 28
+    assert all(counts[sid] == 0 for sid, p in mixture.items() if p == 0)
+
+
+def test_nash_mixture_is_solved_again_when_new_results_arrive_and_lists_unplayed_pairs(archive):
+    ids = [info.id for info in archive.snapshots()]
+    sampler = OpponentSampler(archive, strategy="nash", latest_ratio=0.0, window=2)
+    newer, newest = ids[-2:]
+    assert sampler.missing_pairs() == [(newer, newest)]
+    assert sampler.nash_mixture == pytest.approx({newer: 0.5, newest: 0.5})
+    archive.record_matches([dict(player_a=newest, player_b=newer, score_a=1.0)] * 3)
+    assert sampler.missing_pairs() == []
+    assert sampler.nash_mixture == pytest.approx({newer: 0.0, newest: 1.0}, abs=1e-9)
+    assert set(draw_ids(sampler, 50)) == {newest}

@@ -35,12 +35,30 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def openspiel_env(game_name: str, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+def openspiel_env(
+    game_name: str,
+    config: dict[str, Any] | None = None,
+    observation: str = "default",
+    **kwargs: Any,
+) -> Any:
     """The OpenSpiel game ``game_name`` (``pyspiel.load_game`` name, e.g. ``"leduc_poker"``) as
     a PettingZoo ``AECEnv``, through Shimmy with the truncation fix described above.
 
     :param game_name: the OpenSpiel short name.
     :param config: game parameters (``pyspiel.load_game(game_name, config)``).
+    :param observation: ``"default"`` (Shimmy's: the observation tensor where the game has one)
+        or ``"information_state"``: OpenSpiel's information-state tensor, everything the player
+        has seen. Shimmy's observation of Leduc poker drops the betting history (its 936
+        information states look like 516 observations), which bounds how well any policy that
+        sees only it can play; the information state does not.
     :param kwargs: other ``OpenSpielCompatibilityV0`` arguments (``render_mode``).
+
+    >>> openspiel_env("leduc_poker").observation_space("player_0").shape
+    (16,)
+    >>> openspiel_env("leduc_poker", observation="information_state").observation_space(
+    ...     "player_0").shape
+    (30,)
     """
-    return fixed_openspiel_class()(game_name=game_name, config=config, **kwargs)
+    return fixed_openspiel_class()(
+        game_name=game_name, config=config, observation=observation, **kwargs
+    )

@@ -9,13 +9,60 @@ only when it builds such a game.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
 
-__all__ = ["ScaledObservations", "RepeatedActions", "RandomOpenings"]
+__all__ = ["ScaledObservations", "RepeatedActions", "RandomOpenings", "ply_distribution"]
+
+
+def ply_distribution(plies: int | tuple[int, int] | Mapping[int, float]) -> dict[int, float]:
+    """``{number of random moves: probability}`` for :class:`RandomOpenings`' ``plies``.
+
+    >>> ply_distribution(2)
+    {2: 1.0}
+    >>> ply_distribution((1, 2))
+    {1: 0.5, 2: 0.5}
+    >>> ply_distribution({0: 0.2, 3: 0.8})
+    {0: 0.2, 3: 0.8}
+    """
+    if isinstance(plies, bool):
+        raise ValueError(f"plies must be a number of moves, a range or a mapping, got {plies!r}.")
+    if isinstance(plies, int | np.integer):
+        if plies < 1:
+            raise ValueError(
+                f"plies must be a positive number of moves, got {plies!r} (a range such as "
+                "(0, 3) may include 0)."
+            )
+        return {int(plies): 1.0}
+    if isinstance(plies, Mapping):
+        counts = {}
+        for count, share in plies.items():
+            if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
+                raise ValueError(f"plies keys must be numbers of moves (0 or more), got {count!r}.")
+            if not 0.0 <= float(share) <= 1.0:
+                raise ValueError(f"plies probabilities must be in [0, 1], got {share!r}.")
+            counts[int(count)] = float(share)
+        if not counts or abs(sum(counts.values()) - 1.0) > 1e-6:
+            raise ValueError(
+                f"plies probabilities must sum to 1, got {sum(counts.values())} ({plies!r})."
+            )
+        return dict(sorted(counts.items()))
+    if (
+        isinstance(plies, tuple | list)
+        and len(plies) == 2
+        and all(isinstance(n, int | np.integer) and not isinstance(n, bool) for n in plies)
+        and 0 <= plies[0] <= plies[1]
+    ):
+        low, high = int(plies[0]), int(plies[1])
+        return {n: 1.0 / (high - low + 1) for n in range(low, high + 1)}
+    raise ValueError(
+        f"plies must be a positive number of moves, a range (low, high) with 0 <= low <= high, "
+        f"or a mapping {{moves: probability}}; got {plies!r}."
+    )
 
 
 class ScaledObservations(BaseWrapper):
@@ -92,16 +139,20 @@ class RepeatedActions(BaseParallelWrapper):
 class RandomOpenings(BaseWrapper):
     """An AEC wrapper that starts a share of the games from random legal first moves.
 
-    At each reset, with probability ``probability``, the first ``plies`` moves are played at
-    random among the legal ones (from the action mask in the observation or in ``info``), whoever
-    is to move; then the game goes on as usual. Self-play between two copies of one deterministic
-    learner keeps replaying the openings it likes and never sees the positions that follow the
-    others, so a learner can be perfect in its own games and lose from a forced first move; random
+    At each reset, with probability ``probability``, the first ``plies`` moves (a number drawn
+    anew each game when ``plies`` is a range or a distribution) are played at random among the
+    legal ones (from the action mask in the observation or in ``info``), whoever is to move;
+    then the game goes on as usual. Self-play between two copies of one deterministic learner
+    keeps replaying the openings it likes and never sees the positions that follow the others,
+    so a learner can be perfect in its own games and lose from a forced first move; random
     openings are the exploring starts that show it every one. A seeded reset replays the same
     opening.
 
     :param env: a turn-based PettingZoo ``AECEnv`` with action masks.
-    :param plies: random moves at the start of a game that gets them.
+    :param plies: random moves at the start of a game that gets them: a number (at least 1), a
+        range ``(low, high)`` drawn uniformly, both ends included (``(0, 3)``: 0, 1, 2 or 3 moves,
+        a quarter of the games each), or a probability per number of moves (``{0: 0.5, 2: 0.5}``,
+        summing to 1). A count that ends the game early stops at the end.
     :param probability: share of the games that start from random moves (0 to 1).
 
     >>> from pettingzoo.classic import tictactoe_v3
@@ -109,16 +160,24 @@ class RandomOpenings(BaseWrapper):
     >>> game.reset(seed=0)
     >>> game.agent_selection, int(game.observe("player_1")["observation"].sum())
     ('player_2', 1)
+    >>> RandomOpenings(tictactoe_v3.env(), plies=(0, 3)).ply_probabilities
+    {0: 0.25, 1: 0.25, 2: 0.25, 3: 0.25}
     """
 
-    def __init__(self, env: Any, plies: int = 1, probability: float = 1.0) -> None:
+    def __init__(
+        self,
+        env: Any,
+        plies: int | tuple[int, int] | Mapping[int, float] = 1,
+        probability: float = 1.0,
+    ) -> None:
         super().__init__(env)
-        if not isinstance(plies, int) or plies < 1:
-            raise ValueError(f"plies must be a positive number of moves, got {plies!r}.")
+        self.ply_probabilities = ply_distribution(plies)
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"probability must be between 0 and 1, got {probability!r}.")
         self.plies = plies
         self.probability = float(probability)
+        self._counts = np.array(list(self.ply_probabilities), dtype=np.int64)
+        self._weights = np.array(list(self.ply_probabilities.values()), dtype=np.float64)
         self._rng = np.random.default_rng()
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -127,7 +186,11 @@ class RandomOpenings(BaseWrapper):
         self.env.reset(seed=seed, options=options)
         if self._rng.random() >= self.probability:
             return
-        for _ in range(self.plies):
+        if len(self._counts) == 1:  # a fixed count draws nothing more (seeded openings unchanged)
+            count = int(self._counts[0])
+        else:
+            count = int(self._counts[self._rng.choice(len(self._counts), p=self._weights)])
+        for _ in range(count):
             agent = self.env.agent_selection
             if self.env.terminations[agent] or self.env.truncations[agent]:
                 return

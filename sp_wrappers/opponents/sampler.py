@@ -11,13 +11,20 @@ precedence:
 1. one of the ``fixed_opponents`` with its stated probability (e.g. 10% ``RandomPolicy``);
 2. the learner's latest weights with probability ``latest_ratio`` (kept current by
    :class:`~sp_wrappers.SelfPlayCallback` through :meth:`OpponentSampler.sync_latest_weights`);
-3. otherwise a snapshot from the newest ``window`` snapshots, uniformly or by prioritized
-   fictitious self-play (``strategy="pfsp"``).
+3. otherwise a snapshot from the newest ``window`` snapshots, uniformly, by prioritized
+   fictitious self-play (``strategy="pfsp"``) or from the Nash equilibrium of the game between
+   them (``strategy="nash"``, PSRO's meta-solver: :mod:`sp_wrappers.opponents.nash`).
 
 PFSP reads the learner's *recent* results: each game against a snapshot is weighted
 ``pfsp_decay ** k``, ``k`` the number of later games against it (``PFSP_DECAY = 0.99``, AlphaStar's
 payoff decay, which the league's :class:`~sp_wrappers.league.payoff.PayoffTable` uses too), so a
 snapshot the learner lost to long ago and now beats stops being drawn as if it were still hard.
+
+The Nash strategy reads the snapshots' scores against each other (every recorded game between two
+eligible snapshots) and draws from the equilibrium of that symmetric zero-sum game, solved again
+whenever the eligible snapshots or the match history change. Pairs that never met count as even
+(0.5) for now; :meth:`OpponentSampler.missing_pairs` lists them so that evaluation games can be
+scheduled, and :attr:`OpponentSampler.nash_mixture` is the mixture drawn from.
 
 Other processes may save into and prune the archive while a sampler draws: a snapshot pruned
 between the listing and its load, or found corrupt, is left out and the snapshot draw is made
@@ -40,6 +47,7 @@ from ..archive.store import (
     as_archive,
 )
 from ..core.policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
+from .nash import SnapshotPayoffs, archive_payoffs
 from .slots import SWAP_UNITS
 
 __all__ = [
@@ -51,7 +59,7 @@ __all__ = [
     "LATEST_ID",
 ]
 
-STRATEGIES = ("uniform", "pfsp")
+STRATEGIES = ("uniform", "pfsp", "nash")
 PFSP_WEIGHTINGS = ("hard", "variance", "linear", "squared", "linear_capped")
 LATEST_ID = "latest"
 #: Each game's weight in PFSP win rates is ``PFSP_DECAY ** (later games of the pair)``:
@@ -107,8 +115,9 @@ class OpponentSampler:
     :param swap_every: keep an opponent for this many ``swap_unit`` before drawing again
         (per env copy; a draw takes effect at the next episode start).
     :param swap_unit: ``"episodes"`` or ``"steps"`` (learner steps).
-    :param strategy: ``"uniform"`` over the window, or ``"pfsp"`` (prioritized fictitious self-play)
-        weighting snapshots by the learner's recorded win rate against them.
+    :param strategy: ``"uniform"`` over the window, ``"pfsp"`` (prioritized fictitious self-play)
+        weighting snapshots by the learner's recorded win rate against them, or ``"nash"``: the
+        Nash equilibrium of the game between the window's snapshots (see :attr:`nash_mixture`).
     :param pfsp_weighting: ``"hard"`` (``(1-p)^k``), ``"variance"`` (``p(1-p)``), ``"linear"``,
         ``"squared"`` or ``"linear_capped"`` (see :func:`pfsp_weights`).
     :param pfsp_exponent: ``k`` of the hard weighting.
@@ -198,6 +207,8 @@ class OpponentSampler:
         self.rng = np.random.default_rng(seed)
         self.latest: SB3Policy | None = None
         self.latest_version = -1
+        self._payoffs: tuple[tuple[tuple[str, ...], int], SnapshotPayoffs, dict[str, float]] | None
+        self._payoffs = None
 
     # -- what the env calls ------------------------------------------------------------------------
     def draw(self, rng: np.random.Generator | None = None) -> Policy:
@@ -268,9 +279,41 @@ class OpponentSampler:
             return np.zeros(0)
         if self.strategy == "uniform":
             return np.full(len(ids), 1.0 / len(ids))
+        if self.strategy == "nash":
+            mixture = self._nash(ids)[1]
+            return np.array([mixture[i] for i in ids])
         scores = self.archive.scores_against(self.learner_id, decay=self.pfsp_decay)
         win_rates = [scores[i][0] if i in scores else 0.5 for i in ids]
         return pfsp_weights(win_rates, self.pfsp_weighting, self.pfsp_exponent)
+
+    @property
+    def nash_mixture(self) -> dict[str, float]:
+        """``{snapshot id: probability}``: the Nash equilibrium of the game between the eligible
+        snapshots, as :meth:`draw` uses it with ``strategy="nash"`` (solved again when the
+        snapshots or the match history change; pairs that never met count as even)."""
+        return dict(self._nash(self.eligible_ids())[1])
+
+    def missing_pairs(self) -> list[tuple[str, str]]:
+        """Pairs of eligible snapshots with no recorded game between them, whose score the Nash
+        mixture takes as even (0.5): the games to schedule so it rests on measured results."""
+        return self._nash(self.eligible_ids())[0].missing_pairs
+
+    def _nash(self, ids: Sequence[str]) -> tuple[SnapshotPayoffs, dict[str, float]]:
+        key = (tuple(ids), self.archive.n_matches())
+        cached = self._payoffs
+        if cached is None or cached[0] != key:
+            payoffs = archive_payoffs(self.archive, ids)
+            if (  # games against the learner only: the snapshots' game is unchanged
+                cached is not None
+                and cached[1].ids == payoffs.ids
+                and np.array_equal(cached[1].games, payoffs.games)
+                and np.array_equal(cached[1].scores, payoffs.scores)
+            ):
+                mixture = cached[2]
+            else:
+                mixture = payoffs.nash()
+            self._payoffs = cached = (key, payoffs, mixture)
+        return cached[1], cached[2]
 
     def __getstate__(self) -> dict[str, Any]:
         # Worker processes rebuild the latest policy from the weights the callback sends.
