@@ -77,19 +77,6 @@ from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
 from .spaces import space_from_json, spaces_match
 from .templates import is_run_template, resolve_run_template
 
-for _error in (
-    ArchiveError,
-    ArchiveFormatError,
-    ArchiveWriteError,
-    CorruptSnapshotError,
-    IncompatibleSnapshotError,
-    PolicySpecError,
-    SnapshotPrunedError,
-    UnsafeArchiveError,
-):  # defined where the checks live; users import and see them here
-    _error.__module__ = __name__
-
-
 __all__ = [
     "SnapshotArchive",
     "SnapshotInfo",

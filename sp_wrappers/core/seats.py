@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from .errors import IllegalActionError
+
 __all__ = [
     "as_aec_env",
     "SeatDriver",
@@ -58,17 +60,6 @@ OutcomeFn = Callable[[Mapping[str, float], str], float]
 ILLEGAL_ACTION_MODES = ("loss", "raise")
 #: The illegal-move reward of games that do not declare one (PettingZoo's classic games use -1).
 DEFAULT_ILLEGAL_REWARD = -1.0
-
-
-class IllegalActionError(ValueError):
-    """The learner chose an action its seat's action mask forbids (with ``illegal_action="raise"``).
-
-    >>> try:
-    ...     check_learner_action(3, np.array([True, False, True, False]), "player_1")
-    ... except IllegalActionError as error:
-    ...     print(str(error).split(". ")[0])
-    The learner in seat 'player_1' chose illegal action 3; legal actions were [0, 2]
-    """
 
 
 def check_illegal_action_mode(mode: str) -> str:

@@ -25,6 +25,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..archive.matches import HUMAN, PLAY_SOURCE
+from .errors import PlayError, UnplayableGameError
 
 __all__ = [
     "play_session",
@@ -41,16 +42,6 @@ REAL_TIME_GAMES = frozenset({"pong_v3", "quadrapong_v4", "simple_tag_v3"})
 REAL_TIME_PACKAGES = ("pettingzoo.atari", "pettingzoo.butterfly", "pettingzoo.mpe", "mpe2")
 _LIST_AT_MOST = 40  # legal moves listed before each move; more are listed on "?"
 _PROG = "sp-wrappers"  # the command named in messages (this layer does not import the CLI)
-
-
-class PlayError(ValueError):
-    """A game between a person and a policy that cannot start as asked (no such seat, a
-    policy trained on another game); the message says what to pass instead."""
-
-
-class UnplayableGameError(PlayError):
-    """A game that a person cannot play move by move: not turn-based, or without action
-    masks."""
 
 
 def _refuse(name: str, why: str) -> UnplayableGameError:

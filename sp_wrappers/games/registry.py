@@ -50,6 +50,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import MissingGameError, UnknownGameError
+
 __all__ = [
     "GameSpec",
     "GAMES",
@@ -62,15 +64,6 @@ __all__ = [
     "reference_opponents",
     "FRAME_STACK",
 ]
-
-
-class UnknownGameError(ValueError):
-    """A game name that is neither registered nor an importable ``module:function``."""
-
-
-class MissingGameError(ImportError):
-    """A registered game whose package is not installed; the message names the extra to
-    install (``pip install "sp-wrappers[mpe]"``)."""
 
 
 def _classic(module: str, **kwargs: Any) -> Any:

@@ -25,6 +25,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..training.schedules import BudgetSchedules
+from .errors import LeagueSetupError
 
 __all__ = [
     "PlayerWorker",
@@ -36,10 +37,6 @@ __all__ = [
 ]
 
 LEAGUE_SOURCE = "league"
-
-
-class LeagueSetupError(ValueError):
-    """The league cannot start as configured (the message says what to change)."""
 
 
 @dataclass
