@@ -1,41 +1,34 @@
 """The archive layer: snapshots of policies on disk, and their match history.
 
-It holds :class:`SnapshotArchive` (``store``: the SQLite index in WAL mode and the snapshot
-files), the policy specs that rebuild a network without pickle (``policy_spec``), the checks of
-every row and file read back (``checks``), the snapshot files themselves (``files``) and the match
-rows (``matches``). The formats are versioned in ``docs/formats.md``.
+A :class:`SnapshotArchive` keeps each snapshot's weights in a file, its metadata and the games
+played against it in an SQLite index, and checks everything it reads back; policies are rebuilt
+from their specs without pickle. The formats are versioned in ``docs/formats.md``.
 
 It may import ``sp_wrappers.core`` only.
 """
 
-from .index import FORMAT_VERSION
-from .policy_spec import ArchiveError, PolicySpecError
-from .records import MatchRecord, SnapshotInfo
-from .store import (
-    ArchiveFormatError,
-    ArchiveWriteError,
-    CorruptSnapshotError,
-    IncompatibleSnapshotError,
-    SnapshotArchive,
-    SnapshotPrunedError,
-    UnsafeArchiveError,
-    as_archive,
-    config_key,
-)
+from __future__ import annotations
 
-__all__ = [
-    "SnapshotArchive",
-    "SnapshotInfo",
-    "MatchRecord",
-    "as_archive",
-    "config_key",
-    "FORMAT_VERSION",
-    "ArchiveError",
-    "ArchiveFormatError",
-    "ArchiveWriteError",
-    "CorruptSnapshotError",
-    "IncompatibleSnapshotError",
-    "PolicySpecError",
-    "SnapshotPrunedError",
-    "UnsafeArchiveError",
-]
+from ..core.exports import LazyExports
+
+_face = LazyExports(
+    __name__,
+    {
+        ".store": ["SnapshotArchive", "as_archive", "config_key"],
+        ".records": ["SnapshotInfo", "MatchRecord"],
+        ".index": ["FORMAT_VERSION"],
+        ".errors": [
+            "ArchiveError",
+            "ArchiveFormatError",
+            "ArchiveWriteError",
+            "CorruptSnapshotError",
+            "IncompatibleSnapshotError",
+            "PolicySpecError",
+            "SnapshotPrunedError",
+            "UnsafeArchiveError",
+        ],
+    },
+)
+__all__ = _face.names
+__getattr__ = _face.load
+__dir__ = _face.dir

@@ -23,10 +23,12 @@ __all__ = [
     "SnapshotPrunedError",
     "IncompatibleSnapshotError",
     "UnsafeArchiveError",
+    "FIX",
 ]
 
 
-_FIX = (
+#: What to do about a policy spec that sp_wrappers did not write (ends each such error).
+FIX = (
     "sp_wrappers never writes such a spec: the archive was edited or comes from elsewhere. Load "
     "snapshots only from archives you trust, or save this policy again."
 )

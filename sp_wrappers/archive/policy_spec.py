@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..core.policy_families import constructor_keywords
-from .errors import _FIX, ArchiveError, PolicySpecError
+from .errors import FIX, ArchiveError, PolicySpecError
 from .spaces import (
     _MAX_DEPTH,
     _MAX_INT,
@@ -153,12 +153,12 @@ def _import_class(name: Any, trusted: tuple[str, ...], where: str, base: type | 
     # module's imports (``trusted.module:os.SomeClass``).
     if not isinstance(obj, type) or _class_name(obj) != name:
         raise PolicySpecError(
-            f"{where} names {name!r}, which is not a class defined under that name. {_FIX}"
+            f"{where} names {name!r}, which is not a class defined under that name. {FIX}"
         )
     if base is not None and not issubclass(obj, base):
         raise PolicySpecError(
             f"{where} names {name!r}, which is not a subclass of {_class_name(base)}; nothing "
-            f"was constructed. {_FIX}"
+            f"was constructed. {FIX}"
         )
     return obj
 
@@ -198,49 +198,49 @@ def _check_keys(
     if unknown:
         raise PolicySpecError(
             f"{where} passes {unknown} to {owner}, which takes no such arguments (it takes "
-            f"{sorted(accepted)}); nothing was constructed. {_FIX}"
+            f"{sorted(accepted)}); nothing was constructed. {FIX}"
         )
 
 
 def _plain(value: Any, where: str, depth: int = 0) -> Any:
     """A JSON value with no classes in it, bounded in depth, size and magnitude."""
     if depth > _MAX_DEPTH:
-        raise PolicySpecError(f"{where} nests deeper than {_MAX_DEPTH} levels. {_FIX}")
+        raise PolicySpecError(f"{where} nests deeper than {_MAX_DEPTH} levels. {FIX}")
     if isinstance(value, dict):
         if "__class__" in value:
             raise PolicySpecError(
                 f"{where} names a class ({_short(value['__class__'])}); classes are allowed only "
-                f"in {sorted(_CLASS_SLOTS)} and the policy class. Nothing was imported. {_FIX}"
+                f"in {sorted(_CLASS_SLOTS)} and the policy class. Nothing was imported. {FIX}"
             )
         if len(value) > _MAX_ITEMS:
-            raise PolicySpecError(f"{where} has more than {_MAX_ITEMS} entries. {_FIX}")
+            raise PolicySpecError(f"{where} has more than {_MAX_ITEMS} entries. {FIX}")
         return {k: _plain(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         if len(value) > _MAX_ITEMS:
-            raise PolicySpecError(f"{where} has more than {_MAX_ITEMS} entries. {_FIX}")
+            raise PolicySpecError(f"{where} has more than {_MAX_ITEMS} entries. {FIX}")
         return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
     if _is_int(value):
         return _int(value, where, -_MAX_INT, _MAX_INT)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise PolicySpecError(f"{where} is {value}; arguments must be finite. {_FIX}")
+            raise PolicySpecError(f"{where} is {value}; arguments must be finite. {FIX}")
         return value
     if value is None or isinstance(value, (bool, str)):
         return value
-    raise PolicySpecError(f"{where} holds {_short(value)}, which is not a JSON value. {_FIX}")
+    raise PolicySpecError(f"{where} holds {_short(value)}, which is not a JSON value. {FIX}")
 
 
 def _net_arch(value: Any, where: str) -> Any:
     def layers(sizes: Any, at: str) -> list[int]:
         if not isinstance(sizes, list) or len(sizes) > 64:
-            raise PolicySpecError(f"{at} must be a list of at most 64 layer widths. {_FIX}")
+            raise PolicySpecError(f"{at} must be a list of at most 64 layer widths. {FIX}")
         return [_int(s, f"{at}[{i}]", 1, MAX_LAYER_WIDTH) for i, s in enumerate(sizes)]
 
     if value is None:
         return None
     if isinstance(value, dict):
         if not set(value) <= {"pi", "vf", "qf"}:
-            raise PolicySpecError(f"{where} may only have the keys pi, vf and qf. {_FIX}")
+            raise PolicySpecError(f"{where} may only have the keys pi, vf and qf. {FIX}")
         return {k: layers(v, f"{where}.{k}") for k, v in value.items()}
     return layers(value, where)
 
@@ -248,7 +248,7 @@ def _net_arch(value: Any, where: str) -> Any:
 def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str, Any]:
     """The policy's constructor arguments, each checked against the slot it fills."""
     if not isinstance(kwargs, dict):
-        raise PolicySpecError(f"The policy spec's kwargs must be an object. {_FIX}")
+        raise PolicySpecError(f"The policy spec's kwargs must be an object. {FIX}")
     if _class_name(cls) == _ARS_LINEAR and kwargs.get("net_arch") == []:
         # written before 0.3: SB3's parameters of ARS's linear policy name two arguments its
         # constructor does not take; they carry nothing (no hidden layers), so drop them
@@ -256,7 +256,7 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
     _check_keys(kwargs, _accepted(cls, _SKIPPED_PARAMS), "kwargs", _class_name(cls))
     clashing = sorted(set(kwargs) & set(_SKIPPED_PARAMS))
     if clashing:
-        raise PolicySpecError(f"kwargs must not set {clashing}; the spec stores them. {_FIX}")
+        raise PolicySpecError(f"kwargs must not set {clashing}; the spec stores them. {FIX}")
     decoded: dict[str, Any] = {}
     for key, value in kwargs.items():
         where = f"kwargs.{key}"
@@ -265,7 +265,7 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
                 decoded[key] = None
                 continue
             if not isinstance(value, dict) or set(value) != {"__class__"}:
-                raise PolicySpecError(f'{where} must be {{"__class__": "module:Name"}}. {_FIX}')
+                raise PolicySpecError(f'{where} must be {{"__class__": "module:Name"}}. {FIX}')
             decoded[key] = _import_class(value["__class__"], trusted, where, _base(key))
         elif key == "net_arch":
             decoded[key] = _net_arch(value, where)
@@ -276,7 +276,7 @@ def _decode_kwargs(cls: type, kwargs: Any, trusted: tuple[str, ...]) -> dict[str
         if value is None:
             continue
         if not isinstance(value, dict):
-            raise PolicySpecError(f"kwargs.{key} must be an object. {_FIX}")
+            raise PolicySpecError(f"kwargs.{key} must be an object. {FIX}")
         if owner is None:  # the policy's default class takes them: find it in the signatures
             owner = _default(cls, slot)
         if isinstance(owner, type):
@@ -394,10 +394,10 @@ def _build_policy(spec: Any, trusted: tuple[str, ...], device: str, max_paramete
     from stable_baselines3.common.policies import BasePolicy
 
     if not isinstance(spec, dict) or not _SPEC_KEYS - {"kwargs"} <= set(spec):
-        raise PolicySpecError(f"A policy spec must be an object with {sorted(_SPEC_KEYS)}. {_FIX}")
+        raise PolicySpecError(f"A policy spec must be an object with {sorted(_SPEC_KEYS)}. {FIX}")
     extra = sorted(set(spec) - _SPEC_KEYS)
     if extra:
-        raise PolicySpecError(f"The policy spec has unknown keys {extra}. {_FIX}")
+        raise PolicySpecError(f"The policy spec has unknown keys {extra}. {FIX}")
     cls = _import_class(spec["policy_class"], trusted, "policy_class", BasePolicy)
     observation_space = space_from_json(spec["observation_space"], "observation_space")
     action_space = space_from_json(spec["action_space"], "action_space")
@@ -420,7 +420,7 @@ def _build_policy(spec: Any, trusted: tuple[str, ...], device: str, max_paramete
     except Exception as error:  # the trusted class refused its (untrusted) arguments
         raise PolicySpecError(
             f"The policy spec ({spec['policy_class']}) could not be built from its arguments "
-            f"({type(error).__name__}: {error}). {_FIX}"
+            f"({type(error).__name__}: {error}). {FIX}"
         ) from error
     n_values = _n_values(policy) if known is None else known
     if known is None:

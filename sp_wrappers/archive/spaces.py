@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from .errors import _FIX, PolicySpecError
+from .errors import FIX, PolicySpecError
 
 __all__ = ["MAX_SPACE_SIZE", "space_to_json", "space_from_json", "spaces_match"]
 
@@ -50,11 +50,11 @@ def _array_from_json(data: Any, shape: tuple[int, ...], dtype: np.dtype, where: 
     if isinstance(data, dict) and set(data) == {"values"} and isinstance(data["values"], list):
         if len(data["values"]) != size:
             raise PolicySpecError(
-                f"{where} lists {len(data['values'])} values for a shape of {size}. {_FIX}"
+                f"{where} lists {len(data['values'])} values for a shape of {size}. {FIX}"
             )
         values = [_number(v, where) for v in data["values"]]
         return np.asarray(values, dtype=dtype).reshape(shape)
-    raise PolicySpecError(f'{where} must be {{"fill": x}} or {{"values": [...]}}. {_FIX}')
+    raise PolicySpecError(f'{where} must be {{"fill": x}} or {{"values": [...]}}. {FIX}')
 
 
 def space_to_json(space: spaces.Space) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _int_array(data: Any, where: str, low: int, high: int) -> np.ndarray:
     """A (possibly nested) JSON list of bounded integers, as an int64 array."""
     array = np.asarray(data, dtype=object)
     if array.ndim == 0 or array.size == 0 or array.ndim > 8:
-        raise PolicySpecError(f"{where} must be a non-empty rectangular list of integers. {_FIX}")
+        raise PolicySpecError(f"{where} must be a non-empty rectangular list of integers. {FIX}")
     if array.size > MAX_SPACE_SIZE:
         raise PolicySpecError(f"{where} has {array.size} entries (at most {MAX_SPACE_SIZE}).")
     for value in array.flat:
@@ -118,18 +118,18 @@ def space_from_json(data: Any, where: str = "space") -> spaces.Space:
 
 def _space_from_json(data: Any, where: str, depth: int) -> spaces.Space:
     if depth > _MAX_DEPTH:
-        raise PolicySpecError(f"{where} nests spaces deeper than {_MAX_DEPTH} levels. {_FIX}")
+        raise PolicySpecError(f"{where} nests spaces deeper than {_MAX_DEPTH} levels. {FIX}")
     kind = data.get("type") if isinstance(data, dict) else None
     try:
         if kind == "Box":
             shape_data = data.get("shape")
             if not isinstance(shape_data, list) or len(shape_data) > 8:
-                raise PolicySpecError(f"{where}.shape must be a list of at most 8 sizes. {_FIX}")
+                raise PolicySpecError(f"{where}.shape must be a list of at most 8 sizes. {FIX}")
             shape = tuple(_int(s, f"{where}.shape", 0, MAX_SPACE_SIZE) for s in shape_data)
             if math.prod(shape) > MAX_SPACE_SIZE:
                 raise PolicySpecError(
                     f"{where} is a Box of shape {shape}: more than {MAX_SPACE_SIZE} elements. "
-                    f"{_FIX}"
+                    f"{FIX}"
                 )
             if data.get("dtype") not in _DTYPES:
                 raise PolicySpecError(
@@ -149,7 +149,7 @@ def _space_from_json(data: Any, where: str, depth: int) -> spaces.Space:
             if start is not None:
                 start = _int_array(start, f"{where}.start", -_MAX_INT, _MAX_INT)
                 if start.shape != nvec.shape:
-                    raise PolicySpecError(f"{where}.start must have the shape of nvec. {_FIX}")
+                    raise PolicySpecError(f"{where}.start must have the shape of nvec. {FIX}")
             return spaces.MultiDiscrete(nvec, start=start)
         if kind == "MultiBinary":
             n = data.get("n")
@@ -179,8 +179,8 @@ def _space_from_json(data: Any, where: str, depth: int) -> spaces.Space:
     except (ValueError, TypeError, OverflowError, AssertionError) as error:
         if isinstance(error, PolicySpecError):
             raise
-        raise PolicySpecError(f"{where} is not a valid {kind} space ({error}). {_FIX}") from error
-    raise PolicySpecError(f"Unknown space type {_short(kind)} at {where} in a policy spec. {_FIX}")
+        raise PolicySpecError(f"{where} is not a valid {kind} space ({error}). {FIX}") from error
+    raise PolicySpecError(f"Unknown space type {_short(kind)} at {where} in a policy spec. {FIX}")
 
 
 def spaces_match(a: spaces.Space, b: spaces.Space) -> bool:
@@ -212,7 +212,7 @@ def _is_int(value: Any) -> bool:
 def _int(value: Any, where: str, low: int, high: int) -> int:
     if not _is_int(value) or not low <= value <= high:
         raise PolicySpecError(
-            f"{where} must be an integer between {low} and {high}, got {_short(value)}. {_FIX}"
+            f"{where} must be an integer between {low} and {high}, got {_short(value)}. {FIX}"
         )
     return int(value)
 
@@ -234,4 +234,4 @@ def _number(value: Any, where: str) -> float | int:
         return float(value)
     if isinstance(value, (bool, int, float)):
         return value
-    raise PolicySpecError(f"{where} must be a number, got {_short(value)}. {_FIX}")
+    raise PolicySpecError(f"{where} must be a number, got {_short(value)}. {FIX}")

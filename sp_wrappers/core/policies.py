@@ -34,6 +34,7 @@ __all__ = [
     "stack_observations",
     "choose_from_scores",
     "act_in_games",
+    "frozen_copy",
 ]
 
 Observations = np.ndarray | dict[str, np.ndarray]
@@ -256,7 +257,7 @@ class SB3Policy:
             raise TypeError(
                 f"SB3Policy needs a Stable-Baselines3 model or policy, got {type(policy).__name__}."
             )
-        self.policy = _frozen_copy(source) if copy_weights else source
+        self.policy = frozen_copy(source) if copy_weights else source
         self.policy.to(device)
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
@@ -436,7 +437,7 @@ def choose_from_scores(
     return (scores + gumbel).argmax(axis=1)
 
 
-def _frozen_copy(policy: Any) -> Any:
+def frozen_copy(policy: Any) -> Any:
     """An independent copy of an SB3 policy, for inference.
 
     A plain ``copy.deepcopy`` fails on a policy that has trained: actor-critic policies keep their

@@ -52,6 +52,8 @@ __all__ = [
     "ILLEGAL_ACTION_MODES",
     "check_illegal_action_mode",
     "check_learner_action",
+    "is_illegal",
+    "is_masked_dict_space",
 ]
 
 OutcomeFn = Callable[[Mapping[str, float], str], float]
@@ -72,7 +74,9 @@ def check_illegal_action_mode(mode: str) -> str:
     return mode
 
 
-def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+def is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+    """Whether ``action`` is one the seat's ``mask`` forbids (``start``: the space's first
+    action); an action without a mask, or not an integer, is never illegal."""
     if mask is None or not isinstance(action, int | np.integer):
         return False
     index = int(action) - start
@@ -82,7 +86,7 @@ def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
 def check_learner_action(action: Any, mask: np.ndarray | None, seat: str, start: int = 0) -> None:
     """Raise :class:`IllegalActionError` if ``mask`` (bool, or ``None`` when unknown) forbids
     the integer ``action`` of a ``Discrete`` space starting at ``start``."""
-    if _is_illegal(action, mask, start):
+    if is_illegal(action, mask, start):
         legal = (np.flatnonzero(mask) + start).tolist()
         raise IllegalActionError(
             f"The learner in seat {seat!r} chose illegal action {int(action)}; legal actions were "
@@ -288,14 +292,15 @@ def conform_observation(obs: Any, space: spaces.Space) -> Any:
     return obs
 
 
-def _is_masked_dict_space(space: spaces.Space) -> bool:
+def is_masked_dict_space(space: spaces.Space) -> bool:
+    """Whether ``space`` is PettingZoo's ``{"observation", "action_mask"}`` dict."""
     return isinstance(space, spaces.Dict) and "action_mask" in space.spaces
 
 
 def seat_spaces(game: Any, seat: str, keep_dict_obs: bool) -> tuple[spaces.Space, spaces.Space]:
     """The (observation, action) spaces a policy in ``seat`` sees."""
     obs_space = game.observation_space(seat)
-    if _is_masked_dict_space(obs_space) and not keep_dict_obs:
+    if is_masked_dict_space(obs_space) and not keep_dict_obs:
         if "observation" not in obs_space.spaces:
             raise ValueError(
                 f"Seat {seat!r} has a dict observation with 'action_mask' but no 'observation' "
@@ -350,7 +355,7 @@ class SeatDriver:
         self.illegal_reward = game_illegal_reward(game)
         self.possible_agents: list[str] = list(game.possible_agents)
         self._masked_dict = {
-            a: _is_masked_dict_space(game.observation_space(a)) for a in self.possible_agents
+            a: is_masked_dict_space(game.observation_space(a)) for a in self.possible_agents
         }
         self._n_actions = {
             a: game.action_space(a).n if isinstance(game.action_space(a), spaces.Discrete) else None
@@ -437,7 +442,7 @@ class SeatDriver:
         if acting == self.learner and self._n_actions[acting] is not None:
             mask = self.learner_mask()
             start = self._action_start[acting]
-            if _is_illegal(action, mask, start):
+            if is_illegal(action, mask, start):
                 if self.illegal_action == "raise":
                     check_learner_action(action, mask, acting, start)
                 self._end_on_illegal(action)

@@ -1,34 +1,36 @@
 """The evaluation layer: play players against each other and count the results.
 
-It holds :func:`play_match` (``match``), round robins over an archive (``round_robin``) with
-their serial, process and Ray backends (``backends``), forced openings (``openings``) and the
-plots of ratings and payoffs (``plots``).
+Single matches, round robins over an archive (serial, in processes, or on Ray), forced
+openings, games between a person and a policy, replays, and plots of ratings and payoffs. The
+ratings of an archive's snapshots are also here, where 0.1 had them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
 ``core``.
 """
 
-from ..ratings.archive_ratings import (
-    ArchiveRatings,
-    SnapshotRating,
-    archive_ratings,
-    store_archive_ratings,
-)
-from .backends import BACKENDS
-from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
-from .round_robin import RoundRobinResult, pair_seed, round_robin
+from __future__ import annotations
 
-__all__ = [
-    "play_match",
-    "MatchResult",
-    "as_policy",
-    "round_robin",
-    "RoundRobinResult",
-    "archive_ratings",
-    "store_archive_ratings",
-    "ArchiveRatings",
-    "SnapshotRating",
-    "BACKENDS",
-    "EVALUATION_SOURCE",
-    "pair_seed",
-]
+from ..core.exports import LazyExports
+
+_face = LazyExports(
+    __name__,
+    {
+        ".match": ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE"],
+        ".round_robin": ["round_robin", "RoundRobinResult", "pair_seed"],
+        ".backends": ["BACKENDS"],
+        ".openings": ["legal_openings", "play_openings", "OpeningsResult"],
+        ".human_play": ["play_session", "PlayOutcome"],
+        ".replay": ["play_replay", "Replay"],
+        ".replay_video": ["write_replay"],
+        ".errors": ["PlayError", "UnplayableGameError"],
+        "..ratings.archive_ratings": [
+            "archive_ratings",
+            "store_archive_ratings",
+            "ArchiveRatings",
+            "SnapshotRating",
+        ],
+    },
+)
+__all__ = _face.names
+__getattr__ = _face.load
+__dir__ = _face.dir

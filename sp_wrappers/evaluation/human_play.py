@@ -63,7 +63,7 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     >>> check_turn_based("pong_v3")
     Traceback (most recent call last):
     ...
-    sp_wrappers.evaluation.human_play.UnplayableGameError: `sp-wrappers play` is for turn-based ...
+    sp_wrappers.evaluation.errors.UnplayableGameError: `sp-wrappers play` is for turn-based ...
     """
     label = name or type(game).__name__
     module = (name or "").partition(":")[0]
@@ -74,12 +74,12 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     from gymnasium import spaces
     from pettingzoo.utils.env import AECEnv
 
-    from ..core.seats import _is_masked_dict_space
+    from ..core.seats import is_masked_dict_space
 
     if not isinstance(game, AECEnv):
         raise _refuse(label, "is a parallel game: every agent moves at once")
     for seat in game.possible_agents:
-        masked = _is_masked_dict_space(game.observation_space(seat))
+        masked = is_masked_dict_space(game.observation_space(seat))
         if not masked or not isinstance(game.action_space(seat), spaces.Discrete):
             raise _refuse(label, f"gives seat {seat!r} no action mask over discrete moves")
 

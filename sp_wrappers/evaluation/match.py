@@ -39,7 +39,7 @@ from ..core.policies import (
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
 
-__all__ = ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE"]
+__all__ = ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE", "with_action_space"]
 
 EVALUATION_SOURCE = "evaluation"
 
@@ -131,7 +131,7 @@ class MatchResult:
         )
 
 
-def _with_action_space(policy: Policy, action_space: Any) -> Policy:
+def with_action_space(policy: Policy, action_space: Any) -> Policy:
     """A ``RandomPolicy`` without an action space gets the seat's (for games without masks)."""
     if isinstance(policy, RandomPolicy) and policy.action_space is None:
         return RandomPolicy(action_space, policy_id=policy.policy_id)
@@ -183,8 +183,8 @@ def play_match(
     b = as_policy(policy_b, "b", archive)
     game = as_aec_env(env_fn())
     _, action_space = seat_spaces(game, seat or game.possible_agents[0], keep_dict_obs=False)
-    a = _with_action_space(a, action_space)
-    b = _with_action_space(b, action_space)
+    a = with_action_space(a, action_space)
+    b = with_action_space(b, action_space)
     env = SelfPlayEnv(
         game,
         learner="random" if swap_seats else (seat or "random"),

@@ -1,33 +1,36 @@
 """The games layer: the PettingZoo games sp_wrappers knows by name, and players to measure against.
 
-It holds the registry of games (``registry``: ``GAMES``, ``make_game``, ``game_factory``), the
-reference players (``baselines``: perfect tic-tac-toe, alpha-beta Connect Four), wrappers that
-make games fit self-play (``wrappers``) and adapters for other game families (``adapters``:
-OpenSpiel through Shimmy).
+The registry of games by name, reference players (perfect tic-tac-toe, alpha-beta Connect Four),
+wrappers that make games fit self-play, board symmetries, move notations for people, and adapters
+for other game families (OpenSpiel through Shimmy).
 
 It may import ``sp_wrappers.core`` only.
 """
 
-from .registry import (
-    GAMES,
-    QUADRAPONG_TEAMS,
-    GameSpec,
-    MissingGameError,
-    UnknownGameError,
-    game_factory,
-    make_game,
-    reference_opponents,
-    resolve_game,
-)
+from __future__ import annotations
 
-__all__ = [
-    "GameSpec",
-    "GAMES",
-    "UnknownGameError",
-    "MissingGameError",
-    "QUADRAPONG_TEAMS",
-    "resolve_game",
-    "make_game",
-    "game_factory",
-    "reference_opponents",
-]
+from ..core.exports import LazyExports
+
+_face = LazyExports(
+    __name__,
+    {
+        ".registry": [
+            "GameSpec",
+            "GAMES",
+            "QUADRAPONG_TEAMS",
+            "resolve_game",
+            "make_game",
+            "game_factory",
+            "reference_opponents",
+        ],
+        ".errors": ["UnknownGameError", "MissingGameError", "MoveError"],
+        ".baselines": ["PerfectTicTacToePolicy", "AlphaBetaConnectFourPolicy"],
+        ".adapters": ["openspiel_env"],
+        ".wrappers": ["RandomOpenings"],
+        ".symmetries": ["Symmetry", "symmetries_for"],
+        ".notation": ["Notation", "notation_for"],
+    },
+)
+__all__ = _face.names
+__getattr__ = _face.load
+__dir__ = _face.dir

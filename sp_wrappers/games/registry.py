@@ -262,7 +262,7 @@ def resolve_game(name: str) -> Callable[..., Any]:
     >>> resolve_game("chess")
     Traceback (most recent call last):
     ...
-    sp_wrappers.games.registry.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
+    sp_wrappers.games.errors.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
 connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an import path \
 'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env).
     """

@@ -1,11 +1,9 @@
 """League training: AlphaStar's roles and PFSP matchmaking for ordinary SB3 learners.
 
-This package holds :class:`League` (the runner, :mod:`.runner`), the builders
-(:class:`LeagueBuilder`, :class:`AlphaStarLeague`, :class:`SelfPlayLeague`, :mod:`.builders`),
-the payoff table (:class:`PayoffTable`, :mod:`.payoff`), the players (:mod:`.worker`) and where
-they run (:mod:`.backends`: ``serial``, ``process``, ``ray``; Ray is imported there only), what
-goes wrong there (:mod:`.faults`: :class:`StallReport`, :class:`PlayersDoNotFitError`,
-:class:`PlayersLostError`) and a round as a unit (:mod:`.rounds`).
+A league of learning players (main agents, main exploiters, league exploiters) and frozen
+snapshots, matched by prioritized fictitious self-play from a payoff table, each player learning
+in its own worker (in this process, in processes, or on Ray) one round at a time, and surviving
+lost workers and stalled rounds.
 
 The league layer may import ``sp_wrappers.training``, ``evaluation`` and every layer below them.
 
@@ -16,40 +14,28 @@ The league layer may import ``sp_wrappers.training``, ``evaluation`` and every l
 
 from __future__ import annotations
 
-from ..ratings.attribution import league_games
-from .backends import BACKENDS
-from .builders import (
-    ALPHASTAR_DEFAULTS,
-    AlphaStarLeague,
-    FrozenPlayer,
-    LeagueBuilder,
-    LeagueView,
-    LearnerState,
-    PlayerSpec,
-    SelfPlayLeague,
-)
-from .faults import LeagueStalledWarning, PlayersDoNotFitError, PlayersLostError, StallReport
-from .payoff import PayoffTable
-from .runner import League, LeagueResult
-from .worker import LeagueSetupError
+from ..core.exports import LazyExports
 
-__all__ = [
-    "League",
-    "LeagueResult",
-    "LeagueBuilder",
-    "AlphaStarLeague",
-    "SelfPlayLeague",
-    "ALPHASTAR_DEFAULTS",
-    "PlayerSpec",
-    "LearnerState",
-    "FrozenPlayer",
-    "LeagueView",
-    "PayoffTable",
-    "LeagueSetupError",
-    "league_games",
-    "BACKENDS",
-    "StallReport",
-    "LeagueStalledWarning",
-    "PlayersDoNotFitError",
-    "PlayersLostError",
-]
+_face = LazyExports(
+    __name__,
+    {
+        ".runner": ["League", "LeagueResult"],
+        ".builders": [
+            "LeagueBuilder",
+            "AlphaStarLeague",
+            "SelfPlayLeague",
+            "ALPHASTAR_DEFAULTS",
+            "PlayerSpec",
+            "LearnerState",
+            "FrozenPlayer",
+            "LeagueView",
+        ],
+        ".payoff": ["PayoffTable"],
+        ".faults": ["StallReport", "LeagueStalledWarning", "PlayersDoNotFitError"],
+        ".errors": ["LeagueSetupError", "PlayersLostError"],
+        "..ratings.attribution": ["league_games"],
+    },
+)
+__all__ = _face.names
+__getattr__ = _face.load
+__dir__ = _face.dir

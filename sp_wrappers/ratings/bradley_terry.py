@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .elo import ELO_PER_LOGIT, _check_score, _z_value
+from .elo import ELO_PER_LOGIT, check_score, z_value
 from .results import BradleyTerryResult
 
 __all__ = ["fit_bradley_terry"]
@@ -116,7 +116,7 @@ def fit_bradley_terry(
     """
     if prior_games < 0 or not math.isfinite(prior_games):
         raise ValueError(f"prior_games must be >= 0 (0 disables the prior), got {prior_games!r}")
-    z = _z_value(confidence)
+    z = z_value(confidence)
 
     index: dict[str, int] = {}
     # (a, b) -> [games, a's points], summed as the games stream in: memory grows with the
@@ -126,7 +126,7 @@ def fit_bradley_terry(
         a, b, score = _game_tuple(game)
         if a == b:
             raise ValueError(f"a player cannot play itself: {a!r} (drop such games first)")
-        score = _check_score(score, what=f"score_a of game {a!r} vs {b!r}")
+        score = check_score(score, what=f"score_a of game {a!r} vs {b!r}")
         key = (index.setdefault(a, len(index)), index.setdefault(b, len(index)))
         total = pairs.get(key)
         if total is None:
