@@ -30,16 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
-#: The subpackages whose ``__all__`` make the package's public names, lowest layer first.
+#: The subpackages whose ``__all__`` make the package's public names: those that import without
+#: torch first, so that looking a name up in them never imports the others.
 FACES = (
     "core",
     "archive",
     "games",
     "opponents",
     "envs",
-    "envs.vector",
     "ratings",
     "evaluation",
+    "envs.vector",
     "training",
     "league",
     "runs",
@@ -77,7 +78,7 @@ def __getattr__(name: str) -> Any:
     if name == "__all__":
         value: Any = _public_names()
     else:
-        for face in FACES:  # lowest layer first: a name re-exported higher up is the same object
+        for face in FACES:  # a name that two faces declare is one object (a test checks it)
             module = _face(face)
             if name in getattr(module, "__all__", ()):
                 value = getattr(module, name)

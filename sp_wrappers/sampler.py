@@ -1,6 +1,6 @@
 """The 0.1 path of :mod:`sp_wrappers.opponents.sampler` (deprecated: it goes away in 0.3)."""
 
-from .core.exports import warn_moved
+from .core.deprecation import warn_moved
 from .opponents.sampler import *  # noqa: F403
 from .opponents.sampler import __all__  # noqa: F401
 

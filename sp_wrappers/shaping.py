@@ -1,6 +1,6 @@
 """The 0.1 path of :mod:`sp_wrappers.envs.shaping` (deprecated: it goes away in 0.3)."""
 
-from .core.exports import warn_moved
+from .core.deprecation import warn_moved
 from .envs.shaping import *  # noqa: F403
 from .envs.shaping import __all__  # noqa: F401
 

@@ -1,6 +1,6 @@
 """The 0.1 path of :mod:`sp_wrappers.envs.vector.vec_env` (deprecated: it goes away in 0.3)."""
 
-from .core.exports import warn_moved
+from .core.deprecation import warn_moved
 from .envs.vector.vec_env import *  # noqa: F403
 from .envs.vector.vec_env import __all__  # noqa: F401
 

@@ -9,26 +9,33 @@ It may import ``sp_wrappers.core`` only.
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
-
-_face = LazyExports(
-    __name__,
-    {
-        ".store": ["SnapshotArchive", "as_archive", "config_key"],
-        ".records": ["SnapshotInfo", "MatchRecord"],
-        ".index": ["FORMAT_VERSION"],
-        ".errors": [
-            "ArchiveError",
-            "ArchiveFormatError",
-            "ArchiveWriteError",
-            "CorruptSnapshotError",
-            "IncompatibleSnapshotError",
-            "PolicySpecError",
-            "SnapshotPrunedError",
-            "UnsafeArchiveError",
-        ],
-    },
+from .errors import (
+    ArchiveError,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    PolicySpecError,
+    SnapshotPrunedError,
+    UnsafeArchiveError,
 )
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+from .index import FORMAT_VERSION
+from .records import MatchRecord, SnapshotInfo
+from .store import SnapshotArchive, as_archive, config_key
+
+__all__ = [
+    "SnapshotArchive",
+    "as_archive",
+    "config_key",
+    "SnapshotInfo",
+    "MatchRecord",
+    "FORMAT_VERSION",
+    "ArchiveError",
+    "ArchiveFormatError",
+    "ArchiveWriteError",
+    "CorruptSnapshotError",
+    "IncompatibleSnapshotError",
+    "PolicySpecError",
+    "SnapshotPrunedError",
+    "UnsafeArchiveError",
+]

@@ -9,17 +9,30 @@ It may import ``sp_wrappers.opponents``, ``archive``, ``games`` and ``core``.
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
+from typing import TYPE_CHECKING, Any
 
-_face = LazyExports(
-    __name__,
-    {
-        ".selfplay_env": ["SelfPlayEnv"],
-        ".shaping": ["DrawReward"],
-        ".registration": ["ENV_IDS", "register_envs"],
-        ".errors": ["ObservationWrapperError"],
-    },
-)
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+from .errors import ObservationWrapperError
+from .registration import ENV_IDS, register_envs
+from .selfplay_env import SelfPlayEnv
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .shaping import DrawReward
+
+__all__ = [
+    "SelfPlayEnv",
+    "DrawReward",
+    "ENV_IDS",
+    "register_envs",
+    "ObservationWrapperError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # DrawReward is an SB3 VecEnv wrapper, which imports torch: it is imported on first
+    # use, so that ``import sp_wrappers`` (which registers the Gymnasium ids through this package)
+    # stays free of torch.
+    if name == "DrawReward":
+        from .shaping import DrawReward
+
+        return DrawReward
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

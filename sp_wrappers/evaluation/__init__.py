@@ -10,27 +10,42 @@ It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``g
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
-
-_face = LazyExports(
-    __name__,
-    {
-        ".match": ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE"],
-        ".round_robin": ["round_robin", "RoundRobinResult", "pair_seed"],
-        ".backends": ["BACKENDS"],
-        ".openings": ["legal_openings", "play_openings", "OpeningsResult"],
-        ".human_play": ["play_session", "PlayOutcome"],
-        ".replay": ["play_replay", "Replay"],
-        ".replay_video": ["write_replay"],
-        ".errors": ["PlayError", "UnplayableGameError"],
-        "..ratings.archive_ratings": [
-            "archive_ratings",
-            "store_archive_ratings",
-            "ArchiveRatings",
-            "SnapshotRating",
-        ],
-    },
+from ..ratings.archive_ratings import (
+    ArchiveRatings,
+    SnapshotRating,
+    archive_ratings,
+    store_archive_ratings,
 )
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+from .backends import BACKENDS
+from .errors import PlayError, UnplayableGameError
+from .human_play import PlayOutcome, play_session
+from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
+from .openings import OpeningsResult, legal_openings, play_openings
+from .replay import Replay, play_replay
+from .replay_video import write_replay
+from .round_robin import RoundRobinResult, pair_seed, round_robin
+
+__all__ = [
+    "play_match",
+    "MatchResult",
+    "as_policy",
+    "EVALUATION_SOURCE",
+    "round_robin",
+    "RoundRobinResult",
+    "pair_seed",
+    "BACKENDS",
+    "legal_openings",
+    "play_openings",
+    "OpeningsResult",
+    "play_session",
+    "PlayOutcome",
+    "play_replay",
+    "Replay",
+    "write_replay",
+    "PlayError",
+    "UnplayableGameError",
+    "archive_ratings",
+    "store_archive_ratings",
+    "ArchiveRatings",
+    "SnapshotRating",
+]

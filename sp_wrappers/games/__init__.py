@@ -9,28 +9,39 @@ It may import ``sp_wrappers.core`` only.
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
-
-_face = LazyExports(
-    __name__,
-    {
-        ".registry": [
-            "GameSpec",
-            "GAMES",
-            "QUADRAPONG_TEAMS",
-            "resolve_game",
-            "make_game",
-            "game_factory",
-            "reference_opponents",
-        ],
-        ".errors": ["UnknownGameError", "MissingGameError", "MoveError"],
-        ".baselines": ["PerfectTicTacToePolicy", "AlphaBetaConnectFourPolicy"],
-        ".adapters": ["openspiel_env"],
-        ".wrappers": ["RandomOpenings"],
-        ".symmetries": ["Symmetry", "symmetries_for"],
-        ".notation": ["Notation", "notation_for"],
-    },
+from .adapters import openspiel_env
+from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+from .errors import MissingGameError, MoveError, UnknownGameError
+from .notation import Notation, notation_for
+from .registry import (
+    GAMES,
+    QUADRAPONG_TEAMS,
+    GameSpec,
+    game_factory,
+    make_game,
+    reference_opponents,
+    resolve_game,
 )
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+from .symmetries import Symmetry, symmetries_for
+from .wrappers import RandomOpenings
+
+__all__ = [
+    "GameSpec",
+    "GAMES",
+    "QUADRAPONG_TEAMS",
+    "resolve_game",
+    "make_game",
+    "game_factory",
+    "reference_opponents",
+    "UnknownGameError",
+    "MissingGameError",
+    "MoveError",
+    "PerfectTicTacToePolicy",
+    "AlphaBetaConnectFourPolicy",
+    "openspiel_env",
+    "RandomOpenings",
+    "Symmetry",
+    "symmetries_for",
+    "Notation",
+    "notation_for",
+]

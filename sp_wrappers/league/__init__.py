@@ -14,28 +14,38 @@ The league layer may import ``sp_wrappers.training``, ``evaluation`` and every l
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
-
-_face = LazyExports(
-    __name__,
-    {
-        ".runner": ["League", "LeagueResult"],
-        ".builders": [
-            "LeagueBuilder",
-            "AlphaStarLeague",
-            "SelfPlayLeague",
-            "ALPHASTAR_DEFAULTS",
-            "PlayerSpec",
-            "LearnerState",
-            "FrozenPlayer",
-            "LeagueView",
-        ],
-        ".payoff": ["PayoffTable"],
-        ".faults": ["StallReport", "LeagueStalledWarning", "PlayersDoNotFitError"],
-        ".errors": ["LeagueSetupError", "PlayersLostError"],
-        "..ratings.attribution": ["league_games"],
-    },
+from ..ratings.attribution import league_games
+from .builders import (
+    ALPHASTAR_DEFAULTS,
+    AlphaStarLeague,
+    FrozenPlayer,
+    LeagueBuilder,
+    LeagueView,
+    LearnerState,
+    PlayerSpec,
+    SelfPlayLeague,
 )
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+from .errors import LeagueSetupError, PlayersLostError
+from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
+from .payoff import PayoffTable
+from .runner import League, LeagueResult
+
+__all__ = [
+    "League",
+    "LeagueResult",
+    "LeagueBuilder",
+    "AlphaStarLeague",
+    "SelfPlayLeague",
+    "ALPHASTAR_DEFAULTS",
+    "PlayerSpec",
+    "LearnerState",
+    "FrozenPlayer",
+    "LeagueView",
+    "PayoffTable",
+    "StallReport",
+    "LeagueStalledWarning",
+    "PlayersDoNotFitError",
+    "LeagueSetupError",
+    "PlayersLostError",
+    "league_games",
+]

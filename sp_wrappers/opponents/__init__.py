@@ -8,14 +8,8 @@ It may import ``sp_wrappers.archive``, ``games`` and ``core``.
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
+from .sampler import OpponentSampler
 
-_face = LazyExports(
-    __name__,
-    {
-        ".sampler": ["OpponentSampler"],
-    },
-)
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+__all__ = [
+    "OpponentSampler",
+]

@@ -8,23 +8,26 @@ It may import ``sp_wrappers.opponents``, ``archive``, ``games`` and ``core``.
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
+from .archive_ratings import ArchiveRatings, SnapshotRating, archive_ratings, store_archive_ratings
+from .bradley_terry import fit_bradley_terry
+from .elo import ELO_PER_LOGIT, EloRatings, elo_update, expected_score
+from .results import BradleyTerryResult, RatingResult, RatingRow, TeamRatingResult
+from .team_ratings import OpenSkillRatings, fit_team_ratings
 
-_face = LazyExports(
-    __name__,
-    {
-        ".elo": ["EloRatings", "ELO_PER_LOGIT", "elo_update", "expected_score"],
-        ".bradley_terry": ["fit_bradley_terry"],
-        ".results": ["BradleyTerryResult", "RatingResult", "RatingRow", "TeamRatingResult"],
-        ".team_ratings": ["OpenSkillRatings", "fit_team_ratings"],
-        ".archive_ratings": [
-            "archive_ratings",
-            "store_archive_ratings",
-            "ArchiveRatings",
-            "SnapshotRating",
-        ],
-    },
-)
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+__all__ = [
+    "EloRatings",
+    "ELO_PER_LOGIT",
+    "elo_update",
+    "expected_score",
+    "fit_bradley_terry",
+    "BradleyTerryResult",
+    "RatingResult",
+    "RatingRow",
+    "TeamRatingResult",
+    "OpenSkillRatings",
+    "fit_team_ratings",
+    "archive_ratings",
+    "store_archive_ratings",
+    "ArchiveRatings",
+    "SnapshotRating",
+]

@@ -10,22 +10,31 @@ It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, 
 
 from __future__ import annotations
 
-from ..core.exports import LazyExports
+from .callbacks import SelfPlayCallback
+from .env_generator import EnvGenerator, win_rates_by_config
+from .env_history import ConfigResult, EnvHistory, GameConfig
+from .errors import TeamChangeError
+from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
+from .schedules import BudgetSchedules
+from .strength import StrengthCallback
+from .team_selfplay import TeamSelfPlay, swap_steps
+from .team_setup import make_team_vec_env
 
-_face = LazyExports(
-    __name__,
-    {
-        ".callbacks": ["SelfPlayCallback"],
-        ".schedules": ["BudgetSchedules"],
-        ".k_opponents": ["KOpponentRollouts", "KOpponentRecord", "EpisodeResult", "novelty_reward"],
-        ".env_generator": ["EnvGenerator", "win_rates_by_config"],
-        ".env_history": ["GameConfig", "EnvHistory", "ConfigResult"],
-        ".strength": ["StrengthCallback"],
-        ".team_selfplay": ["TeamSelfPlay", "swap_steps"],
-        ".team_setup": ["make_team_vec_env"],
-        ".errors": ["TeamChangeError"],
-    },
-)
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+__all__ = [
+    "SelfPlayCallback",
+    "BudgetSchedules",
+    "KOpponentRollouts",
+    "KOpponentRecord",
+    "EpisodeResult",
+    "novelty_reward",
+    "EnvGenerator",
+    "win_rates_by_config",
+    "GameConfig",
+    "EnvHistory",
+    "ConfigResult",
+    "StrengthCallback",
+    "TeamSelfPlay",
+    "swap_steps",
+    "make_team_vec_env",
+    "TeamChangeError",
+]

@@ -9,16 +9,12 @@ It may import ``sp_wrappers.envs``, ``opponents``, ``archive``, ``games`` and ``
 
 from __future__ import annotations
 
-from ...core.exports import LazyExports
+from .factory import make_selfplay_vec_env
+from .team_vec_env import TeamVecEnv
+from .vec_env import SelfPlayVecEnv
 
-_face = LazyExports(
-    __name__,
-    {
-        ".vec_env": ["SelfPlayVecEnv"],
-        ".team_vec_env": ["TeamVecEnv"],
-        ".factory": ["make_selfplay_vec_env"],
-    },
-)
-__all__ = _face.names
-__getattr__ = _face.load
-__dir__ = _face.dir
+__all__ = [
+    "SelfPlayVecEnv",
+    "TeamVecEnv",
+    "make_selfplay_vec_env",
+]
