@@ -7,9 +7,10 @@ warning of moved module paths). It imports nothing else of sp_wrappers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import IllegalActionError, SpWrappersError
+from .lazy import on_first_use
 from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
 from .teams import TeamLayout, team_outcome
 
@@ -28,13 +29,6 @@ __all__ = [
     "BoardExtractor",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # BoardExtractor is a torch module: it is imported on first use, so that importing
-    # any part of sp_wrappers stays free of torch (``import sp_wrappers`` registers the Gymnasium
-    # ids through this package).
-    if name == "BoardExtractor":
-        from .networks import BoardExtractor
-
-        return BoardExtractor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# BoardExtractor is a torch module: it loads on first use, so that ``import sp_wrappers``
+# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
+__getattr__ = on_first_use(__name__, {"BoardExtractor": ".networks"})

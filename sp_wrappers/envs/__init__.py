@@ -9,8 +9,9 @@ It may import ``sp_wrappers.opponents``, ``archive``, ``games`` and ``core``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..core.lazy import on_first_use
 from .errors import ObservationWrapperError
 from .registration import ENV_IDS, register_envs
 from .selfplay_env import SelfPlayEnv
@@ -26,13 +27,7 @@ __all__ = [
     "ObservationWrapperError",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # DrawReward is an SB3 VecEnv wrapper, which imports torch: it is imported on first
-    # use, so that ``import sp_wrappers`` (which registers the Gymnasium ids through this package)
-    # stays free of torch.
-    if name == "DrawReward":
-        from .shaping import DrawReward
-
-        return DrawReward
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# DrawReward is an SB3 VecEnv wrapper, which imports torch: it loads on first use, so that
+# ``import sp_wrappers`` (which registers the Gymnasium ids through this package) imports
+# neither torch nor PettingZoo.
+__getattr__ = on_first_use(__name__, {"DrawReward": ".shaping"})

@@ -9,6 +9,9 @@ It may import ``sp_wrappers.core`` only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..core.lazy import on_first_use
 from .adapters import openspiel_env
 from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 from .errors import MissingGameError, MoveError, UnknownGameError
@@ -23,7 +26,9 @@ from .registry import (
     resolve_game,
 )
 from .symmetries import Symmetry, symmetries_for
-from .wrappers import RandomOpenings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .wrappers import RandomOpenings
 
 __all__ = [
     "GameSpec",
@@ -45,3 +50,7 @@ __all__ = [
     "Notation",
     "notation_for",
 ]
+
+# RandomOpenings is a PettingZoo wrapper: it loads on first use, so that ``import sp_wrappers``
+# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
+__getattr__ = on_first_use(__name__, {"RandomOpenings": ".wrappers"})
