@@ -205,7 +205,12 @@ def test_private_old_module_paths_are_gone(old):
 
 
 def test_importing_the_package_installs_no_import_hook():
-    code = "import sys; hooks = list(sys.meta_path); import sp_wrappers; print(sys.meta_path==hooks)"
+    code = (
+        "import sys\n"
+        "hooks = list(sys.meta_path)\n"
+        "import sp_wrappers\n"
+        "print(sys.meta_path == hooks)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "True", result.stderr
 

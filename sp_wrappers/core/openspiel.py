@@ -1,6 +1,5 @@
-"""This module holds the fix for Shimmy's OpenSpiel adapter on games with chance events:
-:func:`fixed_openspiel_class` (the adapter that ends games only when OpenSpiel does) and
-:func:`fix_shimmy_truncation` (applies it to an env built with the raw adapter).
+"""The fix for Shimmy's OpenSpiel adapter on games with chance events: an adapter that ends games
+only when OpenSpiel does.
 
 Shimmy 2.0's ``OpenSpielCompatibilityV0`` counts the start state and every chance event (each card
 dealt, each die rolled) against the game's maximum number of player moves, so it truncates games

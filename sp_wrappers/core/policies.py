@@ -1,12 +1,8 @@
 """Opponent policies: the batched protocol every opponent follows, and three ready-made ones.
 
-This module holds:
-
-- :class:`Policy`, the protocol: ``act(observations, action_masks, rng) -> actions`` on a *batch*.
-- :class:`RandomPolicy`, uniform over legal actions (mask-aware).
-- :class:`CallablePolicy`, wraps a user function such as a scripted bot.
-- :class:`SB3Policy`, a frozen copy of a Stable-Baselines3 policy (deterministic or sampled).
-- :func:`is_policy`, :func:`check_opponent_action`, helpers shared by the envs.
+The protocol is one method, ``act(observations, action_masks, rng) -> actions``, on a *batch*;
+the ready-made policies play uniformly over the legal actions, call a user's function (a scripted
+bot), or play a frozen copy of a Stable-Baselines3 policy (deterministic or sampled).
 
 Observations arrive exactly as the learner would see them for that seat (a stacked ``np.ndarray``
 of shape ``(n, *obs_shape)``, or a dict of such arrays for dict observation spaces), masks as a

@@ -1,27 +1,23 @@
 """Driving one PettingZoo game around a learner seat: turn order, rewards, masks, outcome.
 
-This module holds:
+The single env, the vector env and evaluation share this turn logic, so a fix to it fixes all
+three. Any AEC or Parallel PettingZoo env is accepted (Parallel ones are converted with
+PettingZoo's own ``parallel_to_aec``). :class:`SeatDriver` is a small state machine over one AEC
+game: ``next_turn()`` advances the game (dead steps included) and returns the opponent seat that
+must act next, or ``None`` when it is the learner's turn or the learner's episode is over; callers
+answer opponent turns with ``play()``, the single env one at a time, the vector env in batches
+across game copies. An episode's outcome is 1 for a win, 0.5 for a draw and 0 for a loss, also
+per opponent seat in games of more than two players.
 
-- :func:`as_aec_env`, which accepts an AEC or Parallel PettingZoo env (wrapped or not) and returns
-  an AEC env, converting with PettingZoo's own ``parallel_to_aec``.
-- :class:`SeatDriver`, a small state machine over one AEC game. ``next_turn()`` advances the game
-  (dead steps included) and returns the opponent seat that must act next, or ``None`` when it is the
-  learner's turn or the learner's episode is over. Callers answer opponent turns with ``play()``:
-  the single env one at a time, the vector env in batches across game copies.
-- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns,
-  :func:`episode_outcome`, which scores an episode lost to an illegal learner action as 0, and
-  :func:`seat_outcomes`, the learner's result against each opponent seat alone (what a match
-  record per seat holds in a game of more than two players).
-- :class:`IllegalActionError` and :data:`ILLEGAL_ACTION_MODES`, the one rule for illegal learner
-  actions: wherever the learner seat's legal actions are known (a mask in the observation dict or
-  in ``info["action_mask"]``), an illegal learner action never reaches the game. By default
-  (``"loss"``) the learner's episode ends as a loss: it receives the game's illegal-move reward
-  (the value of PettingZoo's ``TerminateIllegalWrapper`` when the game has one, else -1, what
-  PettingZoo's classic games give), its outcome is 0 and ``info["selfplay"]["illegal_action"]``
-  holds the action. ``"raise"`` raises :class:`IllegalActionError` naming the action and the legal
-  ones. Illegal opponent actions are always errors (``check_opponent_action``).
-- :func:`conform_observation`, which returns an observation in the form its space promises
-  (``Discrete``: a numpy integer, not a 0-d array; ``Box``: an array of the space's dtype).
+One rule for illegal learner actions: wherever the learner seat's legal actions are known (a mask
+in the observation dict or in ``info["action_mask"]``), an illegal learner action never reaches
+the game. By default (``"loss"``) the learner's episode ends as a loss: it receives the game's
+illegal-move reward (the value of PettingZoo's ``TerminateIllegalWrapper`` when the game has one,
+else -1, what PettingZoo's classic games give), its outcome is 0 and
+``info["selfplay"]["illegal_action"]`` holds the action. ``"raise"`` raises
+:class:`~sp_wrappers.core.errors.IllegalActionError` naming the action and the legal ones.
+Illegal opponent actions are always errors. Observations are returned in the form their space
+promises (``Discrete``: a numpy integer, not a 0-d array; ``Box``: an array of the space's dtype).
 
 Rewards follow PettingZoo's own ``aec_to_parallel`` convention: after every live step, each agent's
 entry in ``game.rewards`` is added to its return; dead steps add nothing.

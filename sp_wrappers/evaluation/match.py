@@ -1,15 +1,8 @@
 """Evaluation: play policies against each other, count the results, rate the archive.
 
-This module holds:
-
-- :func:`play_match` and :class:`MatchResult`: ``n`` games between two policies, seats swapped.
-- :func:`round_robin` and :class:`RoundRobinResult`: every pair of an archive's snapshots and
-  some baselines, played serially, in worker processes (``backend="process"``) or as Ray tasks
-  (``backend="ray"``), written to the archive's match history; the payoff matrix comes back.
-- :func:`archive_ratings`, :func:`store_archive_ratings`, :class:`ArchiveRatings` and
-  :class:`SnapshotRating`, re-exported from :mod:`sp_wrappers.ratings.archive_ratings` where they
-  live.
-- :data:`BACKENDS`, the backend names.
+``n`` games between two policies, seats swapped, counted as wins, draws and losses; round robins
+over an archive build on them (:mod:`sp_wrappers.evaluation.round_robin`), played serially, in
+worker processes or as Ray tasks, written to the archive's match history.
 
 Parallel work is split into one task per pair. A task names its snapshots by id and carries the
 archive *path*, never a policy object built from a snapshot: each worker reopens the archive and

@@ -1,8 +1,5 @@
 """Games from forced openings: every game starts with given moves, then the players take over.
 
-This module holds :func:`legal_openings`, :func:`play_openings`, :func:`spread_match`,
-:class:`OpeningsResult`, :class:`OpeningGame` and :class:`ForcedOpening`.
-
 A deterministic learner against a bot whose ties are rare replays the same few games however many
 seeds it is given, so "50 wins in 100 games" may be one won game and one drawn game, each repeated
 fifty times. Forcing the first moves spreads the games over the openings of the game (the 49

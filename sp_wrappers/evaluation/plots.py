@@ -1,8 +1,8 @@
 """Plots of an archive's ratings and payoff matrix, written as PNG files (needs matplotlib).
 
-This module holds :func:`plot_ratings` (rating against training step, with interval error bars and
-the baselines as horizontal lines) and :func:`plot_payoff` (the payoff matrix as a heatmap, next
-to the number of games behind each cell; pairs that never played are hatched).
+The ratings against training step (interval error bars, baselines as horizontal lines) and the
+payoff matrix as a heatmap next to the number of games behind each cell (pairs that never played
+are hatched).
 
 Figures are drawn on matplotlib's Agg canvas directly (no ``pyplot``), so plotting never changes
 the interactive backend of the calling program and works without a display. matplotlib is the

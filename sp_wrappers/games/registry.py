@@ -1,9 +1,8 @@
 """The game registry: names the ``train`` command knows, each with its reference opponents.
 
-This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
-:func:`make_game`, :func:`game_factory`, :func:`reference_opponents`, :data:`FRAME_STACK`,
-:class:`UnknownGameError`, :class:`MissingGameError` (a registered game whose package is
-missing) and :data:`QUADRAPONG_TEAMS`.
+Each registered game has a spec (how to build it, its teams, its reference opponents); a name
+that is not registered may be an import path ``module:function``; a registered game whose package
+is missing names the extra to install.
 
 A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
 ``texas_holdem_v4``, ``pong_v3`` on RAM observations; the team games ``simple_tag_v3`` from

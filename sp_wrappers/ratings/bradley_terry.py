@@ -1,10 +1,7 @@
 """The Bradley-Terry fit of a whole match history.
 
-This module holds :func:`fit_bradley_terry`: maximum-likelihood ratings on the Elo scale, with
-standard errors and confidence intervals, returned as a
-:class:`~sp_wrappers.ratings.results.BradleyTerryResult`. Unlike online Elo it does not depend on
-the order of the games.
-"""
+Maximum-likelihood ratings on the Elo scale, with standard errors and confidence intervals.
+Unlike online Elo it does not depend on the order of the games."""
 
 from __future__ import annotations
 

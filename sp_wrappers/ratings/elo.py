@@ -1,7 +1,6 @@
 """Online Elo for self-play.
 
-This module holds :func:`expected_score` and :func:`elo_update` (the Elo arithmetic) and
-:class:`EloRatings`, online Elo over named players (what ML-Agents' ghost trainer logs).
+The Elo arithmetic, and online Elo over named players (what ML-Agents' ghost trainer logs).
 
 All ratings are on the Elo scale: a difference of ``d`` points means the higher-rated player is
 expected to score ``1 / (1 + 10 ** (-d / 400))`` against the other (400 points ≈ 10:1 odds).

@@ -1,9 +1,6 @@
 """Ratings for games with more than two seats or teams.
 
-This module holds :class:`OpenSkillRatings` and :func:`fit_team_ratings`, computed by the
-``openskill`` library (the ``multiplayer`` extra) and returned as a
-:class:`~sp_wrappers.ratings.results.TeamRatingResult` on the Elo scale.
-"""
+Computed by the ``openskill`` library (the ``multiplayer`` extra) and returned on the Elo scale."""
 
 from __future__ import annotations
 
