@@ -98,7 +98,34 @@ def test_a_damaged_league_json_on_resume_is_one_line_and_exit_2(tmp_path, capsys
     assert "league.json" in err and "Restore the file" in err
 
 
-def test_a_bug_still_shows_its_traceback(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"command": "league"}))  # no "game": a bug
-    with pytest.raises(KeyError):
-        main(["league", "--resume", str(tmp_path), "--backend", "serial", "--no-progress"])
+def _main_running(monkeypatch, error: BaseException):
+    """``sp-wrappers`` whose command raises ``error``."""
+    import argparse
+
+    cli_main = importlib.import_module("sp_wrappers.cli.main")  # the module (the face's is main)
+
+    def command(args: argparse.Namespace) -> int:
+        raise error
+
+    def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog="sp-wrappers")
+        parser.set_defaults(func=command)
+        return parser
+
+    monkeypatch.setattr(cli_main, "build_parser", build_parser)
+    return cli_main.main
+
+
+def test_any_user_error_is_one_line_and_exit_2_even_under_a_built_in_base(monkeypatch, capsys):
+    from sp_wrappers.archive.errors import SnapshotPrunedError
+
+    pruned = SnapshotPrunedError("snapshot-0003 was pruned; pick another")
+    assert _main_running(monkeypatch, pruned)([]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "sp-wrappers: error: snapshot-0003 was pruned; pick another"
+
+
+def test_a_bug_still_shows_its_traceback(monkeypatch):
+    main_ = _main_running(monkeypatch, KeyError("a bug"))  # a plain KeyError is no user error
+    with pytest.raises(KeyError, match="a bug"):
+        main_([])
