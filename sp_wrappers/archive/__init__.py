@@ -8,27 +8,28 @@ unpickled. The formats are versioned in ``docs/formats.md``.
 It may import ``sp_wrappers.core`` only.
 """
 
-from .index import FORMAT_VERSION
-from .policy_spec import ArchiveError, PolicySpecError
-from .records import MatchRecord, SnapshotInfo
-from .store import (
+from __future__ import annotations
+
+from .errors import (
+    ArchiveError,
     ArchiveFormatError,
     ArchiveWriteError,
     CorruptSnapshotError,
     IncompatibleSnapshotError,
-    SnapshotArchive,
+    PolicySpecError,
     SnapshotPrunedError,
     UnsafeArchiveError,
-    as_archive,
-    config_key,
 )
+from .index import FORMAT_VERSION
+from .records import MatchRecord, SnapshotInfo
+from .store import SnapshotArchive, as_archive, config_key
 
 __all__ = [
     "SnapshotArchive",
-    "SnapshotInfo",
-    "MatchRecord",
     "as_archive",
     "config_key",
+    "SnapshotInfo",
+    "MatchRecord",
     "FORMAT_VERSION",
     "ArchiveError",
     "ArchiveFormatError",

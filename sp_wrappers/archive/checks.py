@@ -20,7 +20,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .policy_spec import ArchiveError
+from .errors import (
+    ArchiveError,
+    ArchiveFormatError,
+    ArchiveWriteError,
+    CorruptSnapshotError,
+    IncompatibleSnapshotError,
+    SnapshotPrunedError,
+    UnsafeArchiveError,
+)
 
 __all__ = [
     "ArchiveFormatError",
@@ -102,37 +110,6 @@ _INDEX_FIX = (
     "The index was edited or written by something other than sp_wrappers: restore index.sqlite "
     "from a backup, or start a new archive directory."
 )
-
-
-class ArchiveFormatError(ArchiveError):
-    """The directory is not an archive, or was written by an incompatible version."""
-
-
-class ArchiveWriteError(ArchiveError, OSError):
-    """A save or record failed (read-only or full disk); nothing saved before is lost."""
-
-
-class CorruptSnapshotError(ArchiveError):
-    """A snapshot's file is missing, does not match its recorded hash, or does not hold the
-    tensors its policy spec describes (names, shapes, dtypes)."""
-
-
-class SnapshotPrunedError(ArchiveError, KeyError):
-    """A snapshot was pruned (its weights deleted; its row, ratings and matches remain), perhaps
-    by another process between the listing and the load: pick another one of the listing."""
-
-    def __str__(self) -> str:  # the message itself, not KeyError's repr of it
-        return str(self.args[0]) if self.args else ""
-
-
-class IncompatibleSnapshotError(ArchiveError, ValueError):
-    """A snapshot's policy does not fit the spaces of the env or model it is used with."""
-
-
-class UnsafeArchiveError(ArchiveFormatError):
-    """The archive points outside itself: a snapshot id or ``file`` that escapes ``snapshots/``, a
-    symlinked index, snapshot directory or snapshot file, or SQL triggers and views in the index.
-    Nothing outside the archive is read or deleted."""
 
 
 def check_not_linked(path: Path, directory: bool = False, sidecars: bool = False) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from .errors import FIX as SPEC_FIX
 from .errors import PolicySpecError
 
 __all__ = [
@@ -27,11 +28,6 @@ __all__ = [
     "brief",
 ]
 
-#: The end of every message about a spec that sp_wrappers would not write.
-SPEC_FIX = (
-    "sp_wrappers never writes such a spec: the archive was edited or comes from elsewhere. Load "
-    "snapshots only from archives you trust, or save this policy again."
-)
 
 
 _DTYPES = {

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import SpWrappersError
 from ..games import registry as games
 from ..games.registry import GAMES
 
@@ -44,14 +45,10 @@ ARCHIVE_DIR = "archive"
 def user_errors() -> tuple[type[BaseException], ...]:
     """The errors a user can fix, whose message names the fix: every command prints them on one
     line (:func:`error_line`) and exits with status 2. The library raises its own (a bad run
-    config, an unknown game, an unreadable archive); only the command line turns them into exit
-    codes."""
-    from ..archive.store import ArchiveError
-    from ..evaluation.human_play import PlayError
-    from ..games.registry import UnknownGameError
-    from ..runs.config import TrainError
-
-    return (CLIError, TrainError, UnknownGameError, ArchiveError, PlayError)
+    config, an unknown game, an unreadable archive, a league that cannot start), all under one
+    root, :class:`~sp_wrappers.core.errors.SpWrappersError`; only the command line turns them
+    into exit codes. Any other exception is a bug and keeps its traceback."""
+    return (SpWrappersError,)
 
 
 def error_line(prog: str, error: BaseException) -> str:
@@ -59,7 +56,7 @@ def error_line(prog: str, error: BaseException) -> str:
     return f"{prog}: error: {' '.join(str(error).split())}"
 
 
-class CLIError(Exception):
+class CLIError(SpWrappersError):
     """A user error: ``main`` prints its message on one line and returns 2."""
 
 

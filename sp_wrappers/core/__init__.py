@@ -1,8 +1,34 @@
 """The core layer: what every other layer builds on.
 
-It holds the policy protocol and its implementations (``policies``: ``Policy``, ``RandomPolicy``,
-``CallablePolicy``, ``SB3Policy``), how a PettingZoo game's seats are driven and scored
-(``seats``), the grouping of agents into teams (``teams``) and small IO helpers (``jsonio``).
-
-It imports nothing else of sp_wrappers.
+The policy protocol and its ready-made policies, how a PettingZoo game's seats are driven and
+scored, teams of agents, the root of the package's errors, and small helpers (JSON files, the
+warning of moved module paths). It imports nothing else of sp_wrappers.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import IllegalActionError, SpWrappersError
+from .lazy import on_first_use
+from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
+from .teams import TeamLayout, team_outcome
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .networks import BoardExtractor
+
+__all__ = [
+    "SpWrappersError",
+    "IllegalActionError",
+    "Policy",
+    "RandomPolicy",
+    "CallablePolicy",
+    "SB3Policy",
+    "TeamLayout",
+    "team_outcome",
+    "BoardExtractor",
+]
+
+# BoardExtractor is a torch module: it loads on first use, so that ``import sp_wrappers``
+# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
+__getattr__ = on_first_use(__name__, {"BoardExtractor": ".networks"})

@@ -16,8 +16,21 @@ True
 
 from __future__ import annotations
 
-__all__ = ["SpWrappersError"]
+__all__ = ["SpWrappersError", "IllegalActionError"]
 
 
 class SpWrappersError(Exception):
     """Base class of every user error sp_wrappers raises; the message names the fix."""
+
+
+class IllegalActionError(SpWrappersError, ValueError):
+    """The learner chose an action its seat's action mask forbids (with ``illegal_action="raise"``).
+
+    >>> import numpy as np
+    >>> from sp_wrappers.core.seats import check_learner_action
+    >>> try:
+    ...     check_learner_action(3, np.array([True, False, True, False]), "player_1")
+    ... except IllegalActionError as error:
+    ...     print(str(error).split(". ")[0])
+    The learner in seat 'player_1' chose illegal action 3; legal actions were [0, 2]
+    """

@@ -1,8 +1,7 @@
 """Small JSON files written safely.
 
-This module holds :func:`write_json`, which writes a JSON file atomically (a temporary file, then
-a rename, so a reader never sees half a file), and :func:`json_default`, the encoder for numpy
-scalars and non-finite floats (written as ``null``).
+A JSON file is written atomically (a temporary file, then a rename, so a reader never sees half a
+file); numpy scalars are written as numbers and non-finite floats as ``null``.
 """
 
 from __future__ import annotations

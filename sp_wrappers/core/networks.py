@@ -1,7 +1,5 @@
 """A features extractor for board games: small convolutions over the board's planes.
 
-This module holds :class:`BoardExtractor`.
-
 SB3's ``CnnPolicy`` (``NatureCNN``) wants images of 36x36 pixels or more, channels first and
 ``uint8``; PettingZoo's classic games observe boards of 3x3 to 19x19 cells as channels-last planes
 (``tictactoe_v3`` ``(3, 3, 2)``, ``connect_four_v3`` ``(6, 7, 2)``, ``go_v5`` ``(N, N, 17)``,

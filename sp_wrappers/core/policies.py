@@ -1,12 +1,8 @@
 """Opponent policies: the batched protocol every opponent follows, and three ready-made ones.
 
-This module holds:
-
-- :class:`Policy`, the protocol: ``act(observations, action_masks, rng) -> actions`` on a *batch*.
-- :class:`RandomPolicy`, uniform over legal actions (mask-aware).
-- :class:`CallablePolicy`, wraps a user function such as a scripted bot.
-- :class:`SB3Policy`, a frozen copy of a Stable-Baselines3 policy (deterministic or sampled).
-- :func:`is_policy`, :func:`check_opponent_action`, helpers shared by the envs.
+The protocol is one method, ``act(observations, action_masks, rng) -> actions``, on a *batch*;
+the ready-made policies play uniformly over the legal actions, call a user's function (a scripted
+bot), or play a frozen copy of a Stable-Baselines3 policy (deterministic or sampled).
 
 Observations arrive exactly as the learner would see them for that seat (a stacked ``np.ndarray``
 of shape ``(n, *obs_shape)``, or a dict of such arrays for dict observation spaces), masks as a
@@ -34,6 +30,7 @@ __all__ = [
     "stack_observations",
     "choose_from_scores",
     "act_in_games",
+    "frozen_copy",
 ]
 
 Observations = np.ndarray | dict[str, np.ndarray]
@@ -256,7 +253,7 @@ class SB3Policy:
             raise TypeError(
                 f"SB3Policy needs a Stable-Baselines3 model or policy, got {type(policy).__name__}."
             )
-        self.policy = _frozen_copy(source) if copy_weights else source
+        self.policy = frozen_copy(source) if copy_weights else source
         self.policy.to(device)
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
@@ -436,7 +433,7 @@ def choose_from_scores(
     return (scores + gumbel).argmax(axis=1)
 
 
-def _frozen_copy(policy: Any) -> Any:
+def frozen_copy(policy: Any) -> Any:
     """An independent copy of an SB3 policy, for inference.
 
     A plain ``copy.deepcopy`` fails on a policy that has trained: actor-critic policies keep their

@@ -1,11 +1,9 @@
 """How each family of Stable-Baselines3 policy turns observations into an opponent's actions.
 
-This module holds :func:`policy_family` (which family an SB3 policy belongs to), :data:`FAMILIES`
-(each family's name, the learners that use it and how it plays), and the per-family pieces that
-:class:`~sp_wrappers.core.policies.SB3Policy` calls: :func:`discrete_scores` (the logits or
-Q-values a mask is applied to), :func:`continuous_actions` (the actions of a ``Box`` policy, drawn
-with the env's generator) and :func:`check_family_plays` (refuses a family that cannot play a
-seat, naming what to use instead).
+:class:`~sp_wrappers.core.policies.SB3Policy` asks this module which family a policy belongs to,
+for the scores a mask is applied to (logits or Q-values), for the actions of a ``Box`` policy
+(drawn with the env's generator), and whether a family can play a seat at all (refused with what
+to use instead).
 
 One place for every family SB3 and sb3-contrib ship:
 

@@ -1,27 +1,23 @@
 """Driving one PettingZoo game around a learner seat: turn order, rewards, masks, outcome.
 
-This module holds:
+The single env, the vector env and evaluation share this turn logic, so a fix to it fixes all
+three. Any AEC or Parallel PettingZoo env is accepted (Parallel ones are converted with
+PettingZoo's own ``parallel_to_aec``). :class:`SeatDriver` is a small state machine over one AEC
+game: ``next_turn()`` advances the game (dead steps included) and returns the opponent seat that
+must act next, or ``None`` when it is the learner's turn or the learner's episode is over; callers
+answer opponent turns with ``play()``, the single env one at a time, the vector env in batches
+across game copies. An episode's outcome is 1 for a win, 0.5 for a draw and 0 for a loss, also
+per opponent seat in games of more than two players.
 
-- :func:`as_aec_env`, which accepts an AEC or Parallel PettingZoo env (wrapped or not) and returns
-  an AEC env, converting with PettingZoo's own ``parallel_to_aec``.
-- :class:`SeatDriver`, a small state machine over one AEC game. ``next_turn()`` advances the game
-  (dead steps included) and returns the opponent seat that must act next, or ``None`` when it is the
-  learner's turn or the learner's episode is over. Callers answer opponent turns with ``play()``:
-  the single env one at a time, the vector env in batches across game copies.
-- :func:`pairwise_outcome`, the default outcome (1 win, 0.5 draw, 0 loss) from final returns,
-  :func:`episode_outcome`, which scores an episode lost to an illegal learner action as 0, and
-  :func:`seat_outcomes`, the learner's result against each opponent seat alone (what a match
-  record per seat holds in a game of more than two players).
-- :class:`IllegalActionError` and :data:`ILLEGAL_ACTION_MODES`, the one rule for illegal learner
-  actions: wherever the learner seat's legal actions are known (a mask in the observation dict or
-  in ``info["action_mask"]``), an illegal learner action never reaches the game. By default
-  (``"loss"``) the learner's episode ends as a loss: it receives the game's illegal-move reward
-  (the value of PettingZoo's ``TerminateIllegalWrapper`` when the game has one, else -1, what
-  PettingZoo's classic games give), its outcome is 0 and ``info["selfplay"]["illegal_action"]``
-  holds the action. ``"raise"`` raises :class:`IllegalActionError` naming the action and the legal
-  ones. Illegal opponent actions are always errors (``check_opponent_action``).
-- :func:`conform_observation`, which returns an observation in the form its space promises
-  (``Discrete``: a numpy integer, not a 0-d array; ``Box``: an array of the space's dtype).
+One rule for illegal learner actions: wherever the learner seat's legal actions are known (a mask
+in the observation dict or in ``info["action_mask"]``), an illegal learner action never reaches
+the game. By default (``"loss"``) the learner's episode ends as a loss: it receives the game's
+illegal-move reward (the value of PettingZoo's ``TerminateIllegalWrapper`` when the game has one,
+else -1, what PettingZoo's classic games give), its outcome is 0 and
+``info["selfplay"]["illegal_action"]`` holds the action. ``"raise"`` raises
+:class:`~sp_wrappers.core.errors.IllegalActionError` naming the action and the legal ones.
+Illegal opponent actions are always errors. Observations are returned in the form their space
+promises (``Discrete``: a numpy integer, not a 0-d array; ``Box``: an array of the space's dtype).
 
 Rewards follow PettingZoo's own ``aec_to_parallel`` convention: after every live step, each agent's
 entry in ``game.rewards`` is added to its return; dead steps add nothing.
@@ -37,6 +33,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from .errors import IllegalActionError
+
 __all__ = [
     "as_aec_env",
     "SeatDriver",
@@ -50,6 +48,8 @@ __all__ = [
     "ILLEGAL_ACTION_MODES",
     "check_illegal_action_mode",
     "check_learner_action",
+    "is_illegal",
+    "is_masked_dict_space",
 ]
 
 OutcomeFn = Callable[[Mapping[str, float], str], float]
@@ -58,17 +58,6 @@ OutcomeFn = Callable[[Mapping[str, float], str], float]
 ILLEGAL_ACTION_MODES = ("loss", "raise")
 #: The illegal-move reward of games that do not declare one (PettingZoo's classic games use -1).
 DEFAULT_ILLEGAL_REWARD = -1.0
-
-
-class IllegalActionError(ValueError):
-    """The learner chose an action its seat's action mask forbids (with ``illegal_action="raise"``).
-
-    >>> try:
-    ...     check_learner_action(3, np.array([True, False, True, False]), "player_1")
-    ... except IllegalActionError as error:
-    ...     print(str(error).split(". ")[0])
-    The learner in seat 'player_1' chose illegal action 3; legal actions were [0, 2]
-    """
 
 
 def check_illegal_action_mode(mode: str) -> str:
@@ -81,7 +70,9 @@ def check_illegal_action_mode(mode: str) -> str:
     return mode
 
 
-def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+def is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+    """Whether ``action`` is one the seat's ``mask`` forbids (``start``: the space's first
+    action); an action without a mask, or not an integer, is never illegal."""
     if mask is None or not isinstance(action, int | np.integer):
         return False
     index = int(action) - start
@@ -91,7 +82,7 @@ def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
 def check_learner_action(action: Any, mask: np.ndarray | None, seat: str, start: int = 0) -> None:
     """Raise :class:`IllegalActionError` if ``mask`` (bool, or ``None`` when unknown) forbids
     the integer ``action`` of a ``Discrete`` space starting at ``start``."""
-    if _is_illegal(action, mask, start):
+    if is_illegal(action, mask, start):
         legal = (np.flatnonzero(mask) + start).tolist()
         raise IllegalActionError(
             f"The learner in seat {seat!r} chose illegal action {int(action)}; legal actions were "
@@ -297,14 +288,15 @@ def conform_observation(obs: Any, space: spaces.Space) -> Any:
     return obs
 
 
-def _is_masked_dict_space(space: spaces.Space) -> bool:
+def is_masked_dict_space(space: spaces.Space) -> bool:
+    """Whether ``space`` is PettingZoo's ``{"observation", "action_mask"}`` dict."""
     return isinstance(space, spaces.Dict) and "action_mask" in space.spaces
 
 
 def seat_spaces(game: Any, seat: str, keep_dict_obs: bool) -> tuple[spaces.Space, spaces.Space]:
     """The (observation, action) spaces a policy in ``seat`` sees."""
     obs_space = game.observation_space(seat)
-    if _is_masked_dict_space(obs_space) and not keep_dict_obs:
+    if is_masked_dict_space(obs_space) and not keep_dict_obs:
         if "observation" not in obs_space.spaces:
             raise ValueError(
                 f"Seat {seat!r} has a dict observation with 'action_mask' but no 'observation' "
@@ -359,7 +351,7 @@ class SeatDriver:
         self.illegal_reward = game_illegal_reward(game)
         self.possible_agents: list[str] = list(game.possible_agents)
         self._masked_dict = {
-            a: _is_masked_dict_space(game.observation_space(a)) for a in self.possible_agents
+            a: is_masked_dict_space(game.observation_space(a)) for a in self.possible_agents
         }
         self._n_actions = {
             a: game.action_space(a).n if isinstance(game.action_space(a), spaces.Discrete) else None
@@ -446,7 +438,7 @@ class SeatDriver:
         if acting == self.learner and self._n_actions[acting] is not None:
             mask = self.learner_mask()
             start = self._action_start[acting]
-            if _is_illegal(action, mask, start):
+            if is_illegal(action, mask, start):
                 if self.illegal_action == "raise":
                     check_learner_action(action, mask, acting, start)
                 self._end_on_illegal(action)

@@ -1,21 +1,12 @@
 """Teams in a PettingZoo game: which agents play together, and how a team's episode is scored.
 
-This module holds:
-
-- :class:`TeamLayout`, the grouping of a game's agents into teams (``teams=`` of
-  :class:`~sp_wrappers.SelfPlayEnv` and :class:`~sp_wrappers.SelfPlayVecEnv`): ``None`` (every
-  agent its own team, named after it: the envs' behaviour without teams), ``"prefix"`` (agents
-  grouped by their name without a trailing ``_N``: ``adversary_0..2`` -> ``adversary``) or a
-  mapping ``{team: [agent, ...]}``.
-- :func:`team_outcome`, a team's outcome (1 win, 0.5 draw, 0 loss) from the teams' returns.
-- :func:`team_returns`, the teams' returns: the sum of their agents' returns.
-- :func:`resolve_learner_teams` and :func:`check_opponent_teams`, the checks of ``learner=`` and
-  ``opponent=`` against a layout (errors name the fix), and :class:`TeamSlots`, the opponents of one
-  env copy in a team game: one policy per opposing team per episode, so all of that team's agents
-  are answered in one batched forward pass.
-- :class:`LatestTeammates`, the policy of the learner's teammates in a ``SelfPlayEnv``: the
-  learner's latest weights (a random policy until they arrive), and :func:`play_round`, which
-  answers the other agents of a simultaneous-move round with one ``act`` call per policy.
+The grouping of a game's agents into teams is ``teams=`` of :class:`~sp_wrappers.SelfPlayEnv`
+and :class:`~sp_wrappers.SelfPlayVecEnv`: ``None`` (every agent its own team, named after it: the
+envs' behaviour without teams), ``"prefix"`` (agents grouped by their name without a trailing
+``_N``: ``adversary_0..2`` -> ``adversary``) or a mapping ``{team: [agent, ...]}``. ``learner=``
+and ``opponent=`` are checked against the layout (errors name the fix); a team's outcome (1 win,
+0.5 draw, 0 loss) comes from the teams' returns. The learner's teammates in a ``SelfPlayEnv``
+play the learner's latest weights (a random policy until they arrive).
 
 A team's return is the sum of its agents' returns (in ``simple_tag_v3`` every predator gets the
 catch reward, so the predators' team return is three times one predator's).

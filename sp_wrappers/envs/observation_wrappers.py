@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import ObservationWrapperError
+
 __all__ = ["check_observation_wrappers", "ObservationWrapperError"]
 
 _STACK_FIX = (
@@ -36,11 +38,6 @@ _NORMALIZE_FIX = (
     "sp_wrappers.games.wrappers.ScaledObservations for byte observations), where every seat sees "
     "the same scaling."
 )
-
-
-class ObservationWrapperError(ValueError):
-    """A wrapper above a self-play env changes the learner's observations but not the
-    opponents' (the message names the wrapper and what to use instead)."""
 
 
 def _is_selfplay(env: Any) -> bool:
@@ -105,7 +102,7 @@ def check_observation_wrappers(env: Any) -> None:
     >>> check_observation_wrappers(VecFrameStack(venv, 4))
     Traceback (most recent call last):
     ...
-    sp_wrappers.envs.observation_wrappers.ObservationWrapperError: VecFrameStack stacks the ...
+    sp_wrappers.envs.errors.ObservationWrapperError: VecFrameStack stacks the ...
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, VecEnvWrapper
 

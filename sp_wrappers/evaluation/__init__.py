@@ -1,12 +1,14 @@
 """The evaluation layer: play players against each other and count the results.
 
-It holds :func:`play_match` (``match``), round robins over an archive (``round_robin``) with
-their serial, process and Ray backends (``backends``), forced openings (``openings``) and the
-plots of ratings and payoffs (``plots``).
+Single matches, round robins over an archive (serial, in processes, or on Ray), forced
+openings, games between a person and a policy, replays, and plots of ratings and payoffs. The
+ratings of an archive's snapshots are also here, where 0.1 had them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
 ``core``.
 """
+
+from __future__ import annotations
 
 from ..ratings.archive_ratings import (
     ArchiveRatings,
@@ -15,20 +17,35 @@ from ..ratings.archive_ratings import (
     store_archive_ratings,
 )
 from .backends import BACKENDS
+from .errors import PlayError, UnplayableGameError
+from .human_play import PlayOutcome, play_session
 from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
+from .openings import OpeningsResult, legal_openings, play_openings
+from .replay import Replay, play_replay
+from .replay_video import write_replay
 from .round_robin import RoundRobinResult, pair_seed, round_robin
 
 __all__ = [
     "play_match",
     "MatchResult",
     "as_policy",
+    "EVALUATION_SOURCE",
     "round_robin",
     "RoundRobinResult",
+    "pair_seed",
+    "BACKENDS",
+    "legal_openings",
+    "play_openings",
+    "OpeningsResult",
+    "play_session",
+    "PlayOutcome",
+    "play_replay",
+    "Replay",
+    "write_replay",
+    "PlayError",
+    "UnplayableGameError",
     "archive_ratings",
     "store_archive_ratings",
     "ArchiveRatings",
     "SnapshotRating",
-    "BACKENDS",
-    "EVALUATION_SOURCE",
-    "pair_seed",
 ]

@@ -25,6 +25,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..archive.matches import HUMAN, PLAY_SOURCE
+from .errors import PlayError, UnplayableGameError
 
 __all__ = [
     "play_session",
@@ -41,16 +42,6 @@ REAL_TIME_GAMES = frozenset({"pong_v3", "quadrapong_v4", "simple_tag_v3"})
 REAL_TIME_PACKAGES = ("pettingzoo.atari", "pettingzoo.butterfly", "pettingzoo.mpe", "mpe2")
 _LIST_AT_MOST = 40  # legal moves listed before each move; more are listed on "?"
 _PROG = "sp-wrappers"  # the command named in messages (this layer does not import the CLI)
-
-
-class PlayError(ValueError):
-    """A game between a person and a policy that cannot start as asked (no such seat, a
-    policy trained on another game); the message says what to pass instead."""
-
-
-class UnplayableGameError(PlayError):
-    """A game that a person cannot play move by move: not turn-based, or without action
-    masks."""
 
 
 def _refuse(name: str, why: str) -> UnplayableGameError:
@@ -72,7 +63,7 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     >>> check_turn_based("pong_v3")
     Traceback (most recent call last):
     ...
-    sp_wrappers.evaluation.human_play.UnplayableGameError: `sp-wrappers play` is for turn-based ...
+    sp_wrappers.evaluation.errors.UnplayableGameError: `sp-wrappers play` is for turn-based ...
     """
     label = name or type(game).__name__
     module = (name or "").partition(":")[0]
@@ -83,12 +74,12 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     from gymnasium import spaces
     from pettingzoo.utils.env import AECEnv
 
-    from ..core.seats import _is_masked_dict_space
+    from ..core.seats import is_masked_dict_space
 
     if not isinstance(game, AECEnv):
         raise _refuse(label, "is a parallel game: every agent moves at once")
     for seat in game.possible_agents:
-        masked = _is_masked_dict_space(game.observation_space(seat))
+        masked = is_masked_dict_space(game.observation_space(seat))
         if not masked or not isinstance(game.action_space(seat), spaces.Discrete):
             raise _refuse(label, f"gives seat {seat!r} no action mask over discrete moves")
 

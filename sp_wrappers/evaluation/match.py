@@ -1,15 +1,8 @@
 """Evaluation: play policies against each other, count the results, rate the archive.
 
-This module holds:
-
-- :func:`play_match` and :class:`MatchResult`: ``n`` games between two policies, seats swapped.
-- :func:`round_robin` and :class:`RoundRobinResult`: every pair of an archive's snapshots and
-  some baselines, played serially, in worker processes (``backend="process"``) or as Ray tasks
-  (``backend="ray"``), written to the archive's match history; the payoff matrix comes back.
-- :func:`archive_ratings`, :func:`store_archive_ratings`, :class:`ArchiveRatings` and
-  :class:`SnapshotRating`, re-exported from :mod:`sp_wrappers.ratings.archive_ratings` where they
-  live.
-- :data:`BACKENDS`, the backend names.
+``n`` games between two policies, seats swapped, counted as wins, draws and losses; round robins
+over an archive build on them (:mod:`sp_wrappers.evaluation.round_robin`), played serially, in
+worker processes or as Ray tasks, written to the archive's match history.
 
 Parallel work is split into one task per pair. A task names its snapshots by id and carries the
 archive *path*, never a policy object built from a snapshot: each worker reopens the archive and
@@ -39,7 +32,7 @@ from ..core.policies import (
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
 
-__all__ = ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE"]
+__all__ = ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE", "with_action_space"]
 
 EVALUATION_SOURCE = "evaluation"
 
@@ -131,7 +124,7 @@ class MatchResult:
         )
 
 
-def _with_action_space(policy: Policy, action_space: Any) -> Policy:
+def with_action_space(policy: Policy, action_space: Any) -> Policy:
     """A ``RandomPolicy`` without an action space gets the seat's (for games without masks)."""
     if isinstance(policy, RandomPolicy) and policy.action_space is None:
         return RandomPolicy(action_space, policy_id=policy.policy_id)
@@ -183,8 +176,8 @@ def play_match(
     b = as_policy(policy_b, "b", archive)
     game = as_aec_env(env_fn())
     _, action_space = seat_spaces(game, seat or game.possible_agents[0], keep_dict_obs=False)
-    a = _with_action_space(a, action_space)
-    b = _with_action_space(b, action_space)
+    a = with_action_space(a, action_space)
+    b = with_action_space(b, action_space)
     env = SelfPlayEnv(
         game,
         learner="random" if swap_seats else (seat or "random"),

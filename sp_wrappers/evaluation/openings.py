@@ -1,8 +1,5 @@
 """Games from forced openings: every game starts with given moves, then the players take over.
 
-This module holds :func:`legal_openings`, :func:`play_openings`, :func:`spread_match`,
-:class:`OpeningsResult`, :class:`OpeningGame` and :class:`ForcedOpening`.
-
 A deterministic learner against a bot whose ties are rare replays the same few games however many
 seeds it is given, so "50 wins in 100 games" may be one won game and one drawn game, each repeated
 fifty times. Forcing the first moves spreads the games over the openings of the game (the 49
@@ -32,7 +29,7 @@ import numpy as np
 from ..core.policies import Observations, stack_observations
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
-from .match import MatchResult, _with_action_space, as_policy
+from .match import MatchResult, as_policy, with_action_space
 
 __all__ = [
     "legal_openings",
@@ -346,8 +343,8 @@ def play_openings(
     b = as_policy(policy_b, "b")
     game = as_aec_env(env_fn())
     _, action_space = seat_spaces(game, game.possible_agents[0], keep_dict_obs=False)
-    a = _with_action_space(a, action_space)
-    b = _with_action_space(b, action_space)
+    a = with_action_space(a, action_space)
+    b = with_action_space(b, action_space)
     current: list[ForcedOpening] = [ForcedOpening(b, _Script(()))]
     env = SelfPlayEnv(game, learner="random", opponent=lambda: current[0])
     seats = list(seats or env.learner_seats)

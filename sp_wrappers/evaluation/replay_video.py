@@ -1,7 +1,6 @@
 """Replay videos: a :class:`~sp_wrappers.evaluation.replay.Replay` as an animated GIF or an MP4.
 
-This module holds :func:`write_replay` (encodes with imageio), :func:`replay_frames` (the frames a
-video shows) and the install hints :data:`VIDEO_HINT` and :data:`MP4_HINT`.
+Encoded with imageio; the install hints name the extra to add when it is missing.
 
 A video holds exactly ``len(replay.moves) + 1`` frames: one per move (the game after that move,
 the move in a caption band below it), then a closing frame (the final position, dimmed) whose

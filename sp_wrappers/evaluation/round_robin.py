@@ -1,10 +1,8 @@
 """Round robins: every pair of an archive's snapshots and some baselines.
 
-This module holds :func:`round_robin` and :class:`RoundRobinResult` (the payoff matrix, from a
-round robin or from an archive's history) and :func:`pair_seed`. Each pair's seed is derived from
-``(seed, pair index)`` alone, so the results do not depend on the backend, the number of workers
-or the order in which tasks finish. Only the calling process writes to the archive.
-"""
+The payoff matrix comes from a round robin or from an archive's history. Each pair's seed is
+derived from ``(seed, pair index)`` alone, so the results do not depend on the backend, the number
+of workers or the order in which tasks finish. Only the calling process writes to the archive."""
 
 from __future__ import annotations
 

@@ -1,33 +1,56 @@
 """The games layer: the PettingZoo games sp_wrappers knows by name, and players to measure against.
 
-It holds the registry of games (``registry``: ``GAMES``, ``make_game``, ``game_factory``), the
-reference players (``baselines``: perfect tic-tac-toe, alpha-beta Connect Four), wrappers that
-make games fit self-play (``wrappers``) and adapters for other game families (``adapters``:
-OpenSpiel through Shimmy).
+The registry of games by name, reference players (perfect tic-tac-toe, alpha-beta Connect Four),
+wrappers that make games fit self-play, board symmetries, move notations for people, and adapters
+for other game families (OpenSpiel through Shimmy).
 
 It may import ``sp_wrappers.core`` only.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.lazy import on_first_use
+from .adapters import openspiel_env
+from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+from .errors import MissingGameError, MoveError, UnknownGameError
+from .notation import Notation, notation_for
 from .registry import (
     GAMES,
     QUADRAPONG_TEAMS,
     GameSpec,
-    MissingGameError,
-    UnknownGameError,
     game_factory,
     make_game,
     reference_opponents,
     resolve_game,
 )
+from .symmetries import Symmetry, symmetries_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .wrappers import RandomOpenings
 
 __all__ = [
     "GameSpec",
     "GAMES",
-    "UnknownGameError",
-    "MissingGameError",
     "QUADRAPONG_TEAMS",
     "resolve_game",
     "make_game",
     "game_factory",
     "reference_opponents",
+    "UnknownGameError",
+    "MissingGameError",
+    "MoveError",
+    "PerfectTicTacToePolicy",
+    "AlphaBetaConnectFourPolicy",
+    "openspiel_env",
+    "RandomOpenings",
+    "Symmetry",
+    "symmetries_for",
+    "Notation",
+    "notation_for",
 ]
+
+# RandomOpenings is a PettingZoo wrapper: it loads on first use, so that ``import sp_wrappers``
+# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
+__getattr__ = on_first_use(__name__, {"RandomOpenings": ".wrappers"})

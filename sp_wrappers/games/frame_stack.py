@@ -1,12 +1,11 @@
 """Frame stacking inside the game, one stack per agent.
 
-This module holds :class:`StackedObservations`, a PettingZoo AEC wrapper that gives every agent
-its own last ``n_stack`` observations. It is what ``VecFrameStack`` does for a single-agent env,
-moved into the game: in self-play the opponents play inside the env, so a stack built above it
-(``VecFrameStack``) would reach the learner only, and the snapshots it saves would later be given
-single frames. Inside the game, the learner's seat and every opponent's seat each keep their own
-stack, so a snapshot plays on the same stacked observations it was trained on.
-"""
+A PettingZoo AEC wrapper gives every agent its own last ``n_stack`` observations. It is what
+``VecFrameStack`` does for a single-agent env, moved into the game: in self-play the opponents
+play inside the env, so a stack built above it (``VecFrameStack``) would reach the learner only,
+and the snapshots it saves would later be given single frames. Inside the game, the learner's seat
+and every opponent's seat each keep their own stack, so a snapshot plays on the same stacked
+observations it was trained on."""
 
 from __future__ import annotations
 

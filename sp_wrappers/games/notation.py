@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import MoveError
+
 __all__ = [
     "Notation",
     "MoveError",
@@ -33,19 +35,6 @@ __all__ = [
     "NOTATIONS",
     "notation_for",
 ]
-
-
-class MoveError(ValueError):
-    """A move that cannot be read, or that is not legal now; the message names the legal moves.
-
-    :param text: what was typed.
-    :param problem: what is wrong with it, one sentence.
-    :param legal: the legal moves in the game's notation.
-    """
-
-    def __init__(self, text: str, problem: str, legal: list[str]) -> None:
-        self.text, self.problem, self.legal = text, problem, list(legal)
-        super().__init__(f"{problem} Legal moves: {', '.join(self.legal) or '(none)'}.")
 
 
 def _legal_actions(mask: Any) -> list[int]:

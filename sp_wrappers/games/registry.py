@@ -1,9 +1,8 @@
 """The game registry: names the ``train`` command knows, each with its reference opponents.
 
-This module holds :class:`GameSpec`, :data:`GAMES` (name -> spec), :func:`resolve_game`,
-:func:`make_game`, :func:`game_factory`, :func:`reference_opponents`, :data:`FRAME_STACK`,
-:class:`UnknownGameError`, :class:`MissingGameError` (a registered game whose package is
-missing) and :data:`QUADRAPONG_TEAMS`.
+Each registered game has a spec (how to build it, its teams, its reference opponents); a name
+that is not registered may be an import path ``module:function``; a registered game whose package
+is missing names the extra to install.
 
 A game is named either by a registered name (``tictactoe_v3``, ``connect_four_v3``,
 ``texas_holdem_v4``, ``pong_v3`` on RAM observations; the team games ``simple_tag_v3`` from
@@ -50,6 +49,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import MissingGameError, UnknownGameError
+
 __all__ = [
     "GameSpec",
     "GAMES",
@@ -62,15 +63,6 @@ __all__ = [
     "reference_opponents",
     "FRAME_STACK",
 ]
-
-
-class UnknownGameError(ValueError):
-    """A game name that is neither registered nor an importable ``module:function``."""
-
-
-class MissingGameError(ImportError):
-    """A registered game whose package is not installed; the message names the extra to
-    install (``pip install "sp-wrappers[mpe]"``)."""
 
 
 def _classic(module: str, **kwargs: Any) -> Any:
@@ -269,7 +261,7 @@ def resolve_game(name: str) -> Callable[..., Any]:
     >>> resolve_game("chess")
     Traceback (most recent call last):
     ...
-    sp_wrappers.games.registry.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
+    sp_wrappers.games.errors.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
 connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an import path \
 'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env).
     """

@@ -1,7 +1,7 @@
 """Symmetries of board games: the same position seen mirrored or rotated, actions mapped to match.
 
-This module holds :class:`Symmetry`, :func:`board_symmetries`, :func:`symmetries_for`,
-:func:`check_symmetry`, :func:`check_symmetries` and :data:`DIHEDRAL_NAMES`.
+Built-in symmetries for tic-tac-toe, Connect Four and Go (the dihedral group of a square board,
+the mirror of a rectangular one), and checks that a symmetry fits a game.
 
 A symmetry is a view of the game: an observation function (the real observation -> what the
 learner sees) and a permutation of the actions (``permutation[real] == viewed``, its inverse

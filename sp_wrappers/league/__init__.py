@@ -15,7 +15,6 @@ The league layer may import ``sp_wrappers.training``, ``evaluation`` and every l
 from __future__ import annotations
 
 from ..ratings.attribution import league_games
-from .backends import BACKENDS
 from .builders import (
     ALPHASTAR_DEFAULTS,
     AlphaStarLeague,
@@ -26,10 +25,10 @@ from .builders import (
     PlayerSpec,
     SelfPlayLeague,
 )
-from .faults import LeagueStalledWarning, PlayersDoNotFitError, PlayersLostError, StallReport
+from .errors import LeagueSetupError, PlayersLostError
+from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
 from .payoff import PayoffTable
 from .runner import League, LeagueResult
-from .worker import LeagueSetupError
 
 __all__ = [
     "League",
@@ -43,11 +42,10 @@ __all__ = [
     "FrozenPlayer",
     "LeagueView",
     "PayoffTable",
-    "LeagueSetupError",
-    "league_games",
-    "BACKENDS",
     "StallReport",
     "LeagueStalledWarning",
     "PlayersDoNotFitError",
+    "LeagueSetupError",
     "PlayersLostError",
+    "league_games",
 ]

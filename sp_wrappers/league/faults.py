@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .worker import ChunkResult, LeagueSetupError
+from .errors import LeagueSetupError, PlayersLostError
 
 __all__ = [
     "DEFAULT_STALL_SECONDS",
@@ -31,28 +31,6 @@ __all__ = [
 DEFAULT_STALL_SECONDS = 120.0
 # Ray keeps resource quantities to four decimals; a share rounded down always fits.
 _RESOURCE_QUANTUM = 1e-4
-
-
-class PlayersLostError(RuntimeError):
-    """Some players' workers died during a round (a killed process, a lost Ray node).
-
-    :param lost: ``{player name: what happened}`` for every player whose worker is gone.
-    :param results: the chunks the other players finished in that round (kept, not re-run).
-
-    >>> error = PlayersLostError({"main_agent_0": "its process died with exit code -9"}, {})
-    >>> sorted(error.lost), "restarts them from their last complete round" in str(error)
-    (['main_agent_0'], True)
-    """
-
-    def __init__(self, lost: Mapping[str, str], results: Mapping[str, ChunkResult]) -> None:
-        self.lost = dict(lost)
-        self.results = dict(results)
-        described = "; ".join(f"{name}: {why}" for name, why in self.lost.items())
-        super().__init__(
-            f"League players lost their workers in a round ({described}). The league restarts "
-            "them from their last complete round; if this repeats, look for out-of-memory kills "
-            "or nodes leaving the cluster."
-        )
 
 
 class PlayersDoNotFitError(LeagueSetupError):

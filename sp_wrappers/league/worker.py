@@ -22,6 +22,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..training.schedules import BudgetSchedules
+from .errors import LeagueSetupError
 
 __all__ = [
     "PlayerWorker",
@@ -33,10 +34,6 @@ __all__ = [
 ]
 
 LEAGUE_SOURCE = "league"
-
-
-class LeagueSetupError(ValueError):
-    """The league cannot start as configured (the message says what to change)."""
 
 
 @dataclass

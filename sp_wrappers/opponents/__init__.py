@@ -1,8 +1,15 @@
 """The opponents layer: who the learner plays, and when that changes.
 
-It holds the opponent slots of one env copy with their swap schedules (``slots``), the
-:class:`OpponentSampler` over an archive's snapshots (``sampler``: window, latest ratio, PFSP)
-and the opponents of team games (``team_slots``).
+The opponent slots of an env copy with their swap schedules, the sampler that draws opponents
+from an archive's snapshots (window, latest ratio, PFSP), and the opponents of team games.
 
 It may import ``sp_wrappers.archive``, ``games`` and ``core``.
 """
+
+from __future__ import annotations
+
+from .sampler import OpponentSampler
+
+__all__ = [
+    "OpponentSampler",
+]

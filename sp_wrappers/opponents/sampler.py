@@ -46,7 +46,7 @@ from ..archive.store import (
     SnapshotPrunedError,
     as_archive,
 )
-from ..core.policies import Policy, RandomPolicy, SB3Policy, _frozen_copy, is_policy
+from ..core.policies import Policy, RandomPolicy, SB3Policy, frozen_copy, is_policy
 from .nash import SnapshotPayoffs, archive_payoffs
 from .slots import SWAP_UNITS
 
@@ -243,7 +243,7 @@ class OpponentSampler:
         if self.latest is None:
             template = self._newest_policy()
             latest = copy.copy(template)
-            latest.policy = _frozen_copy(template.policy)
+            latest.policy = frozen_copy(template.policy)
             latest.policy_id = LATEST_ID
             self.latest = latest
         self.latest.load_state_dict(state)

@@ -1,17 +1,12 @@
 """Which policy sits in each opponent seat, and when it changes.
 
-This module holds:
-
-- :func:`as_opponent_source`, which turns what a user passes as ``opponent`` (one policy, a
-  callable returning a policy, or a sampler with ``draw(rng)``) into one uniform source.
-- :class:`OpponentSlots`, the per-env state: the current policy of each opponent slot and the
-  swap schedule (``swap_every`` in learner steps or episodes, counted per env copy). A draw only
-  takes effect at an episode start, so every episode faces one opponent line-up and its
-  ``info["selfplay"]`` names it. :meth:`OpponentSlots.bind_lineup` fits the line-up to its seats
-  (a ``RandomPolicy()`` without an action space plays in its seat's). Env copies may share one
-  (``SelfPlayVecEnv``'s ``opponent_draw="shared"``): they then face one line-up between swaps.
-- :data:`OPPONENT_DRAWS`, the names of those two ways of drawing, and :func:`shared_slots`, which
-  gives the copies that draw from one source (``"shared"``) one set of slots.
+What a user passes as ``opponent`` (one policy, a callable returning a policy, or a sampler with
+``draw(rng)``) becomes one uniform source. Each env copy keeps the current policy of each opponent
+slot and the swap schedule (``swap_every`` in learner steps or episodes, counted per env copy). A
+draw only takes effect at an episode start, so every episode faces one opponent line-up and its
+``info["selfplay"]`` names it; a line-up is fitted to its seats (a ``RandomPolicy()`` without an
+action space plays in its seat's). Env copies may share one set of slots (``SelfPlayVecEnv``'s
+``opponent_draw="shared"``): they then face one line-up between swaps.
 """
 
 from __future__ import annotations

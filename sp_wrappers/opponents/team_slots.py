@@ -1,11 +1,9 @@
 """The opponents of a team game.
 
-This module holds :class:`TeamSlots` (one policy per opposing team per episode, so all of that
-team's agents are answered in one batched forward pass), :func:`check_opponent_teams` (the check of
-``opponent=`` against a layout), :func:`shared_random_policies`, :class:`LatestTeammates` (the
-learner's teammates in a ``SelfPlayEnv`` play its latest weights) and :func:`play_round` (one
-``act`` call per policy in a simultaneous-move round).
-"""
+One policy per opposing team per episode, so all of that team's agents are answered in one
+batched forward pass; ``opponent=`` is checked against the team layout; the learner's teammates in
+a ``SelfPlayEnv`` play its latest weights; a simultaneous-move round makes one ``act`` call per
+policy."""
 
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """Ratings of an archive's snapshots from its whole match history.
 
-This module holds:
-
-- :func:`archive_ratings` and :class:`ArchiveRatings`: a Bradley-Terry fit over the archive's
-  whole match history (training and evaluation games) on the Elo scale, anchored to a baseline,
-  with per-snapshot games and results against the baselines; :class:`SnapshotRating` is one
-  snapshot's line. A person who played snapshots (``sp-wrappers play --record``, player
-  :data:`~sp_wrappers.archive.matches.HUMAN`) is rated with the players, not as a baseline.
-- :func:`store_archive_ratings`: the same fit written back into the archive's snapshot ratings.
+A Bradley-Terry fit over the archive's whole match history (training and evaluation games) on
+the Elo scale, anchored to a baseline, with per-snapshot games and results against the baselines;
+it can be written back into the archive's snapshot ratings. A person who played snapshots
+(``sp-wrappers play --record``, player :data:`~sp_wrappers.archive.matches.HUMAN`) is rated with
+the players, not as a baseline.
 
 Training games recorded under the learner's name are credited to the snapshot the learner
 descended from at the time (:func:`attributed_games`), which :mod:`sp_wrappers.evaluation.match`'s

@@ -1,11 +1,8 @@
 """Who gets credit for a game, in one place.
 
-This module holds :func:`attribute_learner_matches` (and its lazy form
-:func:`iter_attributed_matches`): the learner's games go to the snapshot it descended from at the
-time; :func:`league_games`: a league player's games go to the snapshot it grew into; and
-:func:`attributed_games`, which picks the rule an archive needs. The callback's Elo, the archive
-ratings, the league and team play all read games through it.
-"""
+The learner's games go to the snapshot it descended from at the time, a league player's games
+to the snapshot it grew into; the callback's Elo, the archive ratings, the league and team play
+all read games through these rules."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The Bradley-Terry fit of a whole match history.
 
-This module holds :func:`fit_bradley_terry`: maximum-likelihood ratings on the Elo scale, with
-standard errors and confidence intervals, returned as a
-:class:`~sp_wrappers.ratings.results.BradleyTerryResult`. Unlike online Elo it does not depend on
-the order of the games.
-"""
+Maximum-likelihood ratings on the Elo scale, with standard errors and confidence intervals.
+Unlike online Elo it does not depend on the order of the games."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .elo import ELO_PER_LOGIT, _check_score, _z_value
+from .elo import ELO_PER_LOGIT, check_score, z_value
 from .results import BradleyTerryResult
 
 __all__ = ["fit_bradley_terry"]
@@ -116,7 +113,7 @@ def fit_bradley_terry(
     """
     if prior_games < 0 or not math.isfinite(prior_games):
         raise ValueError(f"prior_games must be >= 0 (0 disables the prior), got {prior_games!r}")
-    z = _z_value(confidence)
+    z = z_value(confidence)
 
     index: dict[str, int] = {}
     # (a, b) -> [games, a's points], summed as the games stream in: memory grows with the
@@ -126,7 +123,7 @@ def fit_bradley_terry(
         a, b, score = _game_tuple(game)
         if a == b:
             raise ValueError(f"a player cannot play itself: {a!r} (drop such games first)")
-        score = _check_score(score, what=f"score_a of game {a!r} vs {b!r}")
+        score = check_score(score, what=f"score_a of game {a!r} vs {b!r}")
         key = (index.setdefault(a, len(index)), index.setdefault(b, len(index)))
         total = pairs.get(key)
         if total is None:

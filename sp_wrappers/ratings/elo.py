@@ -1,7 +1,6 @@
 """Online Elo for self-play.
 
-This module holds :func:`expected_score` and :func:`elo_update` (the Elo arithmetic) and
-:class:`EloRatings`, online Elo over named players (what ML-Agents' ghost trainer logs).
+The Elo arithmetic, and online Elo over named players (what ML-Agents' ghost trainer logs).
 
 All ratings are on the Elo scale: a difference of ``d`` points means the higher-rated player is
 expected to score ``1 / (1 + 10 ** (-d / 400))`` against the other (400 points ≈ 10:1 odds).
@@ -15,20 +14,28 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["EloRatings", "elo_update", "expected_score", "ELO_PER_LOGIT"]
+__all__ = [
+    "EloRatings",
+    "elo_update",
+    "expected_score",
+    "ELO_PER_LOGIT",
+    "check_score",
+    "z_value",
+]
 
 #: Elo points per natural-log unit of odds: ``400 / ln(10)``.
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 
 
-def _check_score(score: float, what: str = "score_a") -> float:
+def check_score(score: float, what: str = "score_a") -> float:
+    """``score`` as a float, checked to be a game's result in [0, 1] (``what`` names it)."""
     score = float(score)
     if not (0.0 <= score <= 1.0):  # also rejects NaN
         raise ValueError(f"{what} must be in [0, 1] (1 = win, 0.5 = draw, 0 = loss), got {score!r}")
     return score
 
 
-def _z_value(confidence: float) -> float:
+def z_value(confidence: float) -> float:
     """Two-sided normal quantile for ``confidence`` (e.g. 0.95 -> 1.95996), numpy/math only."""
     if not (0.0 < confidence < 1.0):
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -75,7 +82,7 @@ def elo_update(r_a: float, r_b: float, score_a: float, k: float = 16.0) -> tuple
     >>> elo_update(1200, 1200, 1.0)
     (1208.0, 1192.0)
     """
-    score_a = _check_score(score_a)
+    score_a = check_score(score_a)
     if not k > 0:
         raise ValueError(f"k must be positive, got {k!r}")
     delta = k * (score_a - expected_score(r_a, r_b))

@@ -1,9 +1,7 @@
 """The tables every rating fit returns.
 
-This module holds :class:`RatingRow` (one player's line), :class:`RatingResult` (the table, with
-``rating``, ``interval`` and ``as_table``), :class:`BradleyTerryResult` and
-:class:`TeamRatingResult`, all on the Elo scale.
-"""
+One player's line, the table (with ``rating``, ``interval`` and ``as_table``), and the tables of
+the Bradley-Terry and team fits, all on the Elo scale."""
 
 from __future__ import annotations
 

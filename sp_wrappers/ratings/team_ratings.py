@@ -1,9 +1,6 @@
 """Ratings for games with more than two seats or teams.
 
-This module holds :class:`OpenSkillRatings` and :func:`fit_team_ratings`, computed by the
-``openskill`` library (the ``multiplayer`` extra) and returned as a
-:class:`~sp_wrappers.ratings.results.TeamRatingResult` on the Elo scale.
-"""
+Computed by the ``openskill`` library (the ``multiplayer`` extra) and returned on the Elo scale."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .elo import ELO_PER_LOGIT, _z_value
+from .elo import ELO_PER_LOGIT, z_value
 from .results import TeamRatingResult
 
 __all__ = ["OpenSkillRatings", "fit_team_ratings"]
@@ -116,7 +113,7 @@ class OpenSkillRatings:
         """
         if not self._ratings:
             raise ValueError("no games recorded yet; call update() first")
-        z = _z_value(confidence)
+        z = z_value(confidence)
         players = list(self._ratings)
         mu = {p: float(self._ratings[p].mu) for p in players}
         sigma = {p: float(self._ratings[p].sigma) for p in players}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import SpWrappersError
 from ..core.seats import ILLEGAL_ACTION_MODES
 from ..games.registry import GAMES, reference_opponents
 from ..opponents.sampler import STRATEGIES
@@ -38,7 +39,7 @@ __all__ = [
 CONFIG_FORMAT_VERSION = 1
 
 
-class TrainError(Exception):
+class TrainError(SpWrappersError):
     """A user error in a training run (a bad config, game or algorithm); the message names the
     fix. ``sp-wrappers`` prints it on one line and exits with status 2."""
 

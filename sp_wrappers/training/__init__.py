@@ -1,9 +1,40 @@
 """The training layer: what runs inside ``model.learn``.
 
-It holds :class:`SelfPlayCallback` (``callbacks``), k-opponent rollouts (``k_opponents``),
-environment generators (``env_generator``) and asymmetric self-play over teams
-(``team_selfplay`` with its parts in ``team_parts``).
+The self-play callback that snapshots the learner and rates it, budget schedules for learning in
+chunks, k-opponent rollouts, environment generators (curricula, handicaps), strength measured
+against reference players while training, and asymmetric self-play over teams.
 
 It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, ``archive``,
 ``games`` and ``core``.
 """
+
+from __future__ import annotations
+
+from .callbacks import SelfPlayCallback
+from .env_generator import EnvGenerator, win_rates_by_config
+from .env_history import ConfigResult, EnvHistory, GameConfig
+from .errors import TeamChangeError
+from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
+from .schedules import BudgetSchedules
+from .strength import StrengthCallback
+from .team_selfplay import TeamSelfPlay, swap_steps
+from .team_setup import make_team_vec_env
+
+__all__ = [
+    "SelfPlayCallback",
+    "BudgetSchedules",
+    "KOpponentRollouts",
+    "KOpponentRecord",
+    "EpisodeResult",
+    "novelty_reward",
+    "EnvGenerator",
+    "win_rates_by_config",
+    "GameConfig",
+    "EnvHistory",
+    "ConfigResult",
+    "StrengthCallback",
+    "TeamSelfPlay",
+    "swap_steps",
+    "make_team_vec_env",
+    "TeamChangeError",
+]

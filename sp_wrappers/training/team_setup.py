@@ -21,6 +21,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from ..archive.spaces import spaces_match
 from ..archive.store import IncompatibleSnapshotError, SnapshotArchive, as_archive
 from ..envs.observation_wrappers import check_observation_wrappers
+from .errors import TeamChangeError
 
 __all__ = [
     "TeamSetup",
@@ -31,45 +32,6 @@ __all__ = [
     "rollout_sizes",
     "fitting_team_change",
 ]
-
-
-class TeamChangeError(ValueError):
-    """``team_change`` is shorter than a team's rollout, which an on-policy learner collects whole.
-
-    :param team: the team whose rollout is longer.
-    :param team_change: the learner steps per turn asked for.
-    :param n_steps: the team model's ``n_steps``.
-    :param num_envs: the team model's env slots.
-    :param fits: a ``team_change`` that fits every team's rollout.
-    :param name: how the user sets it (``team_change=`` in Python, ``--team-change`` on the
-        command line); :meth:`for_flag` rewrites the message.
-    """
-
-    def __init__(
-        self,
-        team: str,
-        team_change: int,
-        n_steps: int,
-        num_envs: int,
-        fits: int,
-        name: str = "team_change=",
-    ) -> None:
-        self.team, self.team_change, self.fits = team, int(team_change), int(fits)
-        self.n_steps, self.num_envs, self.name = int(n_steps), int(num_envs), name
-        rollout = self.n_steps * self.num_envs
-        super().__init__(
-            f"{name}{self.team_change} is shorter than the rollout of team {team!r}'s model: "
-            f"n_steps={self.n_steps} x {self.num_envs} env slots = {rollout} learner steps, "
-            f"which it collects whole in every turn, so each turn would run {rollout} steps "
-            f"instead of {self.team_change}. Pass {name}{self.fits} (a multiple of every team's "
-            "rollout keeps turns exact), or lower n_steps (or the number of env copies)."
-        )
-
-    def for_flag(self, flag: str) -> TeamChangeError:
-        """The same error naming ``flag`` (e.g. ``"--team-change "``)."""
-        return TeamChangeError(
-            self.team, self.team_change, self.n_steps, self.num_envs, self.fits, flag
-        )
 
 
 def rollout_sizes(models: Mapping[str, Any]) -> dict[str, int]:

@@ -37,9 +37,9 @@ import numpy as np
 from ...core.seats import (
     OpponentTurn,
     SeatDriver,
-    _is_illegal,
     check_learner_action,
     conform_observation,
+    is_illegal,
 )
 from .game_workers import _Status
 
@@ -169,7 +169,7 @@ class TeamDriver(SeatDriver):
             raw = self.game.observe(agent) if self._masked_dict[agent] else None
             mask = self._mask(agent, raw)
             start = self._action_start[agent]
-            if _is_illegal(action, mask, start):
+            if is_illegal(action, mask, start):
                 if self.illegal_action == "raise":
                     check_learner_action(action, mask, agent, start)
                 self.returns[agent] = self.returns.get(agent, 0.0) + self.illegal_reward
