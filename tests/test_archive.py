@@ -411,7 +411,7 @@ def test_archive_errors_name_the_module_that_defines_them():
     from sp_wrappers.archive import checks, errors, store
 
     assert store.ArchiveFormatError is checks.ArchiveFormatError
-    assert checks.ArchiveFormatError.__module__ == "sp_wrappers.archive.checks"
+    assert checks.ArchiveFormatError.__module__ == "sp_wrappers.archive.errors"
     assert store.PolicySpecError.__module__ == "sp_wrappers.archive.errors"
     assert errors.ArchiveError.__module__ == "sp_wrappers.archive.errors"
 
