@@ -90,9 +90,6 @@ class JsonConfig:
     whose fields are ``config.json``'s keys, in order (``extra`` holds the keys it does not
     know, written back after its own)."""
 
-    #: Keys ``config.json`` must hold (the others have defaults).
-    _required: tuple[str, ...] = ()
-
     def to_json(self) -> dict[str, Any]:
         """The object ``config.json`` stores."""
         out: dict[str, Any] = {}
@@ -108,8 +105,9 @@ class JsonConfig:
     def from_json(cls, data: Mapping[str, Any], source: Path | str | None = None) -> Any:
         """The configuration in ``data`` (``config.json``'s object); ``source`` names the file in
         the error when a required key is missing."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}  # type: ignore[arg-type]
-        for key in cls._required:
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        names = {f.name for f in fields} - {"extra"}
+        for key in (f.name for f in fields if _required(f)):
             if key not in data:
                 where = source or "the configuration"
                 raise TrainError(f"{where} has no {key!r}; it was not written by {cls._writer()}.")
@@ -126,6 +124,11 @@ class JsonConfig:
     def replace(self, **changes: Any) -> Any:
         """A copy with ``changes`` (the configuration itself never changes)."""
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    """A key ``config.json`` must hold: a field without a default."""
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
 def _plain(value: Any) -> Any:
@@ -182,7 +185,7 @@ class RunConfig(JsonConfig):
     recipe: str = "file"
     hyperparams: Mapping[str, Any]
     sampler: Mapping[str, Any]
-    learner: str = "random"
+    learner: str
     n_envs: int
     save_every: int
     seed: int
@@ -201,19 +204,6 @@ class RunConfig(JsonConfig):
     sp_wrappers_version: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _required = (
-        "game",
-        "game_kwargs",
-        "algo",
-        "hyperparams",
-        "sampler",
-        "n_envs",
-        "save_every",
-        "seed",
-        "timesteps",
-        "eval_games",
-        "learner",
-    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sampler", {**SAMPLER_DEFAULTS, **self.sampler})
@@ -269,18 +259,6 @@ class TeamRunConfig(JsonConfig):
     sp_wrappers_version: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _required = (
-        "game",
-        "teams",
-        "team_change",
-        "timesteps",
-        "sampler",
-        "algo",
-        "n_envs",
-        "save_every",
-        "seed",
-        "eval_games",
-    )
 
     @classmethod
     def _writer(cls) -> str:
@@ -353,12 +331,7 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
 def check_config(config: RunConfig) -> None:
     """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
     s = config.sampler
-    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
-        if getattr(config, key) < least:
-            unit = " step" if key == "save_every" else ""
-            raise TrainError(
-                f"{option_name(key)} must be at least {least}{unit}, got {getattr(config, key)}."
-            )
+    _check_counts(config, " step")
     if config.max_snapshots is not None and config.max_snapshots < 2:
         raise TrainError(
             "--max-snapshots must be at least 2 (0 keeps every snapshot), got "
@@ -409,11 +382,7 @@ def check_config(config: RunConfig) -> None:
 
 def check_team_config(config: TeamRunConfig) -> None:
     """Range checks of a team run with one-line messages."""
-    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
-        if int(getattr(config, key)) < least:
-            raise TrainError(
-                f"{option_name(key)} must be at least {least}, got {getattr(config, key)}."
-            )
+    _check_counts(config, "")
     if config.team_change is not None and int(config.team_change) < 1:
         raise TrainError(
             f"--team-change must be a positive number of learner steps, got "
@@ -424,6 +393,16 @@ def check_team_config(config: TeamRunConfig) -> None:
             f"--latest-ratio must be between 0 and 1, got {config.sampler['latest_ratio']}."
         )
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
+
+
+def _check_counts(config: RunConfig | TeamRunConfig, step: str) -> None:
+    """The counts every run has: at least one step, one env copy, a snapshot interval of one
+    step (``step`` names the unit in the message) and no negative number of games."""
+    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
+        value = getattr(config, key)
+        if int(value) < least:
+            unit = step if key == "save_every" else ""
+            raise TrainError(f"{option_name(key)} must be at least {least}{unit}, got {value}.")
 
 
 def check_sampler_and_algo(

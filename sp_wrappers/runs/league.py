@@ -124,7 +124,6 @@ class LeagueConfig(JsonConfig):
     history: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _required = ("game", "algo", "league", "chunk_steps", "n_envs", "timesteps", "eval_games")
 
     @classmethod
     def _writer(cls) -> str:

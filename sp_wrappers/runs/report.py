@@ -1,8 +1,7 @@
 """A run report: one self-contained HTML page that says how a self-play run went.
 
-This module holds :func:`write_report` (writes ``report.html`` into a run directory),
-:func:`report_at_end` (what ``train`` and ``league`` call when a run finishes: the page, or a note
-saying why there is none) and :data:`REPORT_NAME`.
+Every kind of run ends by writing its page (a page that cannot be written is a note, never a
+failed run); ``sp-wrappers report`` rewrites it.
 
 The page has the run's configuration (``config.json``), the learner's online Elo at each snapshot
 against its training step, Bradley-Terry ratings with 95% intervals over the whole match history
@@ -164,6 +163,22 @@ def _read_json(path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
+def _agg_figure(width: float, height: float) -> Any:
+    """A matplotlib figure drawn off screen (``ImportError`` naming the extra without it)."""
+    from ..evaluation.plots import PLOTS_HINT
+
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(
+            f"Plotting needs matplotlib, which is not installed: {PLOTS_HINT}"
+        ) from None
+    figure = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(figure)
+    return figure
+
+
 def _elo_section(snapshots: list[Any]) -> str:
     points = [(s.step, float(s.ratings["elo"]), s.id) for s in snapshots if "elo" in s.ratings]
     if not points:
@@ -171,9 +186,7 @@ def _elo_section(snapshots: list[Any]) -> str:
     rows = [[sid, f"{step:,d}", f"{elo:.0f}"] for step, elo, sid in points]
     table = _table(["snapshot", "learner step", "Elo"], rows)
     try:
-        from ..evaluation.plots import _figure
-
-        figure = _figure(7.0, 3.6)
+        figure = _agg_figure(7.0, 3.6)
     except ImportError as error:
         return _section("Elo over learner steps", _no_plot(error) + table)
     axes = figure.add_subplot()

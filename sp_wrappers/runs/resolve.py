@@ -403,8 +403,11 @@ def _new_team_run(
 
 
 def _with_team_overrides(config: TeamRunConfig, given: Mapping[str, Any]) -> TeamRunConfig:
-    keys = ("timesteps", "n_envs", "save_every", "seed", "eval_games", "team_change", "shared")
-    changes: dict[str, Any] = {key: given[key] for key in keys if key in given}
+    changes: dict[str, Any] = {
+        key: value
+        for key, value in given.items()
+        if key in _TEAM_FIELDS and key not in ("algo", "teams", "game_kwargs", "hyperparams")
+    }
     sampler = {key: given[key] for key in TEAM_SAMPLER_KEYS if key in given}
     if sampler:
         if sampler.get("window") == 0:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .config import TrainError
+
 __all__ = [
     "CONFIG_NAME",
     "MODEL_NAME",
@@ -39,8 +41,6 @@ def slug(game: str) -> str:
 def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
     """``run`` for a new run, refused when it already holds one (its ``config.json``);
     ``another`` ends the message (how to pick another directory)."""
-    from .config import TrainError
-
     run = Path(run)
     if (run / CONFIG_NAME).exists():
         raise TrainError(
