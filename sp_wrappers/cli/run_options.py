@@ -22,6 +22,7 @@ from .common import PROG
 
 __all__ = ["command_line", "parse_pairs", "resume_dir", "train_overrides"]
 
+
 def parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
     """``["a=1", "b=[64, 64]", "c=tanh"]`` -> ``{"a": 1, "b": [64, 64], "c": "tanh"}``.
 
@@ -48,9 +49,7 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
     run's configuration names them (``--hp`` -> ``hyperparams``, ``--game-kwarg`` ->
     ``game_kwargs``, ``--deterministic-opponents`` -> ``deterministic``)."""
     given = {
-        key: value
-        for key, value in vars(args).items()
-        if key in OVERRIDES and value is not None
+        key: value for key, value in vars(args).items() if key in OVERRIDES and value is not None
     }
     if args.hp is not None:
         given["hyperparams"] = parse_pairs(args.hp, "--hp")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from ..runs.config import TeamRunConfig
 
 __all__ = ["team_run_banner"]
@@ -22,5 +21,3 @@ def team_run_banner(config: TeamRunConfig, run: Path, resume: bool) -> str:
         f"{'Resuming' if resume else 'Training'} {config.algo} teams on {config.game} "
         f"({source}) into {run}"
     )
-
-

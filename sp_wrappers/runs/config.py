@@ -36,6 +36,7 @@ from .recipes import linear_schedule as learning_rate_schedule
 __all__ = [
     "TrainError",
     "JsonConfig",
+    "WHEN_SET",
     "CONFIG_FORMAT_VERSION",
     "TEAM_CONFIG_KIND",
     "TEAM_SAMPLER_KEYS",
@@ -81,8 +82,8 @@ def option_name(key: str) -> str:
 # The configurations
 # ------------------------------------------------------------------------------------------------
 
-#: Fields written only when set (a new run's config has no history yet).
-_OPTIONAL = ("strength_plies", "models", "history", "sp_wrappers_version")
+#: The metadata of a field written only when set (a new run's config has no history yet).
+WHEN_SET = {"when_set": True}
 
 
 class JsonConfig:
@@ -95,7 +96,7 @@ class JsonConfig:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.name == "extra" or (f.name in _OPTIONAL and value in (None, ())):
+            if f.name == "extra" or (f.metadata.get("when_set") and value in (None, ())):
                 continue
             out[f.name] = _plain(value)
         out.update(_plain(getattr(self, "extra", {})))
@@ -199,11 +200,10 @@ class RunConfig(JsonConfig):
     env_generator: str | None = None
     symmetries: Any = None
     strength_every: int | None = None
-    strength_plies: int | None = None
-    history: tuple[Mapping[str, Any], ...] = ()
-    sp_wrappers_version: str | None = None
+    strength_plies: int | None = field(default=None, metadata=WHEN_SET)
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
-
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sampler", {**SAMPLER_DEFAULTS, **self.sampler})
@@ -254,11 +254,10 @@ class TeamRunConfig(JsonConfig):
     seed: int
     timesteps: int
     eval_games: int
-    models: Mapping[str, list[str]] | None = None
-    history: tuple[Mapping[str, Any], ...] = ()
-    sp_wrappers_version: str | None = None
+    models: Mapping[str, list[str]] | None = field(default=None, metadata=WHEN_SET)
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
-
 
     @classmethod
     def _writer(cls) -> str:
@@ -349,8 +348,7 @@ def check_config(config: RunConfig) -> None:
         raise TrainError(f"--fit-every must be at least 0 (0: off), got {config.fit_every}.")
     if not -1.0 <= float(config.draw_reward) <= 1.0:
         raise TrainError(
-            f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
-            f"{config.draw_reward}."
+            f"--draw-reward must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
         )
     choices = (("opponent_draw", OPPONENT_DRAWS), ("illegal_action", ILLEGAL_ACTION_MODES))
     for key, allowed in choices:
@@ -385,8 +383,7 @@ def check_team_config(config: TeamRunConfig) -> None:
     _check_counts(config, "")
     if config.team_change is not None and int(config.team_change) < 1:
         raise TrainError(
-            f"--team-change must be a positive number of learner steps, got "
-            f"{config.team_change}."
+            f"--team-change must be a positive number of learner steps, got {config.team_change}."
         )
     if not 0.0 <= float(config.sampler["latest_ratio"]) <= 1.0:
         raise TrainError(

@@ -38,7 +38,7 @@ from ..games.registry import game_factory
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
-from .config import TrainError, JsonConfig, probe_or_fail, read_json_object
+from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from .recipes import ALGOS, fit_to_budget, recipe_for
@@ -121,9 +121,8 @@ class LeagueConfig(JsonConfig):
     timesteps: int
     max_frozen: int | None = None
     eval_games: int
-    history: tuple[Mapping[str, Any], ...] = ()
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
-
 
     @classmethod
     def _writer(cls) -> str:
@@ -444,5 +443,3 @@ def run_league(
         written += report_at_end(run_dir, notes)
     text = summary(league, result, ratings, evaluation, written)
     return "\n".join([text, *(f"Note: {note}" for note in notes)])
-
-

@@ -291,9 +291,7 @@ def train_teams(
     env_fn = game_factory(config.game, config.game_kwargs)
     probe = _probe_teams(env_fn, config.teams, config.game, config.game_kwargs)
     sizes = {team: len(agents) for team, agents in probe.teams.items()}
-    groups = model_groups(
-        probe.observation_spaces, probe.action_spaces, config.shared, sizes
-    )
+    groups = model_groups(probe.observation_spaces, probe.action_spaces, config.shared, sizes)
     if resume and config.models not in (None, groups):
         raise TrainError(
             f"{run / CONFIG_NAME} trains the models {config.models}, but the game now gives "
@@ -351,9 +349,7 @@ def train_teams(
             )
         if config.team_change is None:  # none asked for: about a tenth, fitting the rollouts
             rollouts = rollout_sizes({} if "shared" in models else models)
-            config = config.replace(
-                team_change=fitting_team_change(max(1, steps // 10), rollouts)
-            )
+            config = config.replace(team_change=fitting_team_change(max(1, steps // 10), rollouts))
         s = config.sampler
         try:
             selfplay = TeamSelfPlay(
