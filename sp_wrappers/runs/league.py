@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,26 +62,6 @@ LEAGUE_CONFIG_FORMAT_VERSION = 1
 
 #: The AlphaStar settings a user may override (the others keep ALPHASTAR_DEFAULTS).
 _SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
-#: Every key a league's overrides may have.
-LEAGUE_OVERRIDES = frozenset(
-    {
-        "algo",
-        "hyperparams",
-        "game_kwargs",
-        "timesteps",
-        "chunk_steps",
-        "n_envs",
-        "seed",
-        "max_frozen",
-        "eval_games",
-        "selfplay",
-        "main_agents",
-        "main_exploiters",
-        "league_exploiters",
-        "save_every",
-        *_SETTINGS,
-    }
-)
 
 
 class LeagueError(TrainError):
@@ -127,6 +108,14 @@ class LeagueConfig(JsonConfig):
     @classmethod
     def _writer(cls) -> str:
         return "league"
+
+
+#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
+LEAGUE_OVERRIDES = frozenset(
+    {f.name for f in dataclasses.fields(LeagueConfig)}
+    - {"format_version", "command", "game", "league", "history", "extra"}
+    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
+)
 
 
 def resolve_league(
