@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.league import RecipeModel
 from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
 from sp_wrappers.games.registry import game_factory
 from sp_wrappers.league import AlphaStarLeague, League, SelfPlayLeague
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
+from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
 
 GAME = "connect_four_v3"

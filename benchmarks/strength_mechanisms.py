@@ -43,7 +43,6 @@ from typing import Any
 
 import torch
 
-from sp_wrappers.cli.league import RecipeModel
 from sp_wrappers.cli.train import main_train
 from sp_wrappers.core.policies import SB3Policy
 from sp_wrappers.evaluation.openings import legal_openings, play_openings
@@ -51,8 +50,9 @@ from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
 from sp_wrappers.games.registry import game_factory
 from sp_wrappers.league import AlphaStarLeague, League
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
+from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
-from sp_wrappers.runs.train import _model_steps
+from sp_wrappers.runs.train import model_steps
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"
@@ -116,7 +116,7 @@ def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int
         eval_seconds = sum(e["seconds"] for e in history["evaluations"])
         eval_seconds += history.get("ladder_seconds", 0.0)
     return {
-        "steps": _model_steps("maskable_ppo", directory / "model.zip"),  # whole rollouts
+        "steps": model_steps("maskable_ppo", directory / "model.zip"),  # whole rollouts
         "learn_seconds": config["history"][-1]["seconds"] - eval_seconds,
         "model": str(directory / "model.zip"),
         "command": "sp-wrappers train " + " ".join(argv),

@@ -1,9 +1,6 @@
-"""What every ``sp-wrappers`` command shares.
-
-This module holds :data:`PROG`, :class:`CLIError`, :func:`user_errors` and :func:`error_line`
-(the one place that turns the library's errors into one-line messages and exit status 2), the
-games and baselines by name (:func:`make_game`, :func:`game_factory`, :func:`make_baseline`) and
-run directories (:class:`RunDir`, :func:`resolve_run_dir`).
+"""What every ``sp-wrappers`` command shares: the program's name, the one place that turns the
+library's errors into one-line messages and exit status 2, games and baselines by name, and run
+directories found from a path.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ from typing import Any
 from ..core.errors import SpWrappersError
 from ..games import registry as games
 from ..games.registry import GAMES
+from ..runs.rundir import ARCHIVE_DIR, CONFIG_NAME
 
 __all__ = [
     "PROG",
@@ -34,12 +32,6 @@ __all__ = [
 
 
 PROG = "sp-wrappers"
-
-
-CONFIG_NAME = "config.json"
-
-
-ARCHIVE_DIR = "archive"
 
 
 def user_errors() -> tuple[type[BaseException], ...]:

@@ -1,20 +1,20 @@
-"""``sp-wrappers train GAME``: the command line of :func:`sp_wrappers.runs.train.train`.
+"""``sp-wrappers train GAME``: the command line of :func:`sp_wrappers.runs.train` and
+:func:`sp_wrappers.runs.train_teams`.
 
-This module holds :func:`add_train_parser` (how ``sp-wrappers`` registers the command),
-:func:`build_train_parser`, :func:`run_train_command` and :func:`main_train`. The training driver,
-the run configuration and the run directory live in :mod:`sp_wrappers.runs.train`,
-:mod:`sp_wrappers.runs.rundir` and :mod:`sp_wrappers.runs.summary`.
+The command parses its arguments, turns the options given into overrides, resolves the run once
+(:func:`~sp_wrappers.runs.resolve.resolve_run`: a single learner or teams), starts it and prints
+its summary. The arguments are never changed after parsing.
 
 Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictactoe_v3
 --timesteps 200000`` adds 200k steps to that run with the same archive.
 
->>> import contextlib, io, tempfile
+>>> import contextlib, io, os, tempfile
 >>> out = tempfile.mkdtemp()
 >>> with contextlib.redirect_stdout(io.StringIO()):
 ...     status = main_train(["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
 ...                          "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
 ...                          "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
->>> written = {p.name for p in Path(out).iterdir()}  # and tb/ when tensorboard is installed
+>>> written = set(os.listdir(out))  # and tb/ when tensorboard is installed
 >>> status, sorted(written & {"archive", "config.json", "model.zip", "ratings.json"})
 (0, ['archive', 'config.json', 'model.zip', 'ratings.json'])
 >>> main_train(["chess"])  # one line on stderr naming the registered games
@@ -24,22 +24,21 @@ Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictac
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..core.seats import ILLEGAL_ACTION_MODES
 from ..games.registry import GAMES
 from ..opponents.sampler import STRATEGIES
 from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
-from ..runs.config import TrainError, check_config, read_resume_config
-from ..runs.recipes import SAMPLER_DEFAULTS, installed_algos
-from ..runs.rundir import _slug
+from ..runs.config import RunConfig
+from ..runs.recipes import installed_algos
+from ..runs.resolve import resolve_run
+from ..runs.rundir import new_run_dir, slug
 from ..runs.train import train
 from .common import PROG, error_line, user_errors
-from .run_options import apply_overrides, new_run_config, new_run_dir
+from .run_options import command_line, resume_dir, train_overrides
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
 
@@ -314,7 +313,7 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``train`` command to an ``argparse`` subparsers object (``sp-wrappers``'s).
 
     Its ``func`` takes the parsed arguments and returns the exit status; user errors raise
-    :class:`TrainError` (a ``CLIError``), which ``sp-wrappers`` prints on one line, status 2.
+    the library's user errors, which ``sp-wrappers`` prints on one line, status 2.
     """
     parser = subparsers.add_parser(
         "train",
@@ -336,67 +335,49 @@ def build_train_parser() -> argparse.ArgumentParser:
     )
 
 
-def run_train_command(args: argparse.Namespace) -> int:
-    """The ``train`` command: resolve the config, train, print the summary; returns 0."""
-    from .team_train import is_team_run, run_team_train_command
+def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    """The ``train`` command: resolve the run once, train, print the summary; returns 0.
 
-    if is_team_run(args):
-        return run_team_train_command(args)
-    resume = args.resume
-    if resume:
-        run = Path(
-            resume if isinstance(resume, str) else (args.out or f"runs/{_slug(args.game or '')}")
+    :param args: the parsed arguments (never changed).
+    :param argv: the command's arguments, recorded in ``config.json``'s history (default:
+        ``sys.argv``).
+    """
+    run = resume_dir(args)
+    overrides = train_overrides(args)
+    config = resolve_run(args.game, overrides, resume=run, config_file=args.config)
+    resume = run is not None
+    if run is None:
+        run = new_run_dir(args.out or f"runs/{slug(config.game)}")
+    steps = overrides.get("timesteps") if resume else None  # on --resume: N more steps
+    command = command_line("train", argv)
+    if not isinstance(config, RunConfig):  # a team run
+        from ..runs.team_train import train_teams
+        from .team_train import team_run_banner
+
+        print(team_run_banner(config, run, resume), flush=True)
+        team_result = train_teams(
+            config,
+            run,
+            resume=resume,
+            timesteps=steps,
+            progress=not args.no_progress,
+            device=args.device,
+            torch_threads=args.threads,
+            command=command,
+            html_report=not args.no_report,
         )
-        if args.game is None and args.out is None and not isinstance(resume, str):
-            raise TrainError("--resume needs the run directory: --resume RUN_DIR.")
-        fixed = (
-            ("--algo", args.algo),
-            ("--hp", args.hp),
-            ("--game-kwarg", args.game_kwarg),
-            ("--config", args.config),
-            ("--seed", args.seed),
-            ("--learner", args.learner),
-            ("--env-generator", getattr(args, "env_generator", None)),
-        )
-        required = (
-            "game",
-            "game_kwargs",
-            "algo",
-            "hyperparams",
-            "sampler",
-            "n_envs",
-            "save_every",
-            "seed",
-            "timesteps",
-            "eval_games",
-            "learner",
-        )
-        config = read_resume_config(run, args.game, fixed, required)
-        config["sampler"] = {**SAMPLER_DEFAULTS, **config["sampler"]}
-        timesteps = args.timesteps
-        args.timesteps = None
-        apply_overrides(config, args)
-        check_config(config)
-    else:
-        config = new_run_config(args)
-        run = new_run_dir(args.out, config["game"])
-        timesteps = None
-    argv = getattr(args, "_argv", None)
-    command = (
-        shlex.join([PROG, "train", *argv])
-        if argv is not None
-        else shlex.join([PROG, *sys.argv[1:]])
-    )
+        print(team_result.summary(), flush=True)
+        return 0
     print(
-        f"{'Resuming' if resume else 'Training'} {config['algo']} on {config['game']} "
-        f"({config['recipe'] if not resume else 'config.json'}) into {run}",
+        f"{'Resuming' if resume else 'Training'} {config.algo} on {config.game} "
+        f"({config.recipe if not resume else 'config.json'}) into {run}",
         flush=True,
     )
     result = train(
         config,
         run,
-        resume=bool(resume),
-        timesteps=timesteps,
+        resume=resume,
+        timesteps=steps,
         progress=not args.no_progress,
         plots=not args.no_plots,
         html_report=not args.no_report,
@@ -416,9 +397,8 @@ def main_train(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
         return int(exit_.code or 0)
-    args._argv = argv
     try:
-        return int(args.func(args) or 0)
+        return int(run_train_command(args, argv) or 0)
     except user_errors() as error:
         print(error_line(f"{PROG} train", error), file=sys.stderr)
         return 2

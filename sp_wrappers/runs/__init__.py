@@ -1,9 +1,62 @@
 """The runs layer: whole training runs as a library, with no argparse and no printing.
 
-It holds run configs (``config``), recipes per game (``recipes``), model building (``models``),
-single-learner and team runs (``train``, ``team_train``), run directories (``rundir``) and the
-end-of-run summary (``summary``).
+A run is one typed, frozen configuration (:class:`RunConfig`, :class:`TeamRunConfig`,
+:class:`LeagueConfig`) resolved once from a game, the user's overrides and an optional run to
+resume or config file (:func:`resolve_run`, :func:`resolve_league`), then started by its one
+entry point (:func:`train`, :func:`train_teams`, :func:`run_league`)::
 
-It may import every layer below it: ``league``, ``training``, ``evaluation``, ``envs``,
+    from sp_wrappers import runs
+
+    config = runs.resolve_run("tictactoe_v3", {"timesteps": 50_000})
+    result = runs.train(config, "runs/ttt")
+    print(result.summary())
+
+Names load on first use, so importing the package stays cheap (no torch) and a single-learner
+run never imports team or league code. ``runs.train`` is also the name of the module
+:mod:`sp_wrappers.runs.train`; called, that module is its :func:`train` function, so
+``runs.train(config)`` works whichever of the two Python has bound to the name.
+This layer may import every layer below it: ``league``, ``training``, ``evaluation``, ``envs``,
 ``ratings``, ``opponents``, ``archive``, ``games`` and ``core``.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "RunConfig",
+    "TeamRunConfig",
+    "LeagueConfig",
+    "TrainError",
+    "LeagueError",
+    "resolve_run",
+    "resolve_league",
+    "train",
+    "train_teams",
+    "run_league",
+    "TrainResult",
+    "TeamTrainResult",
+]
+
+_HOMES = {
+    "RunConfig": "config",
+    "TeamRunConfig": "config",
+    "TrainError": "config",
+    "LeagueConfig": "league",
+    "LeagueError": "league",
+    "resolve_run": "resolve",
+    "resolve_league": "league",
+    "train_teams": "team_train",
+    "TeamTrainResult": "team_train",
+    "run_league": "league",
+    "train": "train",
+    "TrainResult": "train",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)

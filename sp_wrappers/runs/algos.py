@@ -1,9 +1,7 @@
-"""The learners a run can use.
-
-This module holds :data:`ALGOS` (every SB3 and sb3-contrib learner by its command-line name, with
-the package and class that provide it), the families that need care (:data:`OFF_POLICY`,
-:data:`DISCRETE_ONLY`, :data:`BOX_ONLY`), :func:`installed_algos` (what ``--algo`` offers) and
-:func:`fit_to_budget` (replay settings scaled to a small budget, the user's own values kept).
+"""The learners a run can use: every SB3 and sb3-contrib learner by its command-line name (with
+the package and class that provide it), the families that need care (off-policy, discrete-only,
+continuous-only), which are installed, and replay settings scaled to a small budget (the user's
+own values kept).
 """
 
 from __future__ import annotations

@@ -1,18 +1,27 @@
-"""The run configuration of ``sp-wrappers train``: what ``config.json`` holds and how it is made.
+"""A run's configuration as typed, frozen data: what ``config.json`` holds, and its checks.
 
-This module holds :func:`new_run_config` (a configuration from the command's arguments, with the
-algorithm's recipe and the game's probe filled in), the checks a configuration must pass before
-a run starts or resumes (``check_config``), the command-line overrides a resumed or replayed run
-accepts (``apply_overrides``), :class:`TrainError` (a user error the command prints on one line)
-and :data:`CONFIG_FORMAT_VERSION`. :mod:`sp_wrappers.runs.train` runs a configuration;
-:mod:`sp_wrappers.cli.train` and :mod:`sp_wrappers.cli.team_train` parse the command.
+One dataclass per kind of run: :class:`RunConfig` (one learner against its own snapshots) and
+:class:`TeamRunConfig` (one learner per team, ``TeamSelfPlay``); the league's is
+:class:`~sp_wrappers.runs.league.LeagueConfig`. Their (keyword-only) fields are the keys of
+``config.json``, in the order it stores them; ``to_json()`` writes exactly that file's object and
+``from_json()`` reads it back (keys it does not know are kept as they are). The format is
+:data:`CONFIG_FORMAT_VERSION`, unchanged since 0.1. :mod:`sp_wrappers.runs.resolve` builds a
+configuration from a game, the user's overrides and an optional run or config file.
+
+>>> from sp_wrappers.runs.resolve import resolve_run
+>>> config = resolve_run("tictactoe_v3", {"timesteps": 256, "n_envs": 2})
+>>> type(config).__name__, config.algo, config.timesteps, config.n_envs
+('RunConfig', 'maskable_ppo', 256, 2)
+>>> RunConfig.from_json(config.to_json()) == config
+True
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +30,42 @@ from ..core.seats import ILLEGAL_ACTION_MODES
 from ..games.registry import GAMES, reference_opponents
 from ..opponents.sampler import STRATEGIES
 from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
-from .recipes import ALGOS
-from .recipes import linear_schedule as _learning_rate
-from .rundir import CONFIG_NAME
+from .recipes import ALGOS, SAMPLER_DEFAULTS
+from .recipes import linear_schedule as learning_rate_schedule
 
 __all__ = [
     "TrainError",
+    "JsonConfig",
+    "WHEN_SET",
     "CONFIG_FORMAT_VERSION",
-    "SAMPLER_OPTIONS",
+    "TEAM_CONFIG_KIND",
+    "TEAM_SAMPLER_KEYS",
+    "RunConfig",
+    "TeamRunConfig",
+    "GameProbe",
     "check_config",
+    "check_team_config",
     "check_sampler_and_algo",
+    "option_name",
     "probe_or_fail",
     "read_json_object",
-    "read_resume_config",
 ]
 
 CONFIG_FORMAT_VERSION = 1
+
+#: ``config.json``'s ``"kind"`` of a team run (single-learner runs have no ``kind``).
+TEAM_CONFIG_KIND = "teams"
+
+#: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
+TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
+
+#: Keys whose command-line option is not ``--`` + the key with dashes.
+_OPTION_NAMES = {
+    "hyperparams": "--hp",
+    "game_kwargs": "--game-kwarg",
+    "deterministic": "--deterministic-opponents",
+    "config_file": "--config",
+}
 
 
 class TrainError(SpWrappersError):
@@ -44,8 +73,204 @@ class TrainError(SpWrappersError):
     fix. ``sp-wrappers`` prints it on one line and exits with status 2."""
 
 
+def option_name(key: str) -> str:
+    """The command-line option of a configuration key: ``"save_every"`` -> ``"--save-every"``."""
+    return _OPTION_NAMES.get(key, "--" + key.replace("_", "-"))
+
+
+# ------------------------------------------------------------------------------------------------
+# The configurations
+# ------------------------------------------------------------------------------------------------
+
+#: The metadata of a field written only when set (a new run's config has no history yet).
+WHEN_SET = {"when_set": True}
+
+
+class JsonConfig:
+    """The base of every run configuration: ``to_json`` / ``from_json`` over a frozen dataclass
+    whose fields are ``config.json``'s keys, in order (``extra`` holds the keys it does not
+    know, written back after its own)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The object ``config.json`` stores."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name == "extra" or (f.metadata.get("when_set") and value in (None, ())):
+                continue
+            out[f.name] = _plain(value)
+        out.update(_plain(getattr(self, "extra", {})))
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: Path | str | None = None) -> Any:
+        """The configuration in ``data`` (``config.json``'s object); ``source`` names the file in
+        the error when a required key is missing."""
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        names = {f.name for f in fields} - {"extra"}
+        for key in (f.name for f in fields if _required(f)):
+            if key not in data:
+                where = source or "the configuration"
+                raise TrainError(f"{where} has no {key!r}; it was not written by {cls._writer()}.")
+        kwargs = {key: _copy(data[key]) for key in names if key in data}
+        if "history" in kwargs:
+            kwargs["history"] = tuple(kwargs["history"] or ())
+        extra = {key: _copy(value) for key, value in data.items() if key not in names}
+        return cls(**kwargs, extra=extra)
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "train"
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes`` (the configuration itself never changes)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    """A key ``config.json`` must hold: a field without a default."""
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value)) if isinstance(value, dict | list) else value
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig(JsonConfig):
+    """The configuration of a single-learner run (``sp-wrappers train GAME``): ``config.json``.
+
+    Build one with :func:`~sp_wrappers.runs.resolve.resolve_run` (the game's recipe, a config
+    file, the user's overrides, checked) and start it with :func:`sp_wrappers.runs.train`.
+
+    :param game: a registered game or ``module:function``.
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param algo: the learner (a key of :data:`~sp_wrappers.runs.recipes.ALGOS`).
+    :param recipe: where the settings came from (``tuned``, ``generic``, ``file``, ``+overrides``).
+    :param hyperparams: the learner's keyword arguments (``learning_rate`` may be ``"lin_<r>"``).
+    :param sampler: :class:`~sp_wrappers.OpponentSampler` settings (keys of ``SAMPLER_DEFAULTS``).
+    :param learner: the learner's seat: ``random``, ``alternate`` or an agent name.
+    :param n_envs: game copies stepped together.
+    :param save_every: snapshot and checkpoint interval, in learner steps.
+    :param seed: the run's seed.
+    :param timesteps: the whole run's learner steps.
+    :param eval_games: end-of-run games against each reference opponent.
+    :param draw_reward: added to the learner's reward for a drawn game.
+    :param max_snapshots: snapshots kept in the archive (``None``: all).
+    :param fit_every: Bradley-Terry refit interval in learner steps (0: off).
+    :param opponent_draw: ``per_env`` or ``shared``.
+    :param illegal_action: ``loss`` or ``raise``.
+    :param env_generator: ``module:function`` of an environment generator, or ``None``.
+    :param symmetries: ``"auto"``, a game's name or ``None`` (the real view).
+    :param strength_every: strength evaluation interval in learner steps (0: off; ``None``: a
+        tenth of the run).
+    :param strength_plies: forced opening moves of the strength evaluations (``None``: the
+        game's).
+    :param history: one entry per ``train`` call on the run (written by :func:`train`).
+    :param sp_wrappers_version: the version that last trained the run.
+    :param extra: keys of the file this version does not know, kept as they are.
+    """
+
+    format_version: int = CONFIG_FORMAT_VERSION
+    game: str
+    game_kwargs: Mapping[str, Any]
+    algo: str
+    recipe: str = "file"
+    hyperparams: Mapping[str, Any]
+    sampler: Mapping[str, Any]
+    learner: str
+    n_envs: int
+    save_every: int
+    seed: int
+    timesteps: int
+    eval_games: int
+    draw_reward: float = 0.0
+    max_snapshots: int | None = None
+    fit_every: int = 0
+    opponent_draw: str = "per_env"
+    illegal_action: str = "loss"
+    env_generator: str | None = None
+    symmetries: Any = None
+    strength_every: int | None = None
+    strength_plies: int | None = field(default=None, metadata=WHEN_SET)
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sampler", {**SAMPLER_DEFAULTS, **self.sampler})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamRunConfig(JsonConfig):
+    """The configuration of a team run (``sp-wrappers train --teams``): ``config.json``.
+
+    ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps. Start
+    one with :func:`sp_wrappers.runs.train_teams`.
+
+    :param game: a registered game or ``module:function``.
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param algo: every team's learner.
+    :param recipe: where the settings came from.
+    :param hyperparams: the learner's keyword arguments.
+    :param teams: ``"prefix"`` or ``{team: [agent, ...]}``.
+    :param team_change: learner steps of the learning team before the next one learns
+        (``None``: about a tenth of the run, chosen when the models exist).
+    :param shared: one model for every team (``True``), one per team (``False``) or one per
+        distinct pair of spaces (``None``).
+    :param sampler: the sampler settings of every team (:data:`TEAM_SAMPLER_KEYS`).
+    :param n_envs: game copies stepped together.
+    :param save_every: snapshot interval in learner steps.
+    :param seed: the run's seed.
+    :param timesteps: each team's learner steps over the whole run.
+    :param eval_games: end-of-run games of each team against random teams.
+    :param models: which teams each model plays (written by :func:`train_teams`).
+    :param history: one entry per call on the run.
+    :param sp_wrappers_version: the version that last trained the run.
+    :param extra: keys this version does not know, kept as they are.
+    """
+
+    format_version: int = 1
+    kind: str = TEAM_CONFIG_KIND
+    game: str
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    algo: str
+    recipe: str = "file"
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    teams: Any
+    team_change: int | None
+    shared: bool | None = None
+    sampler: Mapping[str, Any]
+    n_envs: int
+    save_every: int
+    seed: int
+    timesteps: int
+    eval_games: int
+    models: Mapping[str, list[str]] | None = field(default=None, metadata=WHEN_SET)
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "a team run of train"
+
+
+# ------------------------------------------------------------------------------------------------
+# The game, probed
+# ------------------------------------------------------------------------------------------------
+
+
 @dataclass
-class _Probe:
+class GameProbe:
     """What one copy of the game tells about itself before training."""
 
     observation_space: Any
@@ -53,7 +278,7 @@ class _Probe:
     has_masks: bool
 
 
-def _probe_game(env_fn: Callable[[], Any], learner: str) -> _Probe:
+def _probe_game(env_fn: Callable[[], Any], learner: str) -> GameProbe:
     from ..envs.selfplay_env import SelfPlayEnv
 
     try:
@@ -63,14 +288,16 @@ def _probe_game(env_fn: Callable[[], Any], learner: str) -> _Probe:
     try:
         env.reset(seed=0)
         has_masks = env.driver.learner_mask() is not None
-        return _Probe(env.observation_space, env.action_space, has_masks)
+        return GameProbe(env.observation_space, env.action_space, has_masks)
     finally:
         env.close()
 
 
 def probe_or_fail(
     env_fn: Callable[[], Any], game: str, kwargs: Mapping[str, Any], learner: str
-) -> _Probe:
+) -> GameProbe:
+    """The game's spaces and masks as the learner sees them; a game that cannot be built is a
+    :class:`TrainError` naming the game and its keyword arguments."""
     try:
         return _probe_game(env_fn, learner)
     except TrainError:
@@ -83,6 +310,7 @@ def probe_or_fail(
 
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path``; a missing file says ``what`` to do."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -94,99 +322,92 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
-def read_resume_config(
-    run: Path,
-    game: str | None,
-    fixed_options: Sequence[tuple[str, Any]],
-    required: Sequence[str],
-    writer: str = "train",
-) -> dict[str, Any]:
-    """The ``config.json`` of the run in ``run`` for ``--resume``, checked: the same game as
-    ``game`` (when given), none of ``fixed_options`` (``(option, value)``) given, and every key
-    in ``required`` present (else the file was not written by ``writer``)."""
-    config = read_json_object(run / CONFIG_NAME, "--resume needs a run directory written by train")
-    if game and game != config.get("game"):
-        raise TrainError(
-            f"{run} holds a run of {config.get('game')!r}, not {game!r}; drop GAME or "
-            "pick the right run directory."
-        )
-    for option, value in fixed_options:
-        if value is not None:
-            raise TrainError(f"{option} cannot change on --resume; start a new run instead.")
-    for key in required:
-        if key not in config:
-            raise TrainError(f"{run / CONFIG_NAME} has no {key!r}; it was not written by {writer}.")
-    return config
+# ------------------------------------------------------------------------------------------------
+# Checks
+# ------------------------------------------------------------------------------------------------
 
 
-def check_config(config: Mapping[str, Any]) -> None:
+def check_config(config: RunConfig) -> None:
     """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
-    s = config["sampler"]
-    if config["timesteps"] < 1:
-        raise TrainError(f"--timesteps must be at least 1, got {config['timesteps']}.")
-    if config["n_envs"] < 1:
-        raise TrainError(f"--n-envs must be at least 1, got {config['n_envs']}.")
-    if config["save_every"] < 1:
-        raise TrainError(f"--save-every must be at least 1 step, got {config['save_every']}.")
-    if config["eval_games"] < 0:
-        raise TrainError(f"--eval-games must be at least 0, got {config['eval_games']}.")
-    max_snapshots = config.get("max_snapshots")
-    if max_snapshots is not None and max_snapshots < 2:
+    s = config.sampler
+    _check_counts(config, " step")
+    if config.max_snapshots is not None and config.max_snapshots < 2:
         raise TrainError(
-            f"--max-snapshots must be at least 2 (0 keeps every snapshot), got {max_snapshots}."
+            "--max-snapshots must be at least 2 (0 keeps every snapshot), got "
+            f"{config.max_snapshots}."
         )
-    strength_every = config.get("strength_every")
-    if strength_every is not None and (int(strength_every) != strength_every or strength_every < 0):
+    every = config.strength_every
+    if every is not None and (int(every) != every or every < 0):
         raise TrainError(
-            f"--strength-every must be a number of learner steps >= 0 (0: off), got "
-            f"{strength_every!r}."
+            f"--strength-every must be a number of learner steps >= 0 (0: off), got {every!r}."
         )
-    plies = config.get("strength_plies")
+    plies = config.strength_plies
     if plies is not None and (int(plies) != plies or plies < 0):
         raise TrainError(f"--strength-plies must be a number of moves >= 0, got {plies!r}.")
-    if config.get("fit_every", 0) < 0:
-        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config['fit_every']}.")
-    if not -1.0 <= float(config.get("draw_reward", 0.0)) <= 1.0:
+    if config.fit_every < 0:
+        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config.fit_every}.")
+    if not -1.0 <= float(config.draw_reward) <= 1.0:
         raise TrainError(
-            f"--draw-reward must be between -1 and 1 (a win is worth 1), got "
-            f"{config['draw_reward']}."
+            f"--draw-reward must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
         )
-    if config.get("opponent_draw", "per_env") not in OPPONENT_DRAWS:
-        raise TrainError(
-            f"--opponent-draw must be one of {', '.join(OPPONENT_DRAWS)}, got "
-            f"{config['opponent_draw']!r}."
-        )
-    if config.get("illegal_action", "loss") not in ILLEGAL_ACTION_MODES:
-        raise TrainError(
-            f"--illegal-action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got "
-            f"{config['illegal_action']!r}."
-        )
+    choices = (("opponent_draw", OPPONENT_DRAWS), ("illegal_action", ILLEGAL_ACTION_MODES))
+    for key, allowed in choices:
+        if getattr(config, key) not in allowed:
+            raise TrainError(
+                f"{option_name(key)} must be one of {', '.join(allowed)}, got "
+                f"{getattr(config, key)!r}."
+            )
     for key in ("latest_ratio", "random_ratio", "reference_ratio"):
         if not 0.0 <= float(s[key]) <= 1.0:
-            option = "--" + key.replace("_", "-")
-            raise TrainError(f"{option} must be between 0 and 1, got {s[key]}.")
+            raise TrainError(f"{option_name(key)} must be between 0 and 1, got {s[key]}.")
     if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
         raise TrainError("--random-ratio and --reference-ratio add up to more than 1.")
-    if float(s["reference_ratio"]) > 0 and len(reference_opponents(config["game"])) < 2:
+    if float(s["reference_ratio"]) > 0 and len(reference_opponents(config.game)) < 2:
         with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
         raise TrainError(
             f"--reference-ratio needs a game with a reference bot ({with_bots}); "
-            f"{config['game']} has none."
+            f"{config.game} has none."
         )
-    if config.get("env_generator"):
+    if config.env_generator:
         from ..training.env_generator import load_generator
 
         try:
-            load_generator(config["env_generator"])
+            load_generator(config.env_generator)
         except ValueError as error:
             raise TrainError(str(error)) from None
-    check_sampler_and_algo(config)
+    check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
 
 
-def check_sampler_and_algo(config: Mapping[str, Any]) -> None:
+def check_team_config(config: TeamRunConfig) -> None:
+    """Range checks of a team run with one-line messages."""
+    _check_counts(config, "")
+    if config.team_change is not None and int(config.team_change) < 1:
+        raise TrainError(
+            f"--team-change must be a positive number of learner steps, got {config.team_change}."
+        )
+    if not 0.0 <= float(config.sampler["latest_ratio"]) <= 1.0:
+        raise TrainError(
+            f"--latest-ratio must be between 0 and 1, got {config.sampler['latest_ratio']}."
+        )
+    check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
+
+
+def _check_counts(config: RunConfig | TeamRunConfig, step: str) -> None:
+    """The counts every run has: at least one step, one env copy, a snapshot interval of one
+    step (``step`` names the unit in the message) and no negative number of games."""
+    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
+        value = getattr(config, key)
+        if int(value) < least:
+            unit = step if key == "save_every" else ""
+            raise TrainError(f"{option_name(key)} must be at least {least}{unit}, got {value}.")
+
+
+def check_sampler_and_algo(
+    sampler: Mapping[str, Any], algo: str, hyperparams: Mapping[str, Any]
+) -> None:
     """The checks a single-learner and a team run share: the sampler's window, swap interval,
     unit and strategy, the algorithm's name and the learning rate (a number or a schedule)."""
-    s = config["sampler"]
+    s = sampler
     if s["window"] is not None and s["window"] < 1:
         raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
     if s["swap_every"] is not None and s["swap_every"] < 1:
@@ -199,27 +420,11 @@ def check_sampler_and_algo(config: Mapping[str, Any]) -> None:
         raise TrainError(
             f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
         )
-    if config["algo"] not in ALGOS:
-        raise TrainError(f"Unknown algorithm {config['algo']!r}; choose one of {', '.join(ALGOS)}.")
-    lr = config["hyperparams"].get("learning_rate")
+    if algo not in ALGOS:
+        raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
+    lr = hyperparams.get("learning_rate")
     if lr is not None:
         try:
-            _learning_rate(lr)
+            learning_rate_schedule(lr)
         except (TypeError, ValueError) as error:
             raise TrainError(str(error)) from None
-
-
-SAMPLER_OPTIONS = (
-    "window",
-    "latest_ratio",
-    "swap_every",
-    "swap_unit",
-    "strategy",
-    "random_ratio",
-    "reference_ratio",
-)
-
-
-# ------------------------------------------------------------------------------------------------
-# Training
-# ------------------------------------------------------------------------------------------------

@@ -1,9 +1,6 @@
-"""Building the SB3 model of a run.
-
-This module holds :func:`algo_class` (an algorithm name to its SB3 or sb3-contrib class),
-:func:`check_algo_fits` (an algorithm against the game's spaces and masks, with the fix named),
-:func:`policy_name`, :func:`build_sampler`, :func:`build_model`, :func:`policy_kwargs_classes`
-and :func:`limited_torch_threads`, shared by single-learner and team runs.
+"""Building the SB3 model and the opponent sampler of a run, shared by single-learner, team and
+league runs: algorithm names to classes, the check that an algorithm fits the game's spaces and
+masks (with the fix named), policy names and classes in ``policy_kwargs``, torch's threads.
 """
 
 from __future__ import annotations
@@ -211,15 +208,24 @@ def limited_torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, has_masks: bool):
+def build_sampler(
+    archive: Any,
+    sampler: Mapping[str, Any],
+    game: str,
+    seed: int,
+    action_space: Any,
+    has_masks: bool,
+) -> Any:
+    """The run's :class:`~sp_wrappers.OpponentSampler` over ``archive`` from its ``sampler``
+    settings, with the random and reference-bot shares of ``game``."""
     from ..core.policies import RandomPolicy
     from ..opponents.sampler import OpponentSampler
 
-    s = config["sampler"]
+    s = sampler
     random_policy = RandomPolicy(None if has_masks else action_space)
     fixed = [(random_policy, float(s["random_ratio"]))] if s["random_ratio"] > 0 else []
     if s["reference_ratio"] > 0:
-        bots = reference_opponents(config["game"])[1:]
+        bots = reference_opponents(game)[1:]
         fixed += [(bot, float(s["reference_ratio"]) / len(bots)) for bot in bots]
     try:
         return OpponentSampler(
@@ -232,30 +238,36 @@ def build_sampler(archive: Any, config: Mapping[str, Any], action_space: Any, ha
             fixed_opponents=fixed,
             deterministic=bool(s["deterministic"]),
             fallback=random_policy,
-            seed=int(config["seed"]),
+            seed=int(seed),
         )
     except ValueError as error:
         raise TrainError(str(error)) from None
 
 
 def build_model(
-    config: Mapping[str, Any], venv: Any, observation_space: Any, tb: str | None, device: str
+    algo: str,
+    hyperparams: Mapping[str, Any],
+    seed: int,
+    venv: Any,
+    observation_space: Any,
+    tb: str | None,
+    device: str,
 ) -> Any:
-    """A fresh model of ``config["algo"]`` with its hyperparameters on ``venv`` (a bad setting
-    becomes a :class:`TrainError` naming the option); the team command uses it too."""
-    cls = algo_class(config["algo"])
+    """A fresh ``algo`` model with ``hyperparams`` on ``venv`` (a bad setting becomes a
+    :class:`TrainError` naming the option); single-learner and team runs both use it."""
+    cls = algo_class(algo)
     # a deep copy: some learners (A2C, QRDQN) add classes to the policy_kwargs they are given,
     # which would then reach config.json
-    hp = copy.deepcopy(dict(config["hyperparams"]))
+    hp = copy.deepcopy(dict(hyperparams))
     if "learning_rate" in hp:
         hp["learning_rate"] = _learning_rate(hp["learning_rate"])
     if isinstance(hp.get("policy_kwargs"), Mapping):
         hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
     try:
         return cls(
-            policy_name(observation_space, config["algo"]),
+            policy_name(observation_space, algo),
             venv,
-            seed=int(config["seed"]),
+            seed=int(seed),
             tensorboard_log=tb,
             device=device,
             verbose=0,

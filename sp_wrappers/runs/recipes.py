@@ -1,10 +1,5 @@
 """Per-game training recipes: tuned defaults for ``sp-wrappers train``.
 
-This module holds :class:`Recipe`, :data:`RECIPES` (registered game -> recipe), :data:`ALGOS`
-(every learner ``--algo`` takes) with its families (:data:`OFF_POLICY`, :data:`DISCRETE_ONLY`,
-:data:`BOX_ONLY`), :func:`installed_algos`, :func:`recipe_for`, :func:`fit_to_budget` and
-:func:`linear_schedule`.
-
 A recipe is everything a run needs besides the game: the algorithm and its hyperparameters, the
 opponent sampler's settings (:class:`~sp_wrappers.OpponentSampler`), the snapshot interval, the
 number of environment copies and the default training budget. Every value is plain JSON, so a

@@ -1,8 +1,7 @@
 """A run report: one self-contained HTML page that says how a self-play run went.
 
-This module holds :func:`write_report` (writes ``report.html`` into a run directory),
-:func:`report_at_end` (what ``train`` and ``league`` call when a run finishes: the page, or a note
-saying why there is none) and :data:`REPORT_NAME`.
+Every kind of run ends by writing its page (a page that cannot be written is a note, never a
+failed run); ``sp-wrappers report`` rewrites it.
 
 The page has the run's configuration (``config.json``), the learner's online Elo at each snapshot
 against its training step, Bradley-Terry ratings with 95% intervals over the whole match history

@@ -1,7 +1,6 @@
-"""This module holds the logs a training run writes besides its archive: :func:`progress_logger`
-(SB3's logger with TensorBoard and ``progress.csv``), :func:`strength_callback` (the
-:class:`~sp_wrappers.training.strength.StrengthCallback` of a run whose game has reference
-players) and :func:`strength_line` (its last evaluation, for the run's summary).
+"""The logs a single-learner run writes besides its archive: SB3's logger with TensorBoard and
+``progress.csv``, the strength evaluations of a game with reference players (and their line in
+the run's summary), and the check of ``symmetries``.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from typing import Any
 
 from ..games.registry import GAMES
 from ..training.strength import StrengthCallback
-from .config import TrainError
+from .config import RunConfig, TrainError
 
 __all__ = [
     "progress_logger",
@@ -54,44 +53,45 @@ def progress_logger(run: Path, tb: str | None, from_step: int, resume: bool) -> 
 
 
 def strength_callback(
-    config: Mapping[str, Any], run: Path, plots: bool, notes: list[str]
+    config: RunConfig, run: Path, plots: bool, notes: list[str]
 ) -> StrengthCallback | None:
     """The strength evaluations of a run, or ``None`` (``strength_every`` 0, or a game without
     reference players; then ``notes`` says so when the config asked for them).
 
-    :param config: the run's config: ``game``, ``game_kwargs``, ``timesteps`` (the whole run's)
+    :param config: the run's :class:`~sp_wrappers.runs.config.RunConfig`: ``game``,
+        ``game_kwargs``, ``timesteps`` (the whole run's)
         ``strength_every`` (learner steps; ``None``: :data:`STRENGTH_FRACTION` of the run) and
         ``strength_plies`` (forced opening moves; ``None``: the game's).
     :param run: the run directory (``strength.json``, ``plots/strength.png``).
     :param plots: draw ``plots/strength.png``.
     :param notes: the run's notes.
     """
-    every = config.get("strength_every")
+    every = config.strength_every
     if every == 0:
         return None
-    spec = GAMES.get(config["game"])
+    spec = GAMES.get(config.game)
     if spec is None or not spec.references:
         if every is not None:
             notes.append(
-                f"no strength evaluations: {config['game']} has no reference players (the "
+                f"no strength evaluations: {config.game} has no reference players (the "
                 "registered games with some: "
                 f"{', '.join(name for name, s in GAMES.items() if s.references)})"
             )
         return None
     if every is None:
-        if int(config["timesteps"]) < STRENGTH_MIN_RUN:
+        if int(config.timesteps) < STRENGTH_MIN_RUN:
             notes.append(
                 f"no strength evaluations: runs shorter than {STRENGTH_MIN_RUN:,d} steps skip "
                 "them unless asked (--strength-every N)"
             )
             return None
-        every = max(1, round(int(config["timesteps"]) * STRENGTH_FRACTION))
+        every = max(1, round(int(config.timesteps) * STRENGTH_FRACTION))
     kwargs: dict[str, Any] = {}
-    if config.get("strength_plies") is not None:
-        kwargs["opening_plies"] = int(config["strength_plies"])
+    if config.strength_plies is not None:
+        kwargs["opening_plies"] = int(config.strength_plies)
     return StrengthCallback.for_game(
-        config["game"],
-        config.get("game_kwargs"),
+        config.game,
+        config.game_kwargs,
         eval_every=int(every),
         run_dir=run,
         plots=plots,

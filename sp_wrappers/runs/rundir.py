@@ -1,10 +1,7 @@
 """The run directory that ``sp-wrappers train`` and ``sp-wrappers league`` write.
 
-This module holds the names of a run directory's files (:data:`CONFIG_NAME`, :data:`MODEL_NAME`,
-:data:`ARCHIVE_DIR`) and the helpers that write them: JSON files written atomically
-(``write_json``), the TensorBoard folder (``_tensorboard_dir``), ``plots/`` (``_plot``) and the
-default directory name for a game (``_slug``). Moved out of :mod:`sp_wrappers.runs.train` unchanged
-so that both commands share one run-directory layout::
+The names of a run directory's files, defined here once, and the helpers that write its folders,
+so that every kind of run shares one layout::
 
     config.json     everything that reproduces the run; its "game" is what ratings/plot read
     model.zip       the learner (train) / players/ (league)
@@ -19,18 +16,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_NAME", "MODEL_NAME", "ARCHIVE_DIR"]
+from .config import TrainError
+
+__all__ = [
+    "CONFIG_NAME",
+    "MODEL_NAME",
+    "ARCHIVE_DIR",
+    "new_run_dir",
+    "slug",
+    "tensorboard_dir",
+    "write_plots",
+]
 
 CONFIG_NAME = "config.json"
 MODEL_NAME = "model.zip"
 ARCHIVE_DIR = "archive"
 
 
-def _slug(game: str) -> str:
+def slug(game: str) -> str:
+    """A directory name for ``game``: ``"pkg.mod:make"`` -> ``"pkg_mod_make"``."""
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in game).strip("_") or "run"
 
 
-def _tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
+def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
+    """``run`` for a new run, refused when it already holds one (its ``config.json``);
+    ``another`` ends the message (how to pick another directory)."""
+    run = Path(run)
+    if (run / CONFIG_NAME).exists():
+        raise TrainError(
+            f"{run} already holds a run; continue it with --resume {run}, or {another}."
+        )
+    return run
+
+
+def tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
+    """``run_dir/tb`` when tensorboard is installed, else ``None`` and a note saying so."""
     try:
         import tensorboard  # noqa: F401
     except ImportError:
@@ -39,7 +59,8 @@ def _tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
     return str(run_dir / "tb")
 
 
-def _plot(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
+def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
+    """``plots/ratings.png`` and ``plots/payoff.png`` (a note without matplotlib); what it wrote."""
     try:
         import matplotlib  # noqa: F401
 

@@ -1,11 +1,10 @@
 """The end of a run: the final learner against the reference bots, ratings and ``ratings.json``.
 
-This module holds what ``sp-wrappers train`` (and ``sp-wrappers league``, for each main agent)
-does after training: ``_evaluate`` (the final learner, deterministic, against ``RandomPolicy``
-and the game's reference bots from the game's forced openings, seats alternating, recorded as
-evaluation games with the number of distinct games played), ``_rate`` (Bradley-Terry over the
-archive), ``_ratings_json`` (the ``ratings.json`` content, :data:`RATINGS_FORMAT_VERSION`) and
-``_duration``. Moved out of :mod:`sp_wrappers.runs.train` unchanged.
+What a single-learner run (and a league, for each main agent) does after training: the final
+learner, deterministic, against ``RandomPolicy`` and the game's reference bots from the game's
+forced openings, seats alternating, recorded as evaluation games with the number of distinct
+games played; Bradley-Terry ratings over the archive; the ``ratings.json`` it writes
+(:data:`RATINGS_FORMAT_VERSION`).
 """
 
 from __future__ import annotations
@@ -15,19 +14,33 @@ from typing import Any
 
 from ..games.registry import GAMES, reference_opponents
 
-__all__ = ["RATINGS_FORMAT_VERSION"]
+__all__ = [
+    "RATINGS_FORMAT_VERSION",
+    "duration",
+    "evaluate_final",
+    "rate_archive",
+    "ratings_json",
+]
 
 RATINGS_FORMAT_VERSION = 1
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """``seconds`` as ``"3m07s"`` or ``"1h02m03s"``."""
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
-def _evaluate(
-    model: Any, snapshot_id: str, env_fn: Callable[[], Any], config: Mapping[str, Any], archive: Any
+def evaluate_final(
+    model: Any,
+    snapshot_id: str,
+    env_fn: Callable[[], Any],
+    archive: Any,
+    *,
+    game: str,
+    n_games: int,
+    seed: int,
 ) -> dict[str, Any]:
     """The final learner (deterministic) against ``RandomPolicy`` and the game's reference bots,
     spread over the game's forced openings (:attr:`GameSpec.opening_plies
@@ -37,28 +50,29 @@ def _evaluate(
     from ..evaluation.match import EVALUATION_SOURCE
     from ..evaluation.openings import spread_match
 
-    n_games = int(config["eval_games"])
     if n_games == 0:
         return {}
     learner = SB3Policy(model, deterministic=True, policy_id=snapshot_id)
-    spec = GAMES.get(config["game"])
+    spec = GAMES.get(game)
     plies = spec.opening_plies if spec is not None else 0
     results = {}
-    for index, baseline in enumerate(reference_opponents(config["game"])):
+    for index, baseline in enumerate(reference_opponents(game)):
         result = spread_match(
             env_fn,
             learner,
             baseline,
             n_games,
             plies,
-            seed=int(config["seed"]) + 10_000 * (index + 1),
+            seed=int(seed) + 10_000 * (index + 1),
         )
         archive.record_matches(result.records(source=EVALUATION_SOURCE))
         results[baseline.policy_id] = result
     return results
 
 
-def _rate(archive: Any) -> Any:
+def rate_archive(archive: Any) -> Any:
+    """Bradley-Terry ratings over the archive's whole history, anchored on ``random`` (``None``
+    without rateable games)."""
     from ..ratings.archive_ratings import archive_ratings
 
     try:
@@ -67,7 +81,8 @@ def _rate(archive: Any) -> Any:
         return None
 
 
-def _ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
+def ratings_json(ratings: Any, final_id: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """The content of ``ratings.json``."""
     final = next((r for r in ratings.rows() if r["id"] == final_id), None)
     return {
         "format_version": RATINGS_FORMAT_VERSION,

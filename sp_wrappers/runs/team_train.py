@@ -1,16 +1,14 @@
 """``sp-wrappers train --teams``: one learner per team, trained by ``TeamSelfPlay``.
 
-This module holds the team side of the ``train`` command's driver: :func:`train_teams` (the
-Python entry point, also reached from :func:`sp_wrappers.runs.train.train` when a config's
-``"kind"`` is ``"teams"``), its result :class:`TeamTrainResult` and :func:`model_groups` (which
-teams share a model). The command line and the run configuration live in
-:mod:`sp_wrappers.cli.team_train`.
+A team run from start to finish: :func:`train_teams` runs a
+:class:`~sp_wrappers.runs.config.TeamRunConfig` (see :func:`~sp_wrappers.runs.resolve.resolve_run`),
+deciding which teams share a model, and writes the run directory.
 
 A team run directory holds::
 
     config.json          everything that reproduces the run ("teams", "team_change", "models",
                          per-team "timesteps", ...); `sp-wrappers train --config` replays it
-    models/<name>.zip    one SB3 model per entry of config["models"] (a team, or "shared" when
+    models/<name>.zip    one SB3 model per entry of config.json's "models" (a team, or "shared" when
                          one model plays every team), rewritten at every team change
     archives/<team>/     each team's SnapshotArchive: its snapshots and match history
     team_selfplay.json   TeamSelfPlay's state: the learning team, step counts, Elo per team
@@ -37,11 +35,11 @@ from typing import Any
 
 from ..core.jsonio import write_json
 from ..games.registry import MissingGameError, game_factory
-from .config import TrainError
+from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
 from .models import build_model, check_algo_fits, limited_torch_threads
 from .report import report_at_end
-from .rundir import CONFIG_NAME, _tensorboard_dir
-from .summary import _duration
+from .rundir import CONFIG_NAME, tensorboard_dir
+from .summary import duration
 
 __all__ = [
     "train_teams",
@@ -50,8 +48,6 @@ __all__ = [
     "TEAM_CONFIG_KIND",
 ]
 
-#: ``config["kind"]`` of a team run (single-learner runs have no ``kind``).
-TEAM_CONFIG_KIND = "teams"
 MODELS_DIR = "models"
 ARCHIVES_DIR = "archives"
 RATINGS_NAME = "ratings.json"
@@ -181,7 +177,7 @@ class TeamTrainResult:
     """What :func:`train_teams` produced.
 
     :param run_dir: the run directory.
-    :param config: the run's config (as written to ``config.json``).
+    :param config: the run's configuration, as written to ``config.json`` at the end.
     :param steps: learner steps taken by this call, per team.
     :param total_steps: each team's learner steps over the whole run.
     :param seconds: wall-clock time of this call's training.
@@ -194,7 +190,7 @@ class TeamTrainResult:
     """
 
     run_dir: Path
-    config: dict[str, Any]
+    config: TeamRunConfig
     steps: dict[str, int]
     total_steps: dict[str, int]
     seconds: float
@@ -208,15 +204,15 @@ class TeamTrainResult:
         c = self.config
         done = sum(self.steps.values())
         rate = done / self.seconds if self.seconds > 0 else math.nan
-        models = c.get("models") or {name: [name] for name in self.total_steps}
+        models = c.models or {name: [name] for name in self.total_steps}
         who = (
-            f"one {c['algo']} model for the teams {', '.join(models['shared'])}"
+            f"one {c.algo} model for the teams {', '.join(models['shared'])}"
             if "shared" in models
-            else f"{c['algo']} for the teams {', '.join(self.total_steps)}"
+            else f"{c.algo} for the teams {', '.join(self.total_steps)}"
         )
         lines = [
-            f"Trained {who} on {c['game']}: {_steps(self.steps)} learner steps "
-            f"({_steps(self.total_steps)} in total) in {_duration(self.seconds)} "
+            f"Trained {who} on {c.game}: {_steps(self.steps)} learner steps "
+            f"({_steps(self.total_steps)} in total) in {duration(self.seconds)} "
             f"({rate:,.0f} steps/s over all teams).",
             f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
         ]
@@ -249,8 +245,8 @@ def _steps(steps: Mapping[str, int]) -> str:
 
 
 def train_teams(
-    config: dict[str, Any],
-    run_dir: str | os.PathLike[str],
+    config: TeamRunConfig | Mapping[str, Any],
+    run_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
     timesteps: int | None = None,
     progress: bool = True,
@@ -263,12 +259,12 @@ def train_teams(
     """Train one learner per team with :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` and
     write the run directory (see the module docstring).
 
-    :param config: a team run config (``config.json``'s content; see
-        :func:`new_team_run_config`).
-    :param run_dir: where the run lives.
+    :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
+        the content of a team run's ``config.json``.
+    :param run_dir: where the run lives (default: ``runs/<game>``).
     :param resume: continue the run in ``run_dir`` (its models, archives and
         ``team_selfplay.json``: the same learning team, step counts and Elo).
-    :param timesteps: learner steps per team for this call (default: ``config["timesteps"]``
+    :param timesteps: learner steps per team for this call (default: ``config.timesteps``
         for a new run, the steps still missing to reach it when resuming).
     :param progress: print one line per team change (team, steps, Elo, win rate, snapshots).
     :param device: torch device of the learners.
@@ -286,28 +282,30 @@ def train_teams(
         rollout_sizes,
     )
 
-    run = Path(run_dir)
+    if not isinstance(config, TeamRunConfig):
+        config = TeamRunConfig.from_json(config)
+    from .rundir import slug
+
+    run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
     notes: list[str] = []
-    env_fn = game_factory(config["game"], config["game_kwargs"])
-    probe = _probe_teams(env_fn, config["teams"], config["game"], config["game_kwargs"])
+    env_fn = game_factory(config.game, config.game_kwargs)
+    probe = _probe_teams(env_fn, config.teams, config.game, config.game_kwargs)
     sizes = {team: len(agents) for team, agents in probe.teams.items()}
-    groups = model_groups(
-        probe.observation_spaces, probe.action_spaces, config.get("shared"), sizes
-    )
-    if resume and config.get("models") not in (None, groups):
+    groups = model_groups(probe.observation_spaces, probe.action_spaces, config.shared, sizes)
+    if resume and config.models not in (None, groups):
         raise TrainError(
-            f"{run / CONFIG_NAME} trains the models {config['models']}, but the game now gives "
+            f"{run / CONFIG_NAME} trains the models {config.models}, but the game now gives "
             f"{groups}; resume with the game version that wrote the run, or start a new run."
         )
     for teams in groups.values():
         team = teams[0]
         check_algo_fits(
-            config["algo"],
+            config.algo,
             probe.observation_spaces[team],
             probe.action_spaces[team],
             probe.has_masks[team],
         )
-    config["models"] = groups
+    config = config.replace(models=groups)
     n_models = len(groups)
     if resume and not (run / STATE_NAME).is_file():
         raise TrainError(
@@ -320,39 +318,46 @@ def train_teams(
             f"{run}, or pass another --out."
         )
     run.mkdir(parents=True, exist_ok=True)
-    tb = _tensorboard_dir(run, notes)
+    tb = tensorboard_dir(run, notes)
     already = _saved_steps(run, groups) if resume else dict.fromkeys(groups, 0)
     if timesteps is None:
-        timesteps = int(config["timesteps"]) - min(already.values()) if resume else None
+        timesteps = int(config.timesteps) - min(already.values()) if resume else None
         if timesteps is not None and timesteps <= 0:
             raise TrainError(
                 f"The run in {run} already has {_steps(already)} of its "
-                f"{config['timesteps']:,d} steps per team; pass --timesteps N to train N more."
+                f"{config.timesteps:,d} steps per team; pass --timesteps N to train N more."
             )
-    steps = int(timesteps if timesteps is not None else config["timesteps"])
+    steps = int(timesteps if timesteps is not None else config.timesteps)
     if steps < 1:
         raise TrainError(f"--timesteps must be at least 1, got {steps}.")
-    venv_seed = int(config["seed"]) + sum(already.values())  # new games on resume
+    venv_seed = int(config.seed) + sum(already.values())  # new games on resume
     with limited_torch_threads(torch_threads):
         models: dict[str, Any] = {}
         for index, (name, teams) in enumerate(groups.items()):
             learner = "random" if name == "shared" else name
             venv = make_team_vec_env(
-                env_fn, config["teams"], learner, int(config["n_envs"]), seed=venv_seed
+                env_fn, config.teams, learner, int(config.n_envs), seed=venv_seed
             )
-            seeded = {**config, "seed": int(config["seed"]) + index}
-            models[name] = build_model(seeded, venv, probe.observation_spaces[teams[0]], tb, device)
-        if config.get("team_change") is None:  # none asked for: about a tenth, fitting the rollouts
+            models[name] = build_model(
+                config.algo,
+                config.hyperparams,
+                int(config.seed) + index,
+                venv,
+                probe.observation_spaces[teams[0]],
+                tb,
+                device,
+            )
+        if config.team_change is None:  # none asked for: about a tenth, fitting the rollouts
             rollouts = rollout_sizes({} if "shared" in models else models)
-            config["team_change"] = fitting_team_change(max(1, steps // 10), rollouts)
-        s = config["sampler"]
+            config = config.replace(team_change=fitting_team_change(max(1, steps // 10), rollouts))
+        s = config.sampler
         try:
             selfplay = TeamSelfPlay(
                 env_fn,
-                config["teams"],
+                config.teams,
                 models["shared"] if "shared" in models else models,
-                team_change=int(config["team_change"]),
-                save_every=int(config["save_every"]),
+                team_change=int(config.team_change),
+                save_every=int(config.save_every),
                 window=s["window"],
                 latest_ratio=float(s["latest_ratio"]),
                 swap_every=s["swap_every"],
@@ -360,33 +365,33 @@ def train_teams(
                 strategy=s["strategy"],
                 run_dir=run,
                 resume=resume,
-                seed=int(config["seed"]),
+                seed=int(config.seed),
             )
         except TeamChangeError as error:
             raise TrainError(str(error.for_flag("--team-change "))) from None
         except ValueError as error:
             raise TrainError(str(error)) from None
         start_steps = {name: int(model.num_timesteps) for name, model in models.items()}
-        config["timesteps"] = min(start_steps.values()) + steps
-        history = config.setdefault("history", [])
-        history.append(
-            {
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "resumed": bool(resume),
-                "from_steps": start_steps,
-                "steps": steps,
-                "command": command,
-            }
-        )
         from .._version import __version__
 
-        config["sp_wrappers_version"] = __version__
-        write_json(run / CONFIG_NAME, config)
+        entry = {
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "resumed": bool(resume),
+            "from_steps": start_steps,
+            "steps": steps,
+            "command": command,
+        }
+        config = config.replace(
+            timesteps=min(start_steps.values()) + steps,
+            history=(*config.history, entry),
+            sp_wrappers_version=__version__,
+        )
+        write_json(run / CONFIG_NAME, config.to_json())
         target = selfplay.total_steps + steps * n_models
         started = time.perf_counter()
         say = report if (progress and report is not None) else None
         while selfplay.total_steps < target:
-            chunk = int(config["team_change"]) if say is not None else target
+            chunk = int(config.team_change) if say is not None else target
             learning = selfplay.learning_team
             selfplay.learn(min(target, selfplay.total_steps + chunk), schedule_timesteps=target)
             if say is not None:
@@ -401,8 +406,9 @@ def train_teams(
     written = [CONFIG_NAME, f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
     if tb is not None:
         written.append("tb/")
-    history[-1]["seconds"] = round(seconds, 1)
-    write_json(run / CONFIG_NAME, config)
+    entry = {**entry, "seconds": round(seconds, 1)}
+    config = config.replace(history=(*config.history[:-1], entry))
+    write_json(run / CONFIG_NAME, config.to_json())
     if html_report:
         archives = {team: archive.path for team, archive in selfplay.archives.items()}
         written += report_at_end(run, notes, team_archives=archives)
@@ -441,19 +447,19 @@ def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, in
 
 
 def _evaluate_teams(
-    selfplay: Any, env_fn: Callable[[], Any], config: Mapping[str, Any], probe: _TeamProbe
+    selfplay: Any, env_fn: Callable[[], Any], config: TeamRunConfig, probe: _TeamProbe
 ) -> dict[str, dict[str, Any]]:
     """Each team's final model (sampling its actions, as it trained) against random teams, and
     random play in its place against the same random teams (the baseline of its team return)."""
-    n_games = int(config["eval_games"])
+    n_games = int(config.eval_games)
     if n_games == 0:
         return {}
     results = {}
     for index, team in enumerate(probe.teams):
         model = selfplay.models.get(team, selfplay.models.get("shared"))
-        seed = int(config["seed"]) + 10_000 * (index + 1)
-        trained = _play_against_random(model, env_fn, config["teams"], team, n_games, seed)
-        baseline = _play_against_random(None, env_fn, config["teams"], team, n_games, seed)
+        seed = int(config.seed) + 10_000 * (index + 1)
+        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed)
+        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed)
         results[team] = {
             "games": trained["games"],
             "wins": trained["wins"],
@@ -529,14 +535,14 @@ def _team_ratings(selfplay: Any) -> dict[str, dict[str, Any]]:
 
 
 def _team_ratings_json(
-    ratings: Mapping[str, Any], evaluation: Mapping[str, Any], config: Mapping[str, Any]
+    ratings: Mapping[str, Any], evaluation: Mapping[str, Any], config: TeamRunConfig
 ) -> dict[str, Any]:
     return {
         "format_version": TEAM_RATINGS_FORMAT_VERSION,
         "kind": TEAM_CONFIG_KIND,
         "method": "elo: each team's online Elo against the other teams' snapshots; bt: "
         "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals",
-        "models": config["models"],
+        "models": dict(config.models or {}),
         "teams": {
             team: {
                 "elo": entry["elo"],

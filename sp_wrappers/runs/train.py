@@ -1,11 +1,9 @@
-"""``sp-wrappers train GAME``: one command from a PettingZoo game to a self-play-trained agent.
+"""A single-learner run from start to finish: :func:`train` runs a :class:`RunConfig`.
 
-This module holds the Python entry point :func:`train` and its result :class:`TrainResult`, the
-checks that an algorithm fits a game (:func:`check_algo_fits`), the one place that builds the
-training vector env (:func:`make_training_env`) and the callbacks the command adds
-(:class:`ProgressBar`, :class:`ModelCheckpoint`). The run configuration it runs
-(``config.json``: :func:`~sp_wrappers.runs.config.new_run_config`) lives in
-:mod:`sp_wrappers.runs.config`.
+:func:`train` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
+:func:`~sp_wrappers.runs.resolve.resolve_run`), builds the game's vector env, the learner and its
+callbacks, learns, evaluates the final learner and writes the run directory. It never touches
+team code: team runs have their own entry point, :func:`sp_wrappers.runs.train_teams`.
 
 A run directory holds::
 
@@ -29,8 +27,6 @@ A run directory holds::
     report.html     one self-contained page on how the run went (sp-wrappers report RUN_DIR
                     rewrites it; a page that cannot be written is a note, never a failed run)
     tb/             TensorBoard logs (when tensorboard is installed)
-
-The ``sp-wrappers train`` command that drives it lives in :mod:`sp_wrappers.cli.train`.
 """
 
 from __future__ import annotations
@@ -38,8 +34,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,12 +48,12 @@ from ..core.jsonio import write_json
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
 from ..training.strength import HISTORY_NAME, PLOT_NAME
-from .config import CONFIG_FORMAT_VERSION, TrainError, probe_or_fail
+from .config import CONFIG_FORMAT_VERSION, RunConfig, TeamRunConfig, TrainError, probe_or_fail
 from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
 from .report import report_at_end
 from .run_logs import checked_symmetries, progress_logger, strength_callback, strength_line
-from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, _plot, _tensorboard_dir
-from .summary import _duration, _evaluate, _rate, _ratings_json
+from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, tensorboard_dir, write_plots
+from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
     "train",
@@ -66,6 +64,8 @@ __all__ = [
     "ProgressBar",
     "ModelCheckpoint",
     "CONFIG_FORMAT_VERSION",
+    "model_steps",
+    "save_model",
 ]
 
 
@@ -205,7 +205,7 @@ def save_model(model: Any, path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Configuration
+# Training
 # ------------------------------------------------------------------------------------------------
 
 
@@ -214,7 +214,7 @@ class TrainResult:
     """What :func:`train` produced.
 
     :param run_dir: the run directory.
-    :param config: the run's config (as written to ``config.json``).
+    :param config: the run's configuration, as written to ``config.json`` at the end.
     :param steps: learner steps taken by this call; ``total_steps`` counts the whole run.
     :param evaluation: baseline id -> ``MatchResult`` of the final learner.
     :param ratings: the :class:`~sp_wrappers.ratings.archive_ratings.ArchiveRatings` (``None``
@@ -227,7 +227,7 @@ class TrainResult:
     """
 
     run_dir: Path
-    config: dict[str, Any]
+    config: RunConfig
     steps: int
     total_steps: int
     seconds: float
@@ -243,8 +243,8 @@ class TrainResult:
         c = self.config
         rate = self.steps / self.seconds if self.seconds > 0 else math.nan
         lines = [
-            f"Trained {c['algo']} on {c['game']} for {self.steps:,d} steps "
-            f"({self.total_steps:,d} in total) in {_duration(self.seconds)} ({rate:,.0f} steps/s).",
+            f"Trained {c.algo} on {c.game} for {self.steps:,d} steps "
+            f"({self.total_steps:,d} in total) in {duration(self.seconds)} ({rate:,.0f} steps/s).",
             f"Run directory: {self.run_dir}  ({', '.join(self.written)})",
         ]
         final = self._final_rating()
@@ -295,8 +295,8 @@ class TrainResult:
 
 
 def train(
-    config: dict[str, Any],
-    run_dir: str | os.PathLike[str],
+    config: RunConfig | Mapping[str, Any],
+    run_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
     timesteps: int | None = None,
     progress: bool = True,
@@ -308,11 +308,12 @@ def train(
 ) -> TrainResult:
     """Train a learner by self-play and write the run directory (see the module docstring).
 
-    :param config: a run config (``config.json``'s content; see :func:`new_run_config`).
-    :param run_dir: where the run lives.
+    :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
+        the content of a single-learner run's ``config.json``.
+    :param run_dir: where the run lives (default: ``runs/<game>``).
     :param resume: continue the run in ``run_dir`` from its ``model.zip`` and archive.
-    :param timesteps: learner steps for this call (default: ``config["timesteps"]`` for a new
-        run, the steps still missing to reach it when resuming).
+    :param timesteps: learner steps for this call (default: ``config.timesteps`` for a new run,
+        the steps still missing to reach it when resuming).
     :param progress: show a progress bar.
     :param plots: write ``plots/`` (when matplotlib is installed).
     :param device: torch device of the learner.
@@ -321,36 +322,26 @@ def train(
     :param html_report: write ``report.html`` at the end (see
         :func:`~sp_wrappers.runs.report.report_at_end`: a page that cannot be written becomes a
         note, never an error).
-
-    A team run's config (``config["kind"] == "teams"``) goes to
-    :func:`sp_wrappers.runs.team_train.train_teams`, which returns a ``TeamTrainResult``.
     """
-    if config.get("kind") == "teams":
-        from .team_train import train_teams
-
-        return train_teams(
-            config,
-            run_dir,
-            resume=resume,
-            timesteps=timesteps,
-            progress=progress,
-            device=device,
-            torch_threads=torch_threads,
-            command=command,
-            html_report=html_report,
-        )
+    if isinstance(config, TeamRunConfig) or (
+        isinstance(config, Mapping) and config.get("kind") is not None
+    ):
+        raise TrainError("A team run's configuration: start it with sp_wrappers.runs.train_teams.")
+    if not isinstance(config, RunConfig):
+        config = RunConfig.from_json(config)
     from ..archive.store import SnapshotArchive
     from ..training.callbacks import SelfPlayCallback
+    from .rundir import slug
 
-    run = Path(run_dir)
+    run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
     notes: list[str] = []
-    env_fn = game_factory(config["game"], config["game_kwargs"])
-    probe = probe_or_fail(env_fn, config["game"], config["game_kwargs"], config["learner"])
-    check_algo_fits(config["algo"], probe.observation_space, probe.action_space, probe.has_masks)
+    env_fn = game_factory(config.game, config.game_kwargs)
+    probe = probe_or_fail(env_fn, config.game, config.game_kwargs, config.learner)
+    check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
     run.mkdir(parents=True, exist_ok=True)
-    archive = SnapshotArchive(run / ARCHIVE_DIR, max_snapshots=config.get("max_snapshots"))
-    tb = _tensorboard_dir(run, notes)
-    venv_seed = int(config["seed"])
+    archive = SnapshotArchive(run / ARCHIVE_DIR, max_snapshots=config.max_snapshots)
+    tb = tensorboard_dir(run, notes)
+    venv_seed = int(config.seed)
     with limited_torch_threads(torch_threads):
         if resume:
             model_path = run / MODEL_NAME
@@ -359,67 +350,75 @@ def train(
                     f"{model_path} does not exist, so there is nothing to resume; start the run "
                     "again without --resume (into a new --out directory)."
                 )
-            already = _model_steps(config["algo"], model_path)
+            already = model_steps(config.algo, model_path)
             if timesteps is None:
-                timesteps = int(config["timesteps"]) - already
+                timesteps = int(config.timesteps) - already
                 if timesteps <= 0:
                     raise TrainError(
                         f"The run in {run} already has {already:,d} of its "
-                        f"{config['timesteps']:,d} steps; pass --timesteps N to train N more."
+                        f"{config.timesteps:,d} steps; pass --timesteps N to train N more."
                     )
             venv_seed += already  # new games, not a replay of the first ones
-        steps = int(timesteps if timesteps is not None else config["timesteps"])
+        steps = int(timesteps if timesteps is not None else config.timesteps)
         if steps < 1:
             raise TrainError(f"--timesteps must be at least 1, got {steps}.")
-        opponent = build_sampler(archive, config, probe.action_space, probe.has_masks)
-        symmetries = checked_symmetries(config.get("symmetries"), env_fn)
+        opponent = build_sampler(
+            archive, config.sampler, config.game, config.seed, probe.action_space, probe.has_masks
+        )
+        symmetries = checked_symmetries(config.symmetries, env_fn)
         venv = make_training_env(
             env_fn,
-            int(config["n_envs"]),
-            config["learner"],
+            int(config.n_envs),
+            config.learner,
             opponent,
             venv_seed,
-            draw_reward=float(config.get("draw_reward", 0.0)),
-            opponent_draw=config.get("opponent_draw", "per_env"),
-            illegal_action=config.get("illegal_action", "loss"),
+            draw_reward=float(config.draw_reward),
+            opponent_draw=config.opponent_draw,
+            illegal_action=config.illegal_action,
             symmetries=symmetries,
         )
         if resume:
-            cls = algo_class(config["algo"])
+            cls = algo_class(config.algo)
             model = cls.load(run / MODEL_NAME, env=venv, device=device, tensorboard_log=tb)
         else:
-            model = build_model(config, venv, probe.observation_space, tb, device)
-        config["timesteps"] = int(model.num_timesteps) + steps
-        history = config.setdefault("history", [])
-        history.append(
-            {
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "resumed": bool(resume),
-                "from_step": int(model.num_timesteps),
-                "steps": steps,
-                "command": command,
-            }
-        )
+            model = build_model(
+                config.algo,
+                config.hyperparams,
+                config.seed,
+                venv,
+                probe.observation_space,
+                tb,
+                device,
+            )
         from .._version import __version__
 
-        config["sp_wrappers_version"] = __version__
-        write_json(run / CONFIG_NAME, config)
+        entry = {
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "resumed": bool(resume),
+            "from_step": int(model.num_timesteps),
+            "steps": steps,
+            "command": command,
+        }
+        config = config.replace(
+            timesteps=int(model.num_timesteps) + steps,
+            history=(*config.history, entry),
+            sp_wrappers_version=__version__,
+        )
+        write_json(run / CONFIG_NAME, config.to_json())
         selfplay = SelfPlayCallback(
-            archive,
-            save_every=int(config["save_every"]),
-            fit_every=int(config.get("fit_every", 0)),
+            archive, save_every=int(config.save_every), fit_every=int(config.fit_every)
         )
         # The checkpoint goes first: a run killed between the two writes of a step then holds
         # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
         # to the learner's. (Snapshot first, the resumed learner would restart one interval
         # behind the archive's newest snapshot and every later archive step would be shifted.)
         callbacks: list[BaseCallback] = [
-            ModelCheckpoint(run / MODEL_NAME, int(config["save_every"])),
+            ModelCheckpoint(run / MODEL_NAME, int(config.save_every)),
             selfplay,
         ]
         from ..training.env_generator import env_generator_callback
 
-        envgen = env_generator_callback(config.get("env_generator"), run)
+        envgen = env_generator_callback(config.env_generator, run)
         if envgen is not None:
             callbacks.append(envgen)
         strength = strength_callback(config, run, plots, notes)
@@ -427,7 +426,7 @@ def train(
             callbacks.append(strength)
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
-        logger, csv_name = progress_logger(run, tb, int(history[-1]["from_step"]), resume)
+        logger, csv_name = progress_logger(run, tb, int(entry["from_step"]), resume)
         model.set_logger(logger)
         start = time.perf_counter()
         try:
@@ -453,14 +452,22 @@ def train(
         final = archive.latest()
         if final is None or final.step != selfplay.archive_step:
             final = archive.save(model, step=selfplay.archive_step, tags=("final",))
-        evaluation = _evaluate(model, final.id, env_fn, config, archive)
-    ratings = _rate(archive)
+        evaluation = evaluate_final(
+            model,
+            final.id,
+            env_fn,
+            archive,
+            game=config.game,
+            n_games=int(config.eval_games),
+            seed=int(config.seed),
+        )
+    ratings = rate_archive(archive)
     written = [CONFIG_NAME, MODEL_NAME, f"{ARCHIVE_DIR}/"]
     if ratings is not None:
-        write_json(run / "ratings.json", _ratings_json(ratings, final.id, evaluation))
+        write_json(run / "ratings.json", ratings_json(ratings, final.id, evaluation))
         written.append("ratings.json")
     if plots and ratings is not None:
-        written += _plot(run, archive, ratings, notes)
+        written += write_plots(run, archive, ratings, notes)
     if strength is not None:
         written.append(HISTORY_NAME)
         if strength.plot_path is not None and strength.plot_path.exists():
@@ -468,9 +475,9 @@ def train(
     written.append(csv_name)
     if tb is not None:
         written.append("tb/")
-    history[-1]["seconds"] = round(seconds, 1)
-    history[-1]["final_snapshot"] = final.id
-    write_json(run / CONFIG_NAME, config)
+    entry = {**entry, "seconds": round(seconds, 1), "final_snapshot": final.id}
+    config = config.replace(history=(*config.history[:-1], entry))
+    write_json(run / CONFIG_NAME, config.to_json())
     if html_report:
         written += report_at_end(run, notes)
     return TrainResult(
@@ -488,7 +495,7 @@ def train(
     )
 
 
-def _model_steps(algo: str, path: Path) -> int:
+def model_steps(algo: str, path: Path) -> int:
     """``num_timesteps`` stored in a saved model, read without building the model."""
     import zipfile
 
@@ -498,3 +505,14 @@ def _model_steps(algo: str, path: Path) -> int:
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
     return int(data.get("num_timesteps", 0))
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`train`: importing it binds ``sp_wrappers.runs.train`` to the
+    module, and ``sp_wrappers.runs.train(config)`` must still start a run."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> TrainResult:
+        return train(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,8 +1,6 @@
-"""The end of ``sp-wrappers league``: the main agents' evaluation and the summary.
-
-This module holds :func:`summary` (steps and compute share per player, the main agents' record
-against the game's reference players from forced openings, ratings) and the ``ratings.json`` it
-writes.
+"""The end of a league run: the main agents' evaluation, ratings, ``ratings.json`` and the
+summary (steps and compute share per player, the main agents' record against the game's
+reference players from forced openings).
 """
 
 from __future__ import annotations
@@ -12,13 +10,13 @@ from typing import Any
 
 from ..league.runner import League
 from ..ratings.attribution import league_games
-from ..runs.summary import _duration, _evaluate
+from .summary import duration, evaluate_final
 
 __all__ = ["evaluate_mains", "league_ratings", "league_ratings_json", "summary"]
 
 
 def evaluate_mains(
-    league: League, env_fn: Any, config: Mapping[str, Any]
+    league: League, env_fn: Any, game: str, n_games: int, seed: int
 ) -> dict[str, dict[str, Any]]:
     """Each main agent's final snapshot against the reference bots, as ``train`` evaluates its
     final learner (deterministic; the games go to the archive as evaluation games)."""
@@ -28,13 +26,16 @@ def evaluate_mains(
         if learner.role not in ("main_agent", "learner") or snapshot is None:
             continue
         policy = league.archive.load_policy(snapshot, deterministic=True)
-        evaluation = _evaluate(policy, snapshot, env_fn, config, league.archive)
+        evaluation = evaluate_final(
+            policy, snapshot, env_fn, league.archive, game=game, n_games=n_games, seed=seed
+        )
         if evaluation:
             results[learner.name] = evaluation
     return results
 
 
 def league_ratings(league: League) -> Any:
+    """Bradley-Terry over every game of the league's archive (``None`` without games)."""
     from ..ratings.bradley_terry import fit_bradley_terry
 
     games = league_games(league.archive)
@@ -53,7 +54,7 @@ def summary(
     lines = [
         f"League of {len(league.learners)} players on {league.root}: {result.rounds} rounds, "
         f"{league.total_steps():,d} learner steps in total, {len(league.frozen)} frozen players, "
-        f"{_duration(result.seconds)}.",
+        f"{duration(result.seconds)}.",
         f"Run directory: {league.root}  ({', '.join(written)})",
     ]
     for learner in league.learners.values():
@@ -88,6 +89,7 @@ def summary(
 def league_ratings_json(
     ratings: Any, league: League, evaluation: Mapping[str, Any]
 ) -> dict[str, Any]:
+    """The content of a league's ``ratings.json``."""
     return {
         "format_version": 1,
         "method": "bradley-terry over the archive's whole match history (league games credited "

@@ -1,0 +1,434 @@
+"""A league run from start to finish: :class:`LeagueConfig`, its resolver and :func:`run_league`.
+
+:func:`resolve_league` builds a league's configuration from a game and the user's overrides (the
+game's recipe, then the overrides) or reads the one of a league to continue;
+:func:`run_league` runs it: an AlphaStar league (main agents, main exploiters, league
+exploiters matched by PFSP) or plain self-play, in this process, in worker processes or on a Ray
+cluster, then evaluates and rates the main agents and writes the run directory::
+
+    config.json     everything that reproduces the run (game, algo, hyperparams, league roles
+                    and settings, chunk_steps, seed, timesteps, ...) and its history
+    league.json     the league's state (players, roles, steps, frozen pool, payoff table)
+    archive/        one SnapshotArchive: every player's snapshots tagged by role and parent
+    players/        each learning player's model (SB3 zip) and initial model
+    ratings.json    Bradley-Terry ratings of every snapshot and bot on one scale, and each main
+                    agent's final record against the game's reference bots
+    plots/          league_payoff.png (grouped and coloured by role)
+    report.html     one self-contained page on how the league went (sp-wrappers report RUN_DIR)
+    tb/<player>/    TensorBoard scalars per player (when tensorboard is installed)
+
+>>> config = resolve_league("tictactoe_v3", {"timesteps": 256, "main_exploiters": 0})
+>>> config.league["kind"], config.league["main_exploiters"], config.chunk_steps
+('alphastar', 0, 4096)
+>>> LeagueConfig.from_json(config.to_json()) == config
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.jsonio import write_json
+from ..games.registry import game_factory
+from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
+from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
+from ..league.runner import League
+from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
+from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
+from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
+from .recipes import ALGOS, fit_to_budget, recipe_for
+from .recipes import linear_schedule as learning_rate_schedule
+from .report import report_at_end
+from .rundir import CONFIG_NAME, slug, tensorboard_dir
+
+__all__ = [
+    "LEAGUE_CONFIG_FORMAT_VERSION",
+    "LEAGUE_OVERRIDES",
+    "LeagueConfig",
+    "LeagueError",
+    "LeagueProgress",
+    "RecipeModel",
+    "resolve_league",
+    "run_league",
+]
+
+LEAGUE_CONFIG_FORMAT_VERSION = 1
+
+#: The AlphaStar settings a user may override (the others keep ALPHASTAR_DEFAULTS).
+_SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
+
+
+class LeagueError(TrainError):
+    """A user error in a league run: printed on one line, exit status 2."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeagueConfig(JsonConfig):
+    """The configuration of a league run (``sp-wrappers league GAME``): ``config.json``.
+
+    :param game: a registered game or ``module:function``.
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param algo: every player's learner.
+    :param hyperparams: the learner's keyword arguments.
+    :param league: the roles: ``kind`` (``alphastar`` or ``selfplay``), ``main_agents``,
+        ``main_exploiters``, ``league_exploiters``, AlphaStar ``settings``, and the self-play
+        league's ``save_every`` and ``latest_ratio``.
+    :param chunk_steps: steps each player learns between league updates.
+    :param n_envs: game copies per player.
+    :param seed: the run's seed.
+    :param timesteps: learner steps of all players together.
+    :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
+    :param eval_games: end-of-run games of each main agent against each reference bot.
+    :param history: one entry per call on the run.
+    :param extra: keys this version does not know, kept as they are.
+    """
+
+    format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
+    command: str = "league"
+    game: str
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    algo: str
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    league: Mapping[str, Any]
+    chunk_steps: int
+    n_envs: int
+    seed: int = 0
+    timesteps: int
+    max_frozen: int | None = None
+    eval_games: int
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "league"
+
+
+#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
+LEAGUE_OVERRIDES = frozenset(
+    {f.name for f in dataclasses.fields(LeagueConfig)}
+    - {"format_version", "command", "game", "league", "history", "extra"}
+    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
+)
+
+
+def resolve_league(
+    game: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    resume: str | Path | None = None,
+) -> LeagueConfig:
+    """The configuration of a new league of ``game`` (its recipe, then ``overrides``), or of the
+    league in ``resume`` (``overrides``' ``timesteps``, the total to reach, replaces its own).
+
+    :param game: a registered game or ``module:function``.
+    :param overrides: the user's choices (keys of :data:`LEAGUE_OVERRIDES`).
+    :param resume: a league's run directory.
+    :raises LeagueError: a bad option or run directory, with the fix.
+    """
+    given = dict(overrides or {})
+    unknown = sorted(set(given) - LEAGUE_OVERRIDES)
+    if unknown:
+        raise LeagueError(
+            f"Unknown settings {', '.join(unknown)}; choose from "
+            f"{', '.join(sorted(LEAGUE_OVERRIDES))}."
+        )
+    if resume is not None:
+        run = Path(resume)
+        stored = read_json_object(
+            run / CONFIG_NAME, "--resume needs a run directory written by league"
+        )
+        if stored.get("command") != "league":
+            raise LeagueError(f"{run} holds a train run, not a league; use sp-wrappers train.")
+        config = LeagueConfig.from_json(stored, run / CONFIG_NAME)
+        if given.get("timesteps") is not None:
+            config = config.replace(timesteps=int(given["timesteps"]))
+        return config
+    if game is None:
+        raise LeagueError("Name the game: sp-wrappers league GAME (e.g. tictactoe_v3).")
+    algo = given.get("algo")
+    try:
+        recipe = recipe_for(game, algo)
+    except KeyError:
+        raise LeagueError(
+            f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}."
+        ) from None
+    hp = dict(given.get("hyperparams") or {})
+    algo = algo or recipe.algo
+    budget = int(given.get("timesteps") or recipe.timesteps)
+    settings = {key: given[key] for key in _SETTINGS if given.get(key) is not None}
+    if "snapshot_max_steps" in settings and "snapshot_min_steps" not in settings:
+        settings["snapshot_min_steps"] = min(
+            ALPHASTAR_DEFAULTS["snapshot_min_steps"], settings["snapshot_max_steps"]
+        )
+    league = {
+        "kind": "selfplay" if given.get("selfplay") else "alphastar",
+        "main_agents": given.get("main_agents", 1),
+        "main_exploiters": given.get("main_exploiters", 1),
+        "league_exploiters": given.get("league_exploiters", 1),
+        "settings": settings,
+        "save_every": int(given.get("save_every") or recipe.save_every),
+        "latest_ratio": float(recipe.sampler.get("latest_ratio", 0.5)),
+    }
+    eval_games = given.get("eval_games")
+    return LeagueConfig(
+        game=game,
+        game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
+        algo=algo,
+        hyperparams={**fit_to_budget(algo, recipe.hyperparams, budget, hp), **hp},
+        league=league,
+        chunk_steps=int(given.get("chunk_steps") or 4096),
+        n_envs=int(given.get("n_envs") or recipe.n_envs),
+        seed=int(given.get("seed") or 0),
+        timesteps=budget,
+        max_frozen=given.get("max_frozen"),
+        eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
+    )
+
+
+class RecipeModel:
+    """``make_model`` for a league: the algorithm and hyperparameters of a run's config.
+
+    Picklable (a class, not a closure), so process and Ray players can build it.
+
+    :param algo: a key of :data:`~sp_wrappers.runs.recipes.ALGOS`.
+    :param hyperparams: the algorithm's keyword arguments (``learning_rate`` may be
+        ``"lin_<rate>"``).
+    :param seed: the model's seed.
+    :param device: torch device.
+
+    >>> RecipeModel("ppo", {"n_steps": 64}).algo
+    'ppo'
+    """
+
+    def __init__(
+        self, algo: str, hyperparams: Mapping[str, Any], seed: int = 0, device: str = "cpu"
+    ) -> None:
+        self.algo = algo
+        self.hyperparams = dict(hyperparams)
+        self.seed = seed
+        self.device = device
+
+    def __call__(self, env: Any) -> Any:
+        cls = algo_class(self.algo)
+        hp = copy.deepcopy(self.hyperparams)  # A2C, QRDQN add classes to their policy_kwargs
+        if "learning_rate" in hp:
+            hp["learning_rate"] = learning_rate_schedule(hp["learning_rate"])
+        if isinstance(hp.get("policy_kwargs"), Mapping):  # "module:Class" -> the class
+            hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
+        try:
+            return cls(
+                policy_name(env.observation_space, self.algo),
+                env,
+                seed=self.seed,
+                device=self.device,
+                verbose=0,
+                **hp,
+            )
+        except TypeError as error:
+            raise LeagueError(
+                f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+            ) from None
+
+
+class LeagueProgress:
+    """After each round: one line per player to ``report`` and TensorBoard scalars per player.
+
+    :param total: the learner steps the run goes to (all players together).
+    :param tb_dir: where ``tb/<player>/`` go (``None``: no TensorBoard).
+    :param report: where the lines go (``None``: nowhere; TensorBoard still gets the scalars).
+    """
+
+    def __init__(
+        self,
+        total: int,
+        tb_dir: str | None = None,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
+        self.total = total
+        self.tb_dir = tb_dir
+        self.report = report
+        self._writers: dict[str, Any] = {}
+        self._steps: dict[str, int] = {}  # each player's steps after the previous round
+
+    def _writer(self, name: str) -> Any:
+        if self.tb_dir is None:
+            return None
+        if name not in self._writers:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writers[name] = SummaryWriter(str(Path(self.tb_dir) / name))
+        return self._writers[name]
+
+    def __call__(self, league: League, results: Mapping[str, Any]) -> None:
+        done = league.total_steps()
+        if self.report is not None:
+            self.report(
+                f"round {league.round}: {done:,d}/{self.total:,d} steps, "
+                f"{len(league.frozen)} frozen players"
+            )
+        for name, result in results.items():
+            learner = league.learners[name]
+            outcomes = [m["score_a"] for m in result.matches]
+            score = sum(outcomes) / len(outcomes) if outcomes else float("nan")
+            learned = result.steps - self._steps.get(name, result.steps - league.chunk_steps)
+            self._steps[name] = result.steps  # (players learn their compute share, not a chunk)
+            rate = (learned / result.learn_seconds) if result.learn_seconds else 0.0
+            if self.report is not None:
+                self.report(
+                    f"  {name:<20} {learner.role:<16} steps {learner.steps:>10,d}  score "
+                    f"{score:5.2f} over {len(outcomes):4d} games  snapshots "
+                    f"{len(learner.snapshots):3d}  resets {learner.resets:2d}  {rate:7.0f} steps/s"
+                )
+            writer = self._writer(name)
+            if writer is not None:
+                writer.add_scalar("league/score", score, learner.steps)
+                writer.add_scalar("league/games", len(outcomes), learner.steps)
+                writer.add_scalar("league/snapshots", len(learner.snapshots), learner.steps)
+                writer.add_scalar("league/resets", learner.resets, learner.steps)
+                writer.add_scalar("league/frozen_pool", len(league.frozen), learner.steps)
+                writer.add_scalar("time/steps_per_second", rate, learner.steps)
+                writer.flush()
+
+    def close(self) -> None:
+        """Close the TensorBoard writers."""
+        for writer in self._writers.values():
+            writer.close()
+
+
+def _builder(config: LeagueConfig) -> Any:
+    league = config.league
+    if league["kind"] == "selfplay":
+        return SelfPlayLeague(
+            save_every=int(league["save_every"]), latest_ratio=float(league["latest_ratio"])
+        )
+    try:
+        return AlphaStarLeague(
+            int(league["main_agents"]),
+            int(league["main_exploiters"]),
+            int(league["league_exploiters"]),
+            **league["settings"],
+        )
+    except (TypeError, ValueError) as error:
+        raise LeagueError(str(error)) from None
+
+
+def run_league(
+    config: LeagueConfig | Mapping[str, Any],
+    run_dir: str | Path | None = None,
+    backend: str = "process",
+    address: str | None = None,
+    num_cpus: float | None = None,
+    num_gpus: float = 0,
+    plots: bool = True,
+    torch_threads: int | None = 1,
+    device: str = "cpu",
+    command: str | None = None,
+    stall_seconds: float | None = DEFAULT_STALL_SECONDS,
+    html_report: bool = True,
+    report: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> str:
+    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
+
+    :param config: the league's configuration (:func:`resolve_league`) or its ``config.json``.
+    :param run_dir: the run directory (default: ``runs/league-<game>``); a league already there
+        is continued.
+    :param backend: ``serial``, ``process`` or ``ray``.
+    :param report: where the per-round lines go (``None``: nowhere).
+    :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
+
+    A round that makes no progress for ``stall_seconds`` is reported to ``warn``; a Ray cluster
+    too small for the players stops the run before training with an error naming
+    ``--num-cpus`` / ``--num-gpus``. With ``html_report`` the run ends by writing
+    ``report.html`` (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be
+    written is a note.
+    """
+    if not isinstance(config, LeagueConfig):
+        config = LeagueConfig.from_json(config)
+    run_dir = Path(run_dir if run_dir is not None else f"runs/league-{slug(config.game)}")
+    env_fn = game_factory(config.game, config.game_kwargs)
+    probe = probe_or_fail(env_fn, config.game, config.game_kwargs, "random")
+    check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    tb = tensorboard_dir(run_dir, notes)
+    reporter = LeagueProgress(int(config.timesteps), tb, report)
+
+    def on_stall(stall: StallReport) -> None:
+        if warn is not None:
+            warn(str(stall))
+
+    league = League(
+        env_fn,
+        _builder(config),
+        RecipeModel(config.algo, config.hyperparams, int(config.seed), device),
+        run_dir,
+        chunk_steps=int(config.chunk_steps),
+        n_envs=int(config.n_envs),
+        seed=int(config.seed),
+        max_frozen=config.max_frozen,
+        torch_threads=torch_threads,
+        on_round=reporter,
+        on_stall=on_stall,
+    )
+    entry = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "from_step": league.total_steps(),
+        "backend": backend,
+        "command": command,
+    }
+    config = config.replace(history=(*config.history, entry))
+    write_json(run_dir / CONFIG_NAME, config.to_json())
+    try:
+        result = league.run(
+            int(config.timesteps),
+            backend=backend,
+            address=address,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            stall_seconds=stall_seconds,
+        )
+    except PlayersDoNotFitError as error:
+        flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
+        raise LeagueError(str(error.for_flag(flag))) from None
+    finally:
+        reporter.close()
+    for lost in result.lost_workers:
+        if warn is not None:
+            warn(f"lost a worker and retried the round: {lost}")
+    evaluation = evaluate_mains(
+        league, env_fn, config.game, int(config.eval_games), int(config.seed)
+    )
+    ratings = league_ratings(league)
+    written = [CONFIG_NAME, "league.json", "archive/", "players/"]
+    if ratings is not None:
+        write_json(run_dir / "ratings.json", league_ratings_json(ratings, league, evaluation))
+        written.append("ratings.json")
+    if plots:
+        try:
+            from ..league.plots import plot_league_payoff
+
+            (run_dir / "plots").mkdir(exist_ok=True)
+            plot_league_payoff(league.archive, run_dir / "plots" / "league_payoff.png")
+            written.append("plots/")
+        except ImportError as error:
+            notes.append(f"no plots: {error}")
+    if tb is not None:
+        written.append("tb/")
+    entry = {
+        **entry,
+        "seconds": round(result.seconds, 1),
+        "final_snapshots": dict(league.final_snapshots),
+    }
+    config = config.replace(history=(*config.history[:-1], entry))
+    write_json(run_dir / CONFIG_NAME, config.to_json())
+    if html_report:
+        written += report_at_end(run_dir, notes)
+    text = summary(league, result, ratings, evaluation, written)
+    return "\n".join([text, *(f"Note: {note}" for note in notes)])
