@@ -52,7 +52,7 @@ from sp_wrappers.league import AlphaStarLeague, League
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
-from sp_wrappers.runs.train import model_steps
+from sp_wrappers.runs.single import model_steps
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"

@@ -153,7 +153,7 @@ MOVED = {
     "env_generator": "training.env_generator",
     "team_selfplay": "training.team_selfplay",
     "run_config": "runs.config",
-    "train": "runs.train",
+    "train": "runs.single",
     "team_train": "runs.team_train",
     "rundir": "runs.rundir",
     "summary": "runs.summary",

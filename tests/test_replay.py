@@ -214,7 +214,7 @@ def test_watch_play_and_report_do_not_load_the_training_commands(runs):
         "from sp_wrappers.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    status = main(sys.argv[1:])\n"
-        "heavy = ('sp_wrappers.cli.train', 'sp_wrappers.cli.league', 'sp_wrappers.runs.train')\n"
+        "heavy = ('sp_wrappers.cli.train', 'sp_wrappers.cli.league', 'sp_wrappers.runs.single')\n"
         "print(status, [name for name in heavy if name in sys.modules])\n"
     )
     run = str(runs["tictactoe_v3"])

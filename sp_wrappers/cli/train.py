@@ -36,7 +36,7 @@ from ..runs.config import RunConfig
 from ..runs.recipes import installed_algos
 from ..runs.resolve import resolve_run
 from ..runs.rundir import new_run_dir, slug
-from ..runs.train import train
+from ..runs.single import train
 from .common import PROG, error_line, user_errors
 from .run_options import command_line, resume_dir, train_overrides
 

@@ -12,9 +12,9 @@ entry point (:func:`train`, :func:`train_teams`, :func:`run_league`)::
     print(result.summary())
 
 Names load on first use, so importing the package stays cheap (no torch) and a single-learner
-run never imports team or league code. ``runs.train`` is also the name of the module
-:mod:`sp_wrappers.runs.train`; called, that module is its :func:`train` function, so
-``runs.train(config)`` works whichever of the two Python has bound to the name.
+run never imports team or league code. The single-learner run lives in
+:mod:`sp_wrappers.runs.single` (0.2's ``sp_wrappers.runs.train`` module: the name ``runs.train``
+is the function now).
 This layer may import every layer below it: ``league``, ``training``, ``evaluation``, ``envs``,
 ``ratings``, ``opponents``, ``archive``, ``games`` and ``core``.
 """
@@ -50,8 +50,8 @@ _HOMES = {
     "train_teams": "team_train",
     "TeamTrainResult": "team_train",
     "run_league": "league",
-    "train": "train",
-    "TrainResult": "train",
+    "train": "single",
+    "TrainResult": "single",
 }
 
 

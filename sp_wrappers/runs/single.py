@@ -34,9 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
-import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -505,14 +503,3 @@ def model_steps(algo: str, path: Path) -> int:
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise TrainError(f"Cannot read {path} ({error}); it is not a saved {algo} model.") from None
     return int(data.get("num_timesteps", 0))
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`train`: importing it binds ``sp_wrappers.runs.train`` to the
-    module, and ``sp_wrappers.runs.train(config)`` must still start a run."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> TrainResult:
-        return train(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
