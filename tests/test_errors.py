@@ -11,7 +11,6 @@ import pkgutil
 import pytest
 
 import sp_wrappers
-from sp_wrappers.cli.league import new_league_config
 from sp_wrappers.cli.main import build_parser, main
 from sp_wrappers.core.errors import SpWrappersError
 
@@ -88,8 +87,10 @@ def test_old_import_paths_of_moved_errors_still_work():
 
 
 def test_a_damaged_league_json_on_resume_is_one_line_and_exit_2(tmp_path, capsys):
-    args = build_parser().parse_args(["league", "tictactoe_v3", "--timesteps", "64"])
-    (tmp_path / "config.json").write_text(json.dumps(new_league_config(args)))
+    from sp_wrappers.runs.league import resolve_league
+
+    config = resolve_league("tictactoe_v3", {"timesteps": 64})
+    (tmp_path / "config.json").write_text(json.dumps(config.to_json()))
     (tmp_path / "league.json").write_text("garbage{")
     argv = ["league", "--resume", str(tmp_path), "--backend", "serial", "--no-progress"]
     assert main(argv) == 2
