@@ -118,11 +118,11 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
     env = SelfPlayVecEnv(make_tictactoe, 4, learner="player_2", opponent=SB3Policy(ttt_model))
     env.seed(0)
     env.reset()
-    assert list(env._fast._verified.values()) == [True]
+    assert list(env._batches.fast._verified.values()) == [True]
 
 
 def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
-    from sp_wrappers.envs.vector.fast_path import _FastSB3
+    from sp_wrappers.envs.vector.fast_path import FastSB3
 
     opponent = SB3Policy(ttt_model, deterministic=True)
     other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
@@ -130,7 +130,7 @@ def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
     obs = rng.integers(0, 2, size=(64, 3, 3, 2)).astype(np.int8)
     masks = rng.random((64, 9)) < 0.7
     masks[:, 0] = True
-    fast = _FastSB3()
+    fast = FastSB3()
     before = fast.act(opponent, obs, masks, None)
     np.testing.assert_array_equal(before, opponent.act(obs, masks, None))
     opponent.load_state_dict(SB3Policy(other).state_dict())  # as the sampler's latest weights

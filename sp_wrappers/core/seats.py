@@ -50,6 +50,7 @@ __all__ = [
     "ILLEGAL_ACTION_MODES",
     "check_illegal_action_mode",
     "check_learner_action",
+    "is_illegal",
 ]
 
 OutcomeFn = Callable[[Mapping[str, float], str], float]
@@ -81,7 +82,9 @@ def check_illegal_action_mode(mode: str) -> str:
     return mode
 
 
-def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+def is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
+    """Whether ``mask`` (``None``: unknown) forbids the integer ``action`` of a ``Discrete``
+    space starting at ``start``."""
     if mask is None or not isinstance(action, int | np.integer):
         return False
     index = int(action) - start
@@ -91,7 +94,7 @@ def _is_illegal(action: Any, mask: np.ndarray | None, start: int) -> bool:
 def check_learner_action(action: Any, mask: np.ndarray | None, seat: str, start: int = 0) -> None:
     """Raise :class:`IllegalActionError` if ``mask`` (bool, or ``None`` when unknown) forbids
     the integer ``action`` of a ``Discrete`` space starting at ``start``."""
-    if _is_illegal(action, mask, start):
+    if is_illegal(action, mask, start):
         legal = (np.flatnonzero(mask) + start).tolist()
         raise IllegalActionError(
             f"The learner in seat {seat!r} chose illegal action {int(action)}; legal actions were "
@@ -446,7 +449,7 @@ class SeatDriver:
         if acting == self.learner and self._n_actions[acting] is not None:
             mask = self.learner_mask()
             start = self._action_start[acting]
-            if _is_illegal(action, mask, start):
+            if is_illegal(action, mask, start):
                 if self.illegal_action == "raise":
                     check_learner_action(action, mask, acting, start)
                 self._end_on_illegal(action)

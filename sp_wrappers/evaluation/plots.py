@@ -17,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT"]
+__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure"]
 
 PLOTS_HINT = 'pip install "sp-wrappers[plots]"'
 
 
-def _figure(width: float, height: float) -> Any:
+def new_figure(width: float, height: float) -> Any:
+    """A matplotlib figure of ``width`` x ``height`` inches drawn off-screen (Agg), or an
+    ``ImportError`` naming the extra to install."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -52,7 +54,7 @@ def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None =
     >>> os.path.getsize(path) > 0
     True
     """
-    figure = _figure(7.0, 4.5)
+    figure = new_figure(7.0, 4.5)
     axes = figure.add_subplot()
     rated = [s for s in ratings.snapshots if not math.isnan(s.rating)]
     if rated:
@@ -125,7 +127,7 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
     n = len(result.players)
     scores, counts, unplayed = _payoff_layers(result)
     size = min(4.0 + 0.45 * n, 20.0)
-    figure = _figure(2.0 * size + 2.0, size + 0.6)
+    figure = new_figure(2.0 * size + 2.0, size + 0.6)
     score_axes = figure.add_subplot(1, 2, 1)
     count_axes = figure.add_subplot(1, 2, 2)
     transparent = (0.0, 0.0, 0.0, 0.0)

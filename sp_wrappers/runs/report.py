@@ -171,9 +171,9 @@ def _elo_section(snapshots: list[Any]) -> str:
     rows = [[sid, f"{step:,d}", f"{elo:.0f}"] for step, elo, sid in points]
     table = _table(["snapshot", "learner step", "Elo"], rows)
     try:
-        from ..evaluation.plots import _figure
+        from ..evaluation.plots import new_figure
 
-        figure = _figure(7.0, 3.6)
+        figure = new_figure(7.0, 3.6)
     except ImportError as error:
         return _section("Elo over learner steps", _no_plot(error) + table)
     axes = figure.add_subplot()

@@ -46,7 +46,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from ..core.policies import SB3Policy, is_policy
 from ..core.seats import as_aec_env, seat_spaces
 from ..evaluation.openings import legal_openings, play_openings
-from ..evaluation.plots import PLOTS_HINT, _figure
+from ..evaluation.plots import PLOTS_HINT, new_figure
 from ..games.registry import game_factory, reference_opponents
 from ..ratings.bradley_terry import fit_bradley_terry
 
@@ -403,7 +403,7 @@ def plot_strength(
     >>> os.path.getsize(path) > 0
     True
     """
-    figure = _figure(7.0, 6.5)
+    figure = new_figure(7.0, 6.5)
     scores_axes, rating_axes = figure.subplots(2, 1, sharex=True)
     evaluations = history.get("evaluations", [])
     steps = [e["step"] for e in evaluations]

@@ -17,7 +17,7 @@ before its turn may have outdated (the vec env warns; ``SelfPlayEnv`` has no suc
 A team agent that leaves the game early keeps its slot until the team's episode ends ("black
 death", as SuperSuit does): zero observations, reward 0, actions ignored. The team's episode ends
 when every team agent is done; it is truncated when they were truncated and none terminated.
-Each slot's end, though, is its own agent's (``_Status.slot_ends``): an agent that terminated
+Each slot's end, though, is its own agent's (``Status.slot_ends``): an agent that terminated
 early ends terminated (no bootstrap) with its last observation as terminal observation, and a
 teammate truncated by the time limit ends truncated (bootstrapped from its own last observation)
 even when another agent terminated in the same round.
@@ -37,11 +37,11 @@ import numpy as np
 from ...core.seats import (
     OpponentTurn,
     SeatDriver,
-    _is_illegal,
     check_learner_action,
     conform_observation,
+    is_illegal,
 )
-from .game_workers import _Status
+from .game_workers import Status
 
 __all__ = ["TeamActions", "TeamDriver"]
 
@@ -169,7 +169,7 @@ class TeamDriver(SeatDriver):
             raw = self.game.observe(agent) if self._masked_dict[agent] else None
             mask = self._mask(agent, raw)
             start = self._action_start[agent]
-            if _is_illegal(action, mask, start):
+            if is_illegal(action, mask, start):
                 if self.illegal_action == "raise":
                     check_learner_action(action, mask, agent, start)
                 self.returns[agent] = self.returns.get(agent, 0.0) + self.illegal_reward
@@ -222,12 +222,12 @@ class TeamDriver(SeatDriver):
             mask = self.all_actions_mask(agent)
         return obs, mask
 
-    def advance(self, pop: bool) -> _Status:
+    def advance(self, pop: bool) -> Status:
         """Advance to the next decision and describe it: an opponent turn, or the team's view
         (one entry per team agent in ``observation``, ``mask`` and ``reward``)."""
         turn = self.next_turn()
         if turn is not None:
-            return _Status(turn.seat, turn.observation, turn.action_mask)
+            return Status(turn.seat, turn.observation, turn.action_mask)
         self.pending = {}
         rewards = [self.slot_rewards[agent] for agent in self.team]
         if pop:
@@ -242,7 +242,7 @@ class TeamDriver(SeatDriver):
                 self._view(agent, True)[0] if end is None else end[2]
                 for agent, end in zip(self.team, ends, strict=True)
             ]
-            return _Status(
+            return Status(
                 None,
                 observations,
                 None,
@@ -256,4 +256,4 @@ class TeamDriver(SeatDriver):
             )
         views = [self._view(agent, done) for agent in self.team]
         observations = [obs for obs, _ in views]
-        return _Status(None, observations, [mask for _, mask in views], reward=rewards)
+        return Status(None, observations, [mask for _, mask in views], reward=rewards)
