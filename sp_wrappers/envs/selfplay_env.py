@@ -1,6 +1,8 @@
 """``SelfPlayEnv``: a PettingZoo game as a single-agent Gymnasium env against frozen opponents.
 
-This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
+The env drives the game around the learner's seat and plays every other seat with an opponent
+policy. Its episode-start rules (learner seats, seeds, the wrapper's random stream) are shared
+with the vector env, so a seeded vector-env copy replays the same games.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The batched self-play envs: SB3 ``VecEnv`` s over many copies of a game.
 
-This layer holds :class:`SelfPlayVecEnv` (``vec_env``), its per-copy state (``env_copy``), the
-games played in this process or in worker processes (``game_workers``), the numpy fast path for
-small SB3 policies (``fast_path``), a learner team's env and seat driver (``team_vec_env``,
-``team_driver``) and the factory that picks between them (``factory``).
+Opponents of every copy are answered in batches, one forward pass per policy; the games run in
+this process or in worker processes. A learner team plays one slot per agent, and a factory
+picks the env for a learner or a team.
 
 It may import ``sp_wrappers.envs``, ``opponents``, ``archive``, ``games`` and ``core``.
 """

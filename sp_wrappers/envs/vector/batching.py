@@ -55,12 +55,14 @@ class OpponentBatches:
     >>> game = tictactoe_v3.env()
     >>> game.reset(seed=0)
     >>> batches = OpponentBatches(game, keep_dict_obs=False)
-    >>> policy = RandomPolicy(game.action_space("player_2"))
-    >>> obs = game.observe("player_2")
-    >>> rows = [OpponentRow(policy, "player_2", obs["observation"], obs["action_mask"].astype(bool),
-    ...                     np.random.default_rng(i), (i, 1, "player_2")) for i in range(3)]
-    >>> len(batches.answer(rows))
-    3
+    >>> seen = game.observe("player_1")
+    >>> mask = seen["action_mask"].astype(bool)
+    >>> mask[:8] = False  # only the last cell is free
+    >>> policy = RandomPolicy(game.action_space("player_1"))
+    >>> rows = [OpponentRow(policy, "player_1", seen["observation"], mask,
+    ...                     np.random.default_rng(i), (i, 1, "player_1")) for i in range(3)]
+    >>> batches.answer(rows)  # one act() call for the three rows
+    [8, 8, 8]
     """
 
     def __init__(self, spec: Any, keep_dict_obs: bool) -> None:

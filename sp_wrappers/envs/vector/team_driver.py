@@ -1,11 +1,10 @@
 """Driving one PettingZoo game around a learner *team*: the game side of a team ``SelfPlayVecEnv``.
 
-This module holds (private to :mod:`sp_wrappers.envs.vector.vec_env`):
-
-- :class:`TeamActions`, the learner team's actions for one vector step, one per team agent, and
-  :class:`OpponentActions`, the actions of several opponents at once (seat -> action);
-- :class:`TeamDriver`, a :class:`~sp_wrappers.core.seats.SeatDriver` whose learner is a team: each
-  agent of the team is its own slot of the vector env (parameter sharing).
+A team vector env drives its games with :class:`TeamDriver`, a
+:class:`~sp_wrappers.core.seats.SeatDriver` whose learner is a team: each agent of the team is its
+own slot of the vector env (parameter sharing). It takes the team's actions for one vector step
+together (:class:`TeamActions`), and the actions of several opponents at once
+(:class:`OpponentActions`).
 
 One vector step plays every team agent's action at that agent's next turn, answering the
 opponents' turns in between; it ends when a team agent that has already acted in this step is to
@@ -43,7 +42,7 @@ from ...core.seats import (
 )
 from .game_workers import Status
 
-__all__ = ["TeamActions", "TeamDriver"]
+__all__ = ["TeamActions", "OpponentActions", "TeamDriver"]
 
 
 class TeamActions(tuple):
