@@ -327,6 +327,35 @@ def test_one_call_per_distinct_policy_per_inner_step():
     assert a.batch_sizes == [4] * 10 and b.batch_sizes == [4] * 10
 
 
+class Always:
+    """Plays one action in every row."""
+
+    def __init__(self, action: int) -> None:
+        self.action = action
+
+    def act(self, observations: Any, action_masks: Any, rng: np.random.Generator) -> np.ndarray:
+        return np.full(len(observations), self.action)
+
+
+def test_opponent_batches_answer_rows_in_their_order_with_one_call_per_policy():
+    """The vector env hands its batches rows, not itself: interleaved rows of two policies come
+    back in their own order, each policy asked once for all of its rows."""
+    from sp_wrappers.envs.vector.batching import OpponentBatches, OpponentRow
+
+    game = make_tictactoe()
+    game.reset(seed=0)
+    seen = game.observe("player_1")
+    batches = OpponentBatches(game, keep_dict_obs=False)
+    a, b = CountingPolicy(Always(3), "a"), CountingPolicy(Always(5), "b")
+    mask = seen["action_mask"].astype(bool)
+    rows = [
+        OpponentRow(policy, "player_1", seen["observation"], mask, np.random.default_rng(i), (i,))
+        for i, policy in enumerate([a, b, a, b, a])
+    ]
+    assert batches.answer(rows) == [3, 5, 3, 5, 3]
+    assert a.batch_sizes == [3] and b.batch_sizes == [2]
+
+
 def test_snapshot_copies_sharing_a_network_are_batched_together(tmp_path, ttt_model):
     archive = SnapshotArchive(tmp_path)
     archive.save(ttt_model, step=0)
