@@ -49,6 +49,7 @@ __all__ = [
     "LEARNER_ID",
     "write_state",
     "read_state",
+    "check_state",
     "save_checkpoint",
     "load_checkpoint",
     "team_player",
@@ -414,6 +415,38 @@ def read_state(path: Path) -> dict[str, Any]:
             "new run_dir."
         )
     return data
+
+
+def check_state(
+    state: Mapping[str, Any],
+    path: Path,
+    teams: Mapping[str, Any],
+    shared: bool,
+    archives: Mapping[str, SnapshotArchive],
+) -> None:
+    """Refuse a state file that another run wrote: other teams, another sharing, other archives.
+
+    :param state: the state file's contents (:func:`read_state`).
+    :param path: the file, for the errors.
+    :param teams: the resuming run's ``{team: agents}``.
+    :param shared: whether the resuming run has one model for every team.
+    :param archives: the resuming run's ``{team: archive}``.
+    """
+    teams = {t: list(a) for t, a in teams.items()}
+    if state.get("teams") != teams or bool(state.get("shared")) != shared:
+        raise ValueError(
+            f"{path} is a run with teams {state.get('teams')} "
+            f"(shared={state.get('shared')}), not {teams} (shared={shared}). Resume it "
+            "with the same teams and models, or choose a new run_dir."
+        )
+    given = {t: str(a.path.resolve()) for t, a in archives.items()}
+    stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
+    if stored and stored != given:
+        raise ValueError(
+            f"{path} is a run with the archives {stored}, but this TeamSelfPlay "
+            f"was given {given}. Resume with the run's archives (or archives=None to use "
+            "run_dir/archives), or choose a new run_dir."
+        )
 
 
 def load_checkpoint(model: Any, path: Path) -> None:

@@ -90,7 +90,6 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
-from ..core.teams import TeamLayout
 from ..opponents.sampler import STRATEGIES, OpponentSampler
 from ..opponents.slots import SWAP_UNITS
 from ..ratings.bradley_terry import fit_bradley_terry
@@ -99,6 +98,7 @@ from .team_parts import (
     STATE_NAME,
     TeamCallback,
     TeamSampler,
+    check_state,
     env_swap_every,
     load_checkpoint,
     read_state,
@@ -198,9 +198,12 @@ class TeamSelfPlay:
         self.swaps_per_team_change = int(swaps_per_team_change)
         self.verbose = verbose
         self.run_dir = None if run_dir is None else Path(run_dir)
-        #: the run's teams, models and archives, resolved and checked
-        self.setup = TeamSetup(env_fn, teams, models, archives, self.run_dir)
-        per_team = self.setup.per_team
+        #: the run's teams, models and archives, resolved and checked (the run reads them there)
+        setup = self.setup = TeamSetup(env_fn, teams, models, archives, self.run_dir)
+        self.env_fn, self.teams_spec, self.layout = setup.env_fn, setup.teams_spec, setup.layout
+        self.shared, self.team_names = setup.shared, setup.team_names
+        self.models, self.archives = setup.models, setup.archives
+        per_team = setup.per_team
         knobs = dict(window=window, latest_ratio=latest_ratio, strategy=strategy)
         knobs_per_team = {k: per_team(v, k) for k, v in knobs.items()}
         for team, value in knobs_per_team["strategy"].items():
@@ -272,42 +275,6 @@ class TeamSelfPlay:
             self._restore(read_state(state_path))
         self.setup.wire_envs(self.samplers)
         self.check_rollouts()
-
-    # -- what the set-up resolved ------------------------------------------------------------------
-    @property
-    def env_fn(self) -> Callable[..., Any]:
-        """The game's constructor."""
-        return self.setup.env_fn
-
-    @property
-    def teams_spec(self) -> Any:
-        """``teams=`` as given."""
-        return self.setup.teams_spec
-
-    @property
-    def layout(self) -> TeamLayout:
-        """The game's teams (:class:`~sp_wrappers.core.teams.TeamLayout`)."""
-        return self.setup.layout
-
-    @property
-    def shared(self) -> bool:
-        """Whether one model plays every team."""
-        return self.setup.shared
-
-    @property
-    def team_names(self) -> list[str]:
-        """The teams that learn, in learning order (``["shared"]`` for one shared model)."""
-        return self.setup.team_names
-
-    @property
-    def models(self) -> dict[str, Any]:
-        """``{team: SB3 model}``."""
-        return self.setup.models
-
-    @property
-    def archives(self) -> dict[str, SnapshotArchive]:
-        """``{team: SnapshotArchive}``."""
-        return self.setup.archives
 
     def check_rollouts(self) -> None:
         """Refuse a ``team_change`` shorter than a team model's rollout (called by ``__init__``;
@@ -589,22 +556,8 @@ class TeamSelfPlay:
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Put the run back where its state file and model checkpoints left it (checked first)."""
-        teams = {t: list(a) for t, a in self.layout.teams.items()}
-        if state.get("teams") != teams or bool(state.get("shared")) != self.shared:
-            raise ValueError(
-                f"{self.state_path} is a run with teams {state.get('teams')} "
-                f"(shared={state.get('shared')}), not {teams} (shared={self.shared}). Resume it "
-                "with the same teams and models, or choose a new run_dir."
-            )
-        assert self.run_dir is not None
-        given = {t: str(a.path.resolve()) for t, a in self.archives.items()}
-        stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
-        if stored and stored != given:
-            raise ValueError(
-                f"{self.state_path} is a run with the archives {stored}, but this TeamSelfPlay "
-                f"was given {given}. Resume with the run's archives (or archives=None to use "
-                "run_dir/archives), or choose a new run_dir."
-            )
+        assert self.run_dir is not None and self.state_path is not None
+        check_state(state, self.state_path, self.layout.teams, self.shared, self.archives)
         for team in self.team_names:
             path = self.run_dir / "models" / f"{team}.zip"
             if path.exists():

@@ -56,6 +56,7 @@ from ..selfplay_env import (
     zero_observation,
 )
 from ..symmetric_view import resolve_symmetries
+from .arguments import WithKwargs, check_env_fn, per_copy_opponents
 from .batching import OpponentBatches
 from .env_copy import CopySettings, EnvCopy, OpponentPlacement
 from .game_workers import PLAY, Games, GameSpec, Status, WorkerGames
@@ -185,7 +186,7 @@ class SelfPlayVecEnv(VecEnv):
         teams: Any = None,
         symmetries: Any = None,
     ) -> None:
-        _check_env_fn(env_fn)
+        check_env_fn(env_fn)
         self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
@@ -211,9 +212,9 @@ class SelfPlayVecEnv(VecEnv):
                 f"processes, got {num_workers!r}."
             )
         n_envs, num_workers = int(n_envs), min(int(num_workers), int(n_envs))
-        opponents = _per_copy_opponents(opponent, n_envs)
+        opponents = per_copy_opponents(opponent, n_envs)
         if env_kwargs:
-            env_fn = _WithKwargs(env_fn, dict(env_kwargs))
+            env_fn = WithKwargs(env_fn, dict(env_kwargs))
         if symmetries is not None and teams is not None:
             raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
         self.symmetries = resolve_symmetries(symmetries, env_fn)
@@ -594,42 +595,3 @@ class SelfPlayVecEnv(VecEnv):
             f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
             f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
         )
-
-
-# -- the constructor's argument checks -------------------------------------------------------------
-class _WithKwargs:
-    """``env_fn(**env_kwargs)`` as a picklable zero-argument callable (for the workers)."""
-
-    def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-        self.fn, self.kwargs = fn, kwargs
-
-    def __call__(self, **overrides: Any) -> Any:
-        return self.fn(**{**self.kwargs, **overrides})
-
-
-def _check_env_fn(env_fn: Any) -> None:
-    """Refuse a game instance (or anything but a callable) where a game constructor belongs."""
-    from pettingzoo.utils.env import AECEnv, ParallelEnv
-
-    if isinstance(env_fn, AECEnv | ParallelEnv):
-        raise TypeError(
-            f"SelfPlayVecEnv needs a function that builds the game (one per copy), got an env "
-            f"instance ({type(env_fn).__name__}). Pass the constructor, e.g. tictactoe_v3.env, or "
-            "lambda: pong_v3.env(obs_type='ram')."
-        )
-    if not callable(env_fn):
-        raise TypeError(
-            f"env_fn must be a function returning a PettingZoo env, got {type(env_fn).__name__}."
-        )
-
-
-def _per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
-    """One ``opponent`` entry per copy (a list names each copy's; anything else is shared)."""
-    if isinstance(opponent, list | tuple) and not is_policy(opponent):
-        if len(opponent) != n_envs:
-            raise ValueError(
-                f"opponent is a list of {len(opponent)} entries but n_envs={n_envs}; pass one "
-                "opponent (shared by every copy) or exactly one per copy."
-            )
-        return list(opponent)
-    return [opponent] * n_envs
