@@ -35,7 +35,7 @@ from sp_wrappers import (  # noqa: E402
     SnapshotArchive,
     play_match,
 )
-from sp_wrappers.envs.vector.fast_path import _FastSB3  # noqa: E402
+from sp_wrappers.envs.vector.fast_path import FastSB3  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -251,7 +251,7 @@ def test_fast_path_checks_each_class_per_action_space_not_per_class_alone():
     obs_space = spaces.Box(-1.0, 1.0, (3,), np.float32)
     discrete = ActorCriticPolicy(obs_space, spaces.Discrete(4), lambda _: 1e-3)
     box = ActorCriticPolicy(obs_space, spaces.Box(-1.0, 1.0, (4,), np.float32), lambda _: 1e-3)
-    fast = _FastSB3()
+    fast = FastSB3()
     obs = np.zeros((5, 3), dtype=np.float32)
     assert fast.route(SB3Policy(discrete), obs, None) is not None
     box_opponent = SB3Policy(box, deterministic=True)
@@ -267,7 +267,7 @@ def test_dqn_fast_path_takes_the_same_greedy_legal_actions_as_the_opponent(deter
     obs = rng.integers(0, 2, (40, *model.observation_space.shape)).astype(np.float32)
     masks = rng.random((40, 9)) < 0.5
     masks[:, 0] = True
-    fast = _FastSB3()
+    fast = FastSB3()
     assert isinstance(fast.route(opponent, obs, masks), list)  # the numpy plan
     expected = opponent.act(obs, masks, np.random.default_rng(1))
     assert np.array_equal(fast.act(opponent, obs, masks, np.random.default_rng(1)), expected)

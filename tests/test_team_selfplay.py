@@ -517,3 +517,23 @@ def test_a_run_dir_with_a_run_needs_resume(tmp_path: Path, tag_models: dict) -> 
     (tmp_path / STATE_NAME).write_text("{}")
     with pytest.raises(ValueError, match="Pass resume=True to continue it"):
         TeamSelfPlay(tag_game, "prefix", tag_models, run_dir=tmp_path)
+
+
+def test_a_team_callback_publishes_elo_into_the_table_it_is_handed(tmp_path):
+    """TeamCallback works from what it is handed (the run's Elo table, the other teams'
+    archives), not from a TeamSelfPlay."""
+    from sp_wrappers.training.team_parts import TeamCallback
+
+    table = {"adversary": 1200.0, "agent": 1200.0}
+    prey = SnapshotArchive(tmp_path / "agent")
+    callback = TeamCallback(
+        "adversary",
+        SnapshotArchive(tmp_path / "adversary"),
+        team_elo=table,
+        opponent_archives={"agent": prey},
+        team_index=0,
+    )
+    callback.elo.ratings["learner"] = 1234.0
+    callback.elo.ratings["agent/latest"] = 1111.0
+    callback.publish_elo()
+    assert table == {"adversary": 1234.0, "agent": 1111.0}

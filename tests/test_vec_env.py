@@ -118,11 +118,11 @@ def test_sb3_opponents_take_the_fast_path_checked_against_their_own_act(ttt_mode
     env = SelfPlayVecEnv(make_tictactoe, 4, learner="player_2", opponent=SB3Policy(ttt_model))
     env.seed(0)
     env.reset()
-    assert list(env._fast._verified.values()) == [True]
+    assert list(env._batches.fast._verified.values()) == [True]
 
 
 def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
-    from sp_wrappers.envs.vector.fast_path import _FastSB3
+    from sp_wrappers.envs.vector.fast_path import FastSB3
 
     opponent = SB3Policy(ttt_model, deterministic=True)
     other = MaskablePPO("MlpPolicy", SelfPlayEnv(make_tictactoe()), n_steps=64, seed=5)
@@ -130,7 +130,7 @@ def test_the_fast_path_follows_weights_loaded_in_place(ttt_model):
     obs = rng.integers(0, 2, size=(64, 3, 3, 2)).astype(np.int8)
     masks = rng.random((64, 9)) < 0.7
     masks[:, 0] = True
-    fast = _FastSB3()
+    fast = FastSB3()
     before = fast.act(opponent, obs, masks, None)
     np.testing.assert_array_equal(before, opponent.act(obs, masks, None))
     opponent.load_state_dict(SB3Policy(other).state_dict())  # as the sampler's latest weights
@@ -325,6 +325,35 @@ def test_one_call_per_distinct_policy_per_inner_step():
     for _ in range(10):
         env.step(np.zeros(8, dtype=np.int64))
     assert a.batch_sizes == [4] * 10 and b.batch_sizes == [4] * 10
+
+
+class Always:
+    """Plays one action in every row."""
+
+    def __init__(self, action: int) -> None:
+        self.action = action
+
+    def act(self, observations: Any, action_masks: Any, rng: np.random.Generator) -> np.ndarray:
+        return np.full(len(observations), self.action)
+
+
+def test_opponent_batches_answer_rows_in_their_order_with_one_call_per_policy():
+    """The vector env hands its batches rows, not itself: interleaved rows of two policies come
+    back in their own order, each policy asked once for all of its rows."""
+    from sp_wrappers.envs.vector.batching import OpponentBatches, OpponentRow
+
+    game = make_tictactoe()
+    game.reset(seed=0)
+    seen = game.observe("player_1")
+    batches = OpponentBatches(game, keep_dict_obs=False)
+    a, b = CountingPolicy(Always(3), "a"), CountingPolicy(Always(5), "b")
+    mask = seen["action_mask"].astype(bool)
+    rows = [
+        OpponentRow(policy, "player_1", seen["observation"], mask, np.random.default_rng(i), (i,))
+        for i, policy in enumerate([a, b, a, b, a])
+    ]
+    assert batches.answer(rows) == [3, 5, 3, 5, 3]
+    assert a.batch_sizes == [3] and b.batch_sizes == [2]
 
 
 def test_snapshot_copies_sharing_a_network_are_batched_together(tmp_path, ttt_model):

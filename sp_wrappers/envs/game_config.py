@@ -1,14 +1,10 @@
 """The configuration of one env copy: its game's keyword arguments and its reward transform.
 
-This module holds (private to :mod:`sp_wrappers.envs.selfplay_env`,
-:mod:`sp_wrappers.envs.vector.vec_env` and :mod:`sp_wrappers.envs.vector.game_workers`; the public
-side is :mod:`sp_wrappers.training.env_generator`):
-
-- ``CopyConfig``: what one copy plays under (in effect, and pending until its next episode
-  start), what ``info["selfplay"]["config"]`` shows and the learner's transformed reward;
-- ``build_candidate``: a copy's next game, built and checked against the current one's spaces
-  (``check_same_spaces``), so that a configuration changing them is refused when it is set;
-- ``check_game_kwargs`` / ``check_reward_fn`` / ``reward_fn_name``: argument checks and names.
+The single env and the vector env keep, per copy, what it plays under (in effect, and pending
+until its next episode start), what ``info["selfplay"]["config"]`` shows and the learner's
+transformed reward. A copy's next game is built and checked against the current one's spaces
+when it is set, so a configuration that changes them is refused at once. The public side is
+:mod:`sp_wrappers.training.env_generator`.
 
 A configuration is recorded as a flat JSON object: the game keyword arguments, plus
 ``"reward_fn"`` (the transform's name) when a reward transform is set.
@@ -20,7 +16,18 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__: list[str] = []
+__all__ = [
+    "REWARD_KEY",
+    "RewardFn",
+    "CopyConfig",
+    "ConfigurableEnv",
+    "build_candidate",
+    "check_game_kwargs",
+    "check_reward_fn",
+    "check_same_spaces",
+    "reward_fn_name",
+    "no_env_fn_error",
+]
 
 REWARD_KEY = "reward_fn"
 RewardFn = Callable[[float, Mapping[str, Any]], float]

@@ -1,7 +1,5 @@
 """Observation wrappers above a self-play env, which the opponents would not see.
 
-This module holds :func:`check_observation_wrappers` and :class:`ObservationWrapperError`.
-
 A wrapper above :class:`~sp_wrappers.SelfPlayVecEnv` (``VecFrameStack``, ``VecNormalize``) or above
 :class:`~sp_wrappers.SelfPlayEnv` (a Gymnasium ``ObservationWrapper``) changes what the learner
 sees, but the opponents play inside the env, on the game's own observations. A snapshot of the

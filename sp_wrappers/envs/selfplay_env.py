@@ -1,6 +1,8 @@
 """``SelfPlayEnv``: a PettingZoo game as a single-agent Gymnasium env against frozen opponents.
 
-This module holds :class:`SelfPlayEnv` and :data:`LEARNER_SEAT_MODES`.
+The env drives the game around the learner's seat and plays every other seat with an opponent
+policy. Its episode-start rules (learner seats, seeds, the wrapper's random stream) are shared
+with the vector env, so a seeded vector-env copy replays the same games.
 """
 
 from __future__ import annotations
@@ -49,10 +51,13 @@ __all__ = [
     "pop_learner_seat",
     "SeatChooser",
     "GameSeeds",
+    "MAX_EMPTY_GAMES",
+    "zero_observation",
 ]
 
 LEARNER_SEAT_MODES = ("random", "alternate")
-_MAX_EMPTY_GAMES = 100
+#: Games in a row that may end before the learner's first turn before a reset gives up.
+MAX_EMPTY_GAMES = 100
 _WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
 _GAME_SEED_STREAM = 0x5EED  # spawn key of the stream of the game's per-episode seeds
 
@@ -344,7 +349,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         game_seed = self._game_seeds.next(seed)
         self._start_configuration()
         self.view.draw(self.np_random)
-        for _ in range(_MAX_EMPTY_GAMES):
+        for _ in range(MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
             self._games_started += 1  # recurrent opponents start a fresh state in each game
@@ -368,7 +373,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             # the game ended before the learner's first turn: play another
             game_seed = self._game_seeds.next(None)
         raise RuntimeError(
-            f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could "
+            f"{MAX_EMPTY_GAMES} games in a row ended before seat {self.driver.learner!r} could "
             "act; check the game's turn order or pick another learner seat."
         )
 
@@ -561,12 +566,17 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         try:
             return self.driver.learner_observation()
         except (KeyError, AttributeError):  # the learner's agent was removed from the game
-            return _zeros(self.observation_space)
+            return zero_observation(self.observation_space)
 
 
-def _zeros(space: spaces.Space) -> Any:
+def zero_observation(space: spaces.Space) -> Any:
+    """An all-zero observation of ``space`` (a learner whose agent left the game sees it).
+
+    >>> zero_observation(spaces.Box(0, 1, (2,)))
+    array([0., 0.], dtype=float32)
+    """
     if isinstance(space, spaces.Dict):
-        return {key: _zeros(sub) for key, sub in space.spaces.items()}
+        return {key: zero_observation(sub) for key, sub in space.spaces.items()}
     if isinstance(space, spaces.Discrete):
         return conform_observation(space.start, space)
     return np.zeros(space.shape, dtype=space.dtype)

@@ -1,6 +1,6 @@
-"""This module holds the symmetric views of the self-play envs: :func:`resolve_symmetries` (what
-``symmetries=`` accepts, checked against the game) and :class:`EpisodeView` (the symmetry an
-episode is played in, and the mapping of what crosses between the game and the learner).
+"""The symmetric views of the self-play envs: what ``symmetries=`` accepts (checked against the
+game), and the symmetry each episode is played in, with the mapping of what crosses between the
+game and the learner.
 
 :class:`~sp_wrappers.SelfPlayEnv` and :class:`~sp_wrappers.SelfPlayVecEnv` given
 ``symmetries=`` draw one symmetry per episode (per env copy) with the env's generator at reset,
@@ -23,7 +23,7 @@ import numpy as np
 from ..core.seats import as_aec_env
 from ..games.symmetries import Symmetry, check_symmetries, symmetries_for
 
-__all__ = ["resolve_symmetries", "EpisodeView", "SYMMETRY_CHECK_POSITIONS"]
+__all__ = ["resolve_symmetries", "EpisodeView", "SYMMETRY_CHECK_POSITIONS", "instance_factory"]
 
 #: Positions of random games on which the envs check each symmetry at construction.
 SYMMETRY_CHECK_POSITIONS = 50

@@ -10,6 +10,9 @@ It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, 
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from .callbacks import SelfPlayCallback
 from .env_generator import EnvGenerator, win_rates_by_config
 from .env_history import ConfigResult, EnvHistory, GameConfig
@@ -17,8 +20,6 @@ from .errors import TeamChangeError
 from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
 from .schedules import BudgetSchedules
 from .strength import StrengthCallback
-from .team_selfplay import TeamSelfPlay, swap_steps
-from .team_setup import make_team_vec_env
 
 __all__ = [
     "SelfPlayCallback",
@@ -38,3 +39,16 @@ __all__ = [
     "make_team_vec_env",
     "TeamChangeError",
 ]
+
+#: Team self-play loads on first use: a single-learner run never imports team code.
+_TEAM_NAMES = {
+    "TeamSelfPlay": "team_selfplay",
+    "swap_steps": "team_selfplay",
+    "make_team_vec_env": "team_setup",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TEAM_NAMES:
+        return getattr(importlib.import_module(f".{_TEAM_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

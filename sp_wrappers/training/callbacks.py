@@ -1,8 +1,5 @@
 """``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
 
-This module holds :class:`SelfPlayCallback`, :func:`match_records` and
-:func:`attribute_learner_matches`.
-
 The callback is the one piece that writes: it saves snapshots into the
 :class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]``, updates
 online Elo, records each match in the archive, refreshes the learner's latest weights in every env

@@ -1,11 +1,5 @@
 """Environment generators: change each env copy's game and reward as training goes on.
 
-This module holds :class:`EnvGenerator` (an SB3 callback), :class:`GameConfig` (what a generator
-returns), :class:`EnvHistory` and :class:`ConfigResult` (the learner's recent results per
-configuration, what a generator reads), :func:`win_rates_by_config` (an archive's games split by
-configuration), :func:`config_matches`, :func:`load_generator` and
-:data:`ENV_GENERATOR_STATE`.
-
 A generator is a function ``generator(step, index, history)`` returning the configuration copy
 ``index`` plays next: a :class:`GameConfig`, a plain dict of game keyword arguments, or ``None``
 to keep the current one. The callback applies it with the envs' ``set_game_config`` and
@@ -44,6 +38,7 @@ __all__ = [
     "ConfigResult",
     "win_rates_by_config",
     "load_generator",
+    "env_generator_callback",
     "ENV_GENERATOR_STATE",
 ]
 

@@ -1,9 +1,8 @@
 """What an environment generator knows of the past: the learner's recent results.
 
-This module holds :class:`GameConfig` (a configuration a generator gives one env copy),
-:class:`EnvHistory`, per game configuration and per opponent, the learner's
-recent results (wins, draws, losses, returns) as an :class:`EnvGenerator` sees them, and
-:class:`ConfigResult`, one configuration's summary.
+A generator gives each env copy a configuration (a game's keyword arguments and a reward
+transform) and reads, per configuration and per opponent, the learner's recent results (wins,
+draws, losses, returns) to choose the next one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """k-opponent rollouts: each update plays k archive snapshots and learns from its outcome vector.
 
-This module holds :class:`KOpponentRollouts` (an SB3 callback), :class:`KOpponentRecord`,
-:class:`EpisodeResult` and :func:`novelty_reward`.
-
 At the start of every rollout the callback draws ``k`` distinct opponents from the archive (the
 newest ``window`` snapshots, uniformly or by PFSP, plus the learner's own weights with probability
 ``latest_ratio``) and gives opponent ``j`` to the ``j``-th block of ``n_envs / k`` env copies for

@@ -1,8 +1,5 @@
 """Schedules that follow a whole training budget across chunked ``learn`` calls.
 
-This module holds :class:`BudgetSchedules` (the SB3 callback), :class:`BudgetSchedule` (one
-wrapped schedule) and :func:`schedule_attributes`.
-
 SB3 computes a schedule's ``progress_remaining`` against the end of the current ``learn`` call:
 ``1 - num_timesteps / (steps at the call's start + its total_timesteps)``. A run that learns in
 chunks (``model.learn(chunk, reset_num_timesteps=False)``, as :class:`~sp_wrappers.TeamSelfPlay`

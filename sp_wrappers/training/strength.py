@@ -1,8 +1,5 @@
 """Strength during training: the learner against a ladder of reference players, every N steps.
 
-This module holds :class:`StrengthCallback`, :func:`default_ladder`, :func:`plot_strength`,
-:data:`HISTORY_NAME`, :data:`PLOT_NAME` and :data:`HISTORY_FORMAT_VERSION`.
-
 Self-play ratings measure the learner against its own past; a ladder measures it against fixed
 players whose strength does not move (random play, alpha-beta at depths 1, 2, 4, perfect play).
 Every ``eval_every`` learner steps the callback plays the current learner, deterministically,

@@ -1,24 +1,23 @@
-"""The per-team pieces of :class:`~sp_wrappers.TeamSelfPlay`: its sampler, its callback, its state.
+"""The per-team pieces of :class:`~sp_wrappers.TeamSelfPlay`: its sampler, its callback, its files.
 
-This module holds:
+Each piece owns its own state and is handed what it needs by the run:
 
-- :func:`swap_steps`, ML-Agents' arithmetic for fair opponent swaps between teams of different
-  sizes, and :func:`env_swap_every`, the same interval in the unit the env's swap schedule counts.
+- the arithmetic of fair opponent swaps between teams of different sizes (ML-Agents'
+  ``swap_steps``), and the same interval in the unit the env's swap schedule counts;
 - :class:`TeamSampler`, an :class:`~sp_wrappers.OpponentSampler` over one team's archive whose
   policies carry the team's name (``"prey/snapshot-0003"``, ``"prey/latest"``), so that the
   snapshots of two teams (both numbered from ``snapshot-0000``) never share a name in the other
   team's Elo table and match history. Its ``latest`` is the frozen team's current model (sent by
   ``TeamSelfPlay`` at each team change, never by the learning team's callback), and it counts its
-  draws (``draws``), so swaps can be checked.
+  draws, so swaps can be checked;
 - :class:`TeamCallback`, a :class:`~sp_wrappers.SelfPlayCallback` for one team: snapshots into the
   team's archive at its own ``save_every`` (the interval runs on across team changes), one match
   record per opposing team and episode (with ``team_a``/``team_b``), Elo against the other teams'
-  snapshots, and ``selfplay/<team>/...`` keys in SB3's logger.
-- :func:`team_games`, every team's recorded games as games between snapshots of the teams, for
-  one Bradley-Terry fit over all the archives.
-- :func:`write_state` / :func:`read_state`, the versioned ``team_selfplay.json`` of a run
-  directory (written atomically), :func:`run_state` / :func:`restore_run`, what it holds about a
-  run, and :func:`save_checkpoint` / :func:`load_checkpoint` for the models (SB3's ``save``).
+  snapshots, kept in the run's table of team Elo, and ``selfplay/<team>/...`` keys in SB3's logger;
+- every team's recorded games as games between snapshots of the teams, for one Bradley-Terry fit
+  over all the archives;
+- the versioned ``team_selfplay.json`` of a run directory (written atomically) and the models'
+  checkpoints (SB3's ``save``).
 """
 
 from __future__ import annotations
@@ -27,11 +26,10 @@ import bisect
 import copy
 import json
 import os
-import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -41,9 +39,6 @@ from ..opponents.sampler import LATEST_ID, OpponentSampler
 from ..ratings.attribution import attribute_learner_matches
 from .callbacks import SelfPlayCallback
 
-if TYPE_CHECKING:
-    from .team_selfplay import TeamSelfPlay
-
 __all__ = [
     "swap_steps",
     "env_swap_every",
@@ -51,10 +46,10 @@ __all__ = [
     "TeamCallback",
     "STATE_NAME",
     "STATE_FORMAT_VERSION",
+    "LEARNER_ID",
     "write_state",
     "read_state",
-    "run_state",
-    "restore_run",
+    "check_state",
     "save_checkpoint",
     "load_checkpoint",
     "team_player",
@@ -63,6 +58,7 @@ __all__ = [
 
 STATE_NAME = "team_selfplay.json"
 STATE_FORMAT_VERSION = 1
+#: The name the learning team's current model goes by in its archive's match records.
 LEARNER_ID = "learner"
 
 
@@ -206,22 +202,35 @@ class TeamSampler(OpponentSampler):
 
 
 class TeamCallback(SelfPlayCallback):
-    """A :class:`~sp_wrappers.SelfPlayCallback` for one team of a :class:`TeamSelfPlay` run.
+    """A :class:`~sp_wrappers.SelfPlayCallback` for one team of a :class:`~sp_wrappers.TeamSelfPlay`
+    run, handed what it needs of the run.
 
-    :param owner: the run (its team Elo, samplers and checkpoint writer).
     :param team: the team this callback trains (``"shared"`` for one model over every team).
     :param archive: the team's archive.
     :param shared: one model for every team: the opponents are its own snapshots, so the
         learner's latest weights go to the sampler as in plain self-play.
+    :param team_elo: the run's table of each team's Elo (what ``team_selfplay.json`` stores):
+        read at the start of each turn, updated at every snapshot and at the end of the turn.
+    :param opponent_archives: ``{team: archive}`` of the teams this team plays (none when
+        ``shared``): their snapshots' Elo is read and written there.
+    :param team_index: the team's position in the learning order (``selfplay/learning_team``).
+    :param checkpoint: saves the team's model; called before each of its snapshots.
+    :param snapshot_saved: called after each snapshot, once the Elo is published (the run
+        writes its state file).
     :param kwargs: :class:`~sp_wrappers.SelfPlayCallback`'s other arguments.
     """
 
     def __init__(
         self,
-        owner: TeamSelfPlay,
         team: str,
         archive: SnapshotArchive,
         shared: bool = False,
+        *,
+        team_elo: dict[str, float],
+        opponent_archives: Mapping[str, SnapshotArchive] | None = None,
+        team_index: int = 0,
+        checkpoint: Callable[[], None] | None = None,
+        snapshot_saved: Callable[[], None] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(
@@ -232,9 +241,13 @@ class TeamCallback(SelfPlayCallback):
             tags=(f"team:{team}",),
             **kwargs,
         )
-        self.owner = owner
         self.team = team
         self.shared = shared
+        self.team_elo = team_elo
+        self.opponent_archives = dict(opponent_archives or {})
+        self.team_index = team_index
+        self._checkpoint = checkpoint
+        self._snapshot_saved = snapshot_saved
         self.resume_save_step: int | None = None
 
     # -- SB3 hooks -------------------------------------------------------------------------------
@@ -244,13 +257,13 @@ class TeamCallback(SelfPlayCallback):
         # the save interval runs on across team changes (and across a resume)
         if saved_at is not None:
             self._last_save_step = saved_at
-        self.elo.ratings[self.learner_id] = self.owner.team_elo[self.team]
-        for team, archive in self.owner.opponent_archives(self.team).items():
+        self.elo.ratings[self.learner_id] = self.team_elo[self.team]
+        for team, archive in self.opponent_archives.items():
             for info in archive.snapshots():
                 rating = (info.ratings or {}).get("elo")
                 if rating is not None:
                     self.elo.ratings[team_player(team, info.id)] = float(rating)
-            self.elo.ratings[team_player(team, LATEST_ID)] = self.owner.team_elo[team]
+            self.elo.ratings[team_player(team, LATEST_ID)] = self.team_elo[team]
         super()._log_start()
 
     def _log_start(self) -> None:
@@ -272,16 +285,16 @@ class TeamCallback(SelfPlayCallback):
 
     def publish_elo(self) -> None:
         """Hand the Elo this callback computes to the run: this team's and the frozen teams'
-        ``team_elo`` (what ``team_selfplay.json`` stores) and the Elo of the frozen teams'
-        snapshots in their archives. Called at every snapshot and at the end of each turn, so a
-        run killed after a snapshot resumes with the Elo of that snapshot."""
-        self.owner.team_elo[self.team] = self.elo.rating(self.learner_id)
+        entries of ``team_elo`` (what ``team_selfplay.json`` stores) and the Elo of the frozen
+        teams' snapshots in their archives. Called at every snapshot and at the end of each turn,
+        so a run killed after a snapshot resumes with the Elo of that snapshot."""
+        self.team_elo[self.team] = self.elo.rating(self.learner_id)
         if self.shared:
             return
-        for team, archive in self.owner.opponent_archives(self.team).items():
+        for team, archive in self.opponent_archives.items():
             latest = team_player(team, LATEST_ID)
             if latest in self.elo.ratings:
-                self.owner.team_elo[team] = self.elo.ratings[latest]
+                self.team_elo[team] = self.elo.ratings[latest]
             updates = {}
             for info in archive.snapshots():
                 name = team_player(team, info.id)
@@ -293,12 +306,14 @@ class TeamCallback(SelfPlayCallback):
     def _save_snapshot(self) -> bool:
         # the checkpoint first (as `sp-wrappers train`): a run killed between the two writes
         # resumes with its archive steps equal to the learner's
-        self.owner.checkpoint(self.team)
+        if self._checkpoint is not None:
+            self._checkpoint()
         saved = super()._save_snapshot()
         if saved:
             self.resume_save_step = self._last_save_step
             self.publish_elo()
-            self.owner.write_state()
+            if self._snapshot_saved is not None:
+                self._snapshot_saved()
         return saved
 
     def _sync_latest_weights(self) -> None:
@@ -324,11 +339,11 @@ class TeamCallback(SelfPlayCallback):
         if known:
             record(f"{prefix}/opponent_elo_mean", float(np.mean(known)))
         if not self.shared:
-            for team, archive in self.owner.opponent_archives(self.team).items():
+            for team, archive in self.opponent_archives.items():
                 latest = team_player(team, LATEST_ID)
                 record(f"selfplay/{team}/elo", self.elo.ratings.get(latest, 0.0))
                 record(f"selfplay/{team}/archive_size", len(archive))
-        record("selfplay/learning_team", self.owner.team_index(self.team))
+        record("selfplay/learning_team", self.team_index)
 
 
 def team_games(
@@ -369,82 +384,6 @@ def team_games(
                 yield team_player(team, mine), team_player(other, sid), float(match.score_a)
 
 
-def draws(run: TeamSelfPlay) -> dict[str, int]:
-    """How many opponents each team's sampler has drawn so far."""
-    return {t: int(getattr(s, "draws", 0)) for t, s in run.samplers.items()}
-
-
-def run_state(run: TeamSelfPlay) -> dict[str, Any]:
-    """What ``team_selfplay.json`` holds about a run (see :func:`restore_run`)."""
-    return {
-        "teams": {t: list(agents) for t, agents in run.layout.teams.items()},
-        "shared": run.shared,
-        "learning_team": run.learning_team,
-        "team_changes": run.team_changes,
-        "turn_start_step": run.turn_start_step,
-        "team_change": run.team_change,
-        "steps": {t: int(m.num_timesteps) for t, m in run.models.items()},
-        "elo": dict(run.team_elo),
-        "last_save_step": {t: int(c.resume_save_step or 0) for t, c in run.callbacks.items()},
-        "archives": {t: str(a.path) for t, a in run.archives.items()},
-        "models": {t: f"models/{t}.zip" for t in run.team_names},
-        "swap_draws": draws(run),
-        "draws_at_turn_start": run._draws_at_turn_start,
-        "turns": run.turns,
-        "schedule_timesteps": run.schedule_timesteps,
-    }
-
-
-def restore_run(run: TeamSelfPlay, state: dict[str, Any]) -> None:
-    """Put a run back where its state file and model checkpoints left it (checked first)."""
-    teams = {t: list(a) for t, a in run.layout.teams.items()}
-    if state.get("teams") != teams or bool(state.get("shared")) != run.shared:
-        raise ValueError(
-            f"{run.state_path} is a run with teams {state.get('teams')} "
-            f"(shared={state.get('shared')}), not {teams} (shared={run.shared}). Resume it "
-            "with the same teams and models, or choose a new run_dir."
-        )
-    assert run.run_dir is not None
-    given = {t: str(a.path.resolve()) for t, a in run.archives.items()}
-    stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
-    if stored and stored != given:
-        raise ValueError(
-            f"{run.state_path} is a run with the archives {stored}, but this TeamSelfPlay "
-            f"was given {given}. Resume with the run's archives (or archives=None to use "
-            "run_dir/archives), or choose a new run_dir."
-        )
-    for team in run.team_names:
-        path = run.run_dir / "models" / f"{team}.zip"
-        if path.exists():
-            load_checkpoint(run.models[team], path)
-    if run.seed is not None:  # new games and draws, not a replay of the first ones
-        for team, model in run.models.items():
-            model.get_env().seed(int(run.seed) + int(model.num_timesteps))
-            sampler = run.samplers[team]
-            sampler.rng = np.random.default_rng([int(run.seed), run.total_steps])
-    run.learning_team = str(state["learning_team"])
-    run.team_changes = int(state["team_changes"])
-    run.turn_start_step = int(state["turn_start_step"])
-    run.team_elo.update({t: float(e) for t, e in state["elo"].items()})
-    for team, step in state.get("last_save_step", {}).items():
-        if team in run.callbacks:
-            run.callbacks[team].resume_save_step = int(step)
-    for team, drawn in state.get("swap_draws", {}).items():
-        if team in run.samplers and hasattr(run.samplers[team], "draws"):
-            run.samplers[team].draws = int(drawn)
-    run._draws_at_turn_start = {t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()}
-    run.turns = list(state.get("turns", []))
-    horizon = state.get("schedule_timesteps")
-    run.schedule_timesteps = None if horizon is None else int(horizon)
-    if int(state.get("team_change", run.team_change)) != run.team_change:
-        warnings.warn(
-            f"Resuming with team_change={run.team_change} (the run used "
-            f"{state.get('team_change')}); the current turn ends by the new value.",
-            stacklevel=3,
-        )
-    run._started = False
-
-
 def write_state(path: Path, state: Mapping[str, Any]) -> None:
     """Write ``team_selfplay.json`` atomically (a temporary file, then ``os.replace``)."""
     data = {"format": "sp_wrappers.training.team_selfplay", "format_version": STATE_FORMAT_VERSION}
@@ -476,6 +415,38 @@ def read_state(path: Path) -> dict[str, Any]:
             "new run_dir."
         )
     return data
+
+
+def check_state(
+    state: Mapping[str, Any],
+    path: Path,
+    teams: Mapping[str, Any],
+    shared: bool,
+    archives: Mapping[str, SnapshotArchive],
+) -> None:
+    """Refuse a state file that another run wrote: other teams, another sharing, other archives.
+
+    :param state: the state file's contents (:func:`read_state`).
+    :param path: the file, for the errors.
+    :param teams: the resuming run's ``{team: agents}``.
+    :param shared: whether the resuming run has one model for every team.
+    :param archives: the resuming run's ``{team: archive}``.
+    """
+    teams = {t: list(a) for t, a in teams.items()}
+    if state.get("teams") != teams or bool(state.get("shared")) != shared:
+        raise ValueError(
+            f"{path} is a run with teams {state.get('teams')} "
+            f"(shared={state.get('shared')}), not {teams} (shared={shared}). Resume it "
+            "with the same teams and models, or choose a new run_dir."
+        )
+    given = {t: str(a.path.resolve()) for t, a in archives.items()}
+    stored = {t: str(Path(p).resolve()) for t, p in state.get("archives", {}).items()}
+    if stored and stored != given:
+        raise ValueError(
+            f"{path} is a run with the archives {stored}, but this TeamSelfPlay "
+            f"was given {given}. Resume with the run's archives (or archives=None to use "
+            "run_dir/archives), or choose a new run_dir."
+        )
 
 
 def load_checkpoint(model: Any, path: Path) -> None:

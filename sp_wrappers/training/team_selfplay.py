@@ -1,7 +1,5 @@
 """``TeamSelfPlay``: asymmetric self-play, one learning team at a time, as ML-Agents' ghost trainer.
 
-This module holds :class:`TeamSelfPlay`, :func:`make_team_vec_env` and :func:`swap_steps`.
-
 Each team of a game (``teams=``: a mapping ``{team: [agent, ...]}`` or ``"prefix"``, see
 :class:`~sp_wrappers.core.teams.TeamLayout`) has its own SB3 model, built by the caller on
 :func:`make_team_vec_env` (a :class:`~sp_wrappers.SelfPlayVecEnv` whose learner is that team: one
@@ -83,7 +81,9 @@ A two-team game with a team per seat, on a tiny budget:
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -98,23 +98,22 @@ from .team_parts import (
     STATE_NAME,
     TeamCallback,
     TeamSampler,
-    draws,
+    check_state,
     env_swap_every,
+    load_checkpoint,
     read_state,
-    restore_run,
-    run_state,
     save_checkpoint,
     swap_steps,
     team_games,
     team_player,
     write_state,
 )
-from .team_setup import SHARED, TeamSetup, make_team_vec_env, unwrap_env
+from .team_setup import SHARED, TeamSetup, make_team_vec_env
 
 __all__ = ["TeamSelfPlay", "make_team_vec_env", "swap_steps", "SHARED", "STATE_NAME"]
 
 
-class TeamSelfPlay(TeamSetup):
+class TeamSelfPlay:
     """Asymmetric self-play over the teams of a PettingZoo game (see the module docstring).
 
     :param env_fn: a function returning a fresh PettingZoo env (the game the models' envs play).
@@ -193,37 +192,30 @@ class TeamSelfPlay(TeamSetup):
             raise ValueError(
                 f"swaps_per_team_change must be a positive integer, got {swaps_per_team_change!r}."
             )
-        self.env_fn = env_fn
         self.seed = seed
         self.team_change = int(team_change)
         self.swap_unit = swap_unit
         self.swaps_per_team_change = int(swaps_per_team_change)
         self.verbose = verbose
         self.run_dir = None if run_dir is None else Path(run_dir)
-        self.layout = self._layout(teams)
-        self.teams_spec = teams
-        names = list(self.layout.names)
-        self.shared = not isinstance(models, Mapping)
-        if not self.shared and len({id(m) for m in models.values()}) == 1 and len(models) > 1:
-            self.shared, models = True, next(iter(models.values()))
-        self.team_names = [SHARED] if self.shared else names
-        self.models: dict[str, Any] = (
-            {SHARED: models} if self.shared else self._check_models(models, names)
-        )
-        self.archives = self._open_archives(archives)
-        self._check_spaces()
+        #: the run's teams, models and archives, resolved and checked (the run reads them there)
+        setup = self.setup = TeamSetup(env_fn, teams, models, archives, self.run_dir)
+        self.env_fn, self.teams_spec, self.layout = setup.env_fn, setup.teams_spec, setup.layout
+        self.shared, self.team_names = setup.shared, setup.team_names
+        self.models, self.archives = setup.models, setup.archives
+        per_team = setup.per_team
         knobs = dict(window=window, latest_ratio=latest_ratio, strategy=strategy)
-        per_team = {k: self._per_team(v, k) for k, v in knobs.items()}
-        for team, value in per_team["strategy"].items():
+        knobs_per_team = {k: per_team(v, k) for k, v in knobs.items()}
+        for team, value in knobs_per_team["strategy"].items():
             if value not in STRATEGIES:
                 raise ValueError(f"strategy for team {team!r} must be one of {STRATEGIES}.")
-        self.save_every = self._per_team(
+        self.save_every = per_team(
             save_every if save_every is not None else max(1, self.team_change // 2), "save_every"
         )
-        self._swap_every = None if swap_every is None else self._per_team(swap_every, "swap_every")
+        self._swap_every = None if swap_every is None else per_team(swap_every, "swap_every")
         rng = np.random.default_rng(seed)
         seeds = {team: int(rng.integers(2**31)) for team in self.team_names}
-        reserved = {"archive", "seed", "swap_unit", "swap_every", "learner_id", *per_team}
+        reserved = {"archive", "seed", "swap_unit", "swap_every", "learner_id", *knobs_per_team}
         clash = sorted(reserved & set(sampler_kwargs or {}))
         if clash:
             raise ValueError(
@@ -232,7 +224,7 @@ class TeamSelfPlay(TeamSetup):
             )
         self.samplers: dict[str, OpponentSampler] = {}
         for team in self.team_names:
-            kwargs = {k: per_team[k][team] for k in per_team}
+            kwargs = {k: knobs_per_team[k][team] for k in knobs_per_team}
             kwargs.update(sampler_kwargs or {})
             if self.shared:  # plain self-play: swap_every counts the learner's slot steps
                 every = int(self._swap_every[team]) if self._swap_every else 1
@@ -247,26 +239,31 @@ class TeamSelfPlay(TeamSetup):
                 self.samplers[team] = TeamSampler(
                     team, self.archives[team], swap_unit=swap_unit, seed=seeds[team], **kwargs
                 )
+        #: each team's online Elo (its callback updates its own and the frozen teams' entries)
+        self.team_elo: dict[str, float] = {team: float(initial_elo) for team in self.team_names}
         self.callbacks = {
             team: TeamCallback(
-                self,
                 team,
                 self.archives[team],
                 shared=self.shared,
+                team_elo=self.team_elo,
+                opponent_archives=self.setup.opponent_archives(team),
+                team_index=index,
+                checkpoint=partial(self.checkpoint, team),
+                snapshot_saved=self.write_state,
                 save_every=self.save_every[team],
                 elo_k=elo_k,
                 initial_elo=initial_elo,
             )
-            for team in self.team_names
+            for index, team in enumerate(self.team_names)
         }
-        self.team_elo: dict[str, float] = {team: float(initial_elo) for team in self.team_names}
         self.learning_team = self.team_names[0]
         self.team_changes = 0
         self.turn_start_step = 0
         self.bt_result: Any = None
         self.schedule_timesteps: int | None = None
         self.turns: list[dict[str, Any]] = []
-        self._draws_at_turn_start = draws(self)
+        self._draws_at_turn_start = self._draws()
         self._started = False
         state_path = self.state_path
         if state_path is not None and state_path.exists():
@@ -276,8 +273,16 @@ class TeamSelfPlay(TeamSetup):
                     "choose a new run_dir."
                 )
             self._restore(read_state(state_path))
-        self._wire_envs()
+        self.setup.wire_envs(self.samplers)
         self.check_rollouts()
+
+    def check_rollouts(self) -> None:
+        """Refuse a ``team_change`` shorter than a team model's rollout (called by ``__init__``;
+        see :meth:`~sp_wrappers.training.team_setup.TeamSetup.check_rollouts`).
+
+        :raises TeamChangeError: naming the team, both numbers and a ``team_change`` that fits.
+        """
+        self.setup.check_rollouts(self.team_change)
 
     # -- the loop ----------------------------------------------------------------------------------
     @property
@@ -325,7 +330,7 @@ class TeamSelfPlay(TeamSetup):
                 f"schedule_timesteps must be a positive integer, got {schedule_timesteps!r}."
             )
         self.schedule_timesteps = int(schedule_timesteps)
-        extra = self._per_team(callback, "callback") if callback is not None else {}
+        extra = self.setup.per_team(callback, "callback") if callback is not None else {}
         self._start()
         while self.total_steps < total_timesteps:
             team = self.learning_team
@@ -410,7 +415,7 @@ class TeamSelfPlay(TeamSetup):
         if self.shared:
             return
         learner_agents = len(self.layout.teams[team])
-        n_games = self._n_games(team)
+        n_games = self.setup.n_games(team)
         for frozen, sampler in self.samplers.items():
             if frozen == team:
                 continue
@@ -442,19 +447,11 @@ class TeamSelfPlay(TeamSetup):
             num_opponent_agents=learner_agents,
         )
 
-    def _n_games(self, team: str) -> int:
-        env = self.models[team].get_env()
-        inner = unwrap_env(env)
-        n_games = getattr(inner, "n_games", None)
-        if n_games is None:
-            n_games = env.num_envs // max(1, len(self.layout.teams.get(team, (None,))))
-        return max(1, int(n_games))
-
     def _change_team(self) -> None:
         team = self.learning_team
         self.checkpoint(team)
         self.fit_ratings()
-        drawn = draws(self)
+        drawn = self._draws()
         self.turns.append(
             {
                 "team": team,
@@ -477,10 +474,8 @@ class TeamSelfPlay(TeamSetup):
 
     # -- ratings -----------------------------------------------------------------------------------
     def opponent_archives(self, team: str) -> dict[str, SnapshotArchive]:
-        """The archives of the teams ``team`` plays against (its own, for the shared model)."""
-        if self.shared:
-            return {}
-        return {t: a for t, a in self.archives.items() if t != team}
+        """The archives of the teams ``team`` plays against (none for the shared model)."""
+        return self.setup.opponent_archives(team)
 
     def team_index(self, team: str) -> int:
         """The position of ``team`` in the learning order (logged as ``selfplay/learning_team``)."""
@@ -533,10 +528,68 @@ class TeamSelfPlay(TeamSetup):
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_state(path, run_state(self))
+        write_state(path, self._state())
+
+    def _draws(self) -> dict[str, int]:
+        """How many opponents each team's sampler has drawn so far."""
+        return {t: int(getattr(s, "draws", 0)) for t, s in self.samplers.items()}
+
+    def _state(self) -> dict[str, Any]:
+        """What ``team_selfplay.json`` holds about the run (see :meth:`_restore`)."""
+        return {
+            "teams": {t: list(agents) for t, agents in self.layout.teams.items()},
+            "shared": self.shared,
+            "learning_team": self.learning_team,
+            "team_changes": self.team_changes,
+            "turn_start_step": self.turn_start_step,
+            "team_change": self.team_change,
+            "steps": {t: int(m.num_timesteps) for t, m in self.models.items()},
+            "elo": dict(self.team_elo),
+            "last_save_step": {t: int(c.resume_save_step or 0) for t, c in self.callbacks.items()},
+            "archives": {t: str(a.path) for t, a in self.archives.items()},
+            "models": {t: f"models/{t}.zip" for t in self.team_names},
+            "swap_draws": self._draws(),
+            "draws_at_turn_start": self._draws_at_turn_start,
+            "turns": self.turns,
+            "schedule_timesteps": self.schedule_timesteps,
+        }
 
     def _restore(self, state: dict[str, Any]) -> None:
-        restore_run(self, state)
+        """Put the run back where its state file and model checkpoints left it (checked first)."""
+        assert self.run_dir is not None and self.state_path is not None
+        check_state(state, self.state_path, self.layout.teams, self.shared, self.archives)
+        for team in self.team_names:
+            path = self.run_dir / "models" / f"{team}.zip"
+            if path.exists():
+                load_checkpoint(self.models[team], path)
+        if self.seed is not None:  # new games and draws, not a replay of the first ones
+            for team, model in self.models.items():
+                model.get_env().seed(int(self.seed) + int(model.num_timesteps))
+                sampler = self.samplers[team]
+                sampler.rng = np.random.default_rng([int(self.seed), self.total_steps])
+        self.learning_team = str(state["learning_team"])
+        self.team_changes = int(state["team_changes"])
+        self.turn_start_step = int(state["turn_start_step"])
+        self.team_elo.update({t: float(e) for t, e in state["elo"].items()})  # (the callbacks')
+        for team, step in state.get("last_save_step", {}).items():
+            if team in self.callbacks:
+                self.callbacks[team].resume_save_step = int(step)
+        for team, drawn in state.get("swap_draws", {}).items():
+            if team in self.samplers and hasattr(self.samplers[team], "draws"):
+                self.samplers[team].draws = int(drawn)
+        self._draws_at_turn_start = {
+            t: int(n) for t, n in state.get("draws_at_turn_start", {}).items()
+        }
+        self.turns = list(state.get("turns", []))
+        horizon = state.get("schedule_timesteps")
+        self.schedule_timesteps = None if horizon is None else int(horizon)
+        if int(state.get("team_change", self.team_change)) != self.team_change:
+            warnings.warn(
+                f"Resuming with team_change={self.team_change} (the run used "
+                f"{state.get('team_change')}); the current turn ends by the new value.",
+                stacklevel=3,
+            )
+        self._started = False
 
     def __repr__(self) -> str:
         return (

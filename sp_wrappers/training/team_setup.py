@@ -1,17 +1,18 @@
 """How a TeamSelfPlay run is put together and checked before it learns.
 
-This module holds :class:`TeamSetup`, the base of
-:class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` that resolves the team layout, checks
-the models against the teams (one model per team, or one shared model), opens each team's archive,
-checks the teams' spaces, wires each team's env to the other teams' archives, and refuses a
-``team_change`` shorter than an on-policy team's rollout (:class:`TeamChangeError`). Every refusal
-names the fix. :func:`rollout_sizes` and :func:`fitting_team_change` pick a ``team_change`` that
-fits every team's rollout (what a run that sets none gets).
+:class:`TeamSetup` resolves a run's team layout, checks its models against the teams (one model
+per team, or one shared model), opens each team's archive and checks the teams' spaces; a
+:class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` holds one and asks it to wire each
+team's env to the other teams' samplers and to refuse a ``team_change`` shorter than an
+on-policy team's rollout (:class:`TeamChangeError`). Every refusal names the fix. The
+functions here build a team's env (:func:`make_team_vec_env`) and pick a ``team_change`` that fits
+every team's rollout (what a run that sets none gets).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,151 @@ def fitting_team_change(target: int, rollouts: Mapping[str, int]) -> int:
 
 
 class TeamSetup:
-    """The part of :class:`TeamSelfPlay` described in the module docstring."""
+    """The teams, models and archives of a :class:`~sp_wrappers.TeamSelfPlay` run, resolved
+    and checked once (see the module docstring).
 
-    # -- setup -------------------------------------------------------------------------------------
+    :param env_fn: a function returning a fresh PettingZoo env.
+    :param teams: ``"prefix"`` or ``{team: [agent, ...]}``.
+    :param models: ``{team: SB3 model}``, or one model for every team of a symmetric game.
+    :param archives: ``{team: archive or directory}`` (one for a shared model), or ``None`` for
+        ``run_dir/archives/<team>``.
+    :param run_dir: the run's directory (``None``: none).
+
+    >>> import tempfile
+    >>> from pettingzoo.classic import rps_v2
+    >>> from stable_baselines3 import PPO
+    >>> teams = {"red": ["player_0"], "blue": ["player_1"]}
+    >>> models = {team: PPO("MlpPolicy", make_team_vec_env(rps_v2.env, teams, team, n_envs=1),
+    ...                     n_steps=32, batch_size=32)
+    ...           for team in teams}
+    >>> setup = TeamSetup(rps_v2.env, teams, models, None, tempfile.mkdtemp())
+    >>> setup.team_names, setup.shared, sorted(setup.opponent_archives("red"))
+    (['red', 'blue'], False, ['blue'])
+    >>> setup.check_rollouts(team_change=16)
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.training.team_setup.TeamChangeError: team_change=16 is shorter than the rollout ...
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[..., Any],
+        teams: Any,
+        models: Mapping[str, Any] | Any,
+        archives: Any,
+        run_dir: str | os.PathLike[str] | None,
+    ) -> None:
+        self.env_fn = env_fn
+        #: ``teams=`` as given (``"prefix"`` or a mapping)
+        self.teams_spec = teams
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self.layout = self._layout(teams)
+        names = list(self.layout.names)
+        #: one model for every team (symmetric games)
+        self.shared = not isinstance(models, Mapping)
+        if not self.shared and len({id(m) for m in models.values()}) == 1 and len(models) > 1:
+            self.shared, models = True, next(iter(models.values()))
+        #: the teams that learn, in learning order (``["shared"]`` for one shared model)
+        self.team_names = [SHARED] if self.shared else names
+        self.models: dict[str, Any] = (
+            {SHARED: models} if self.shared else self._check_models(models, names)
+        )
+        self.archives: dict[str, SnapshotArchive] = self._open_archives(archives)
+        self._check_spaces()
+
+    # -- what the run asks -----------------------------------------------------------------------
+    def per_team(self, value: Any, name: str) -> dict[str, Any]:
+        """``{team: value}`` for every team: ``value`` itself when it is a mapping (checked to
+        name every team and no other), else the one value for every team.
+
+        :param value: the value, or ``{team: value}``.
+        :param name: the argument's name, for the errors.
+        """
+        if isinstance(value, Mapping):
+            unknown = [t for t in value if t not in self.team_names]
+            if unknown:
+                raise ValueError(
+                    f"{name} names team(s) {unknown}, but the teams are {self.team_names}; "
+                    f"key {name} by team name, or pass one value for every team."
+                )
+            missing = [t for t in self.team_names if t not in value]
+            if missing:
+                raise ValueError(f"{name} has no value for team(s) {missing}; give every team one.")
+            return {t: value[t] for t in self.team_names}
+        return {t: value for t in self.team_names}
+
+    def opponent_archives(self, team: str) -> dict[str, SnapshotArchive]:
+        """The archives of the teams ``team`` plays against (none for the shared model, whose
+        opponents come from its own archive)."""
+        if self.shared:
+            return {}
+        return {t: a for t, a in self.archives.items() if t != team}
+
+    def n_games(self, team: str) -> int:
+        """The game copies of ``team``'s env (without a team env: its slots over the team's
+        size)."""
+        env = self.models[team].get_env()
+        inner = unwrap_env(env)
+        n_games = getattr(inner, "n_games", None)
+        if n_games is None:
+            n_games = env.num_envs // max(1, len(self.layout.teams.get(team, (None,))))
+        return max(1, int(n_games))
+
+    def wire_envs(self, samplers: Mapping[str, Any]) -> None:
+        """Give every model's env its opponents: the other teams' samplers (one sampler for the
+        shared model), after checking that each env is the team's (no observation wrapper above
+        it, its learner the team).
+
+        :param samplers: ``{team: sampler}`` over each team's archive.
+        """
+        for team in self.team_names:
+            env = self.models[team].get_env()
+            if env is None:
+                raise ValueError(
+                    f"The model for team {team!r} has no env; build it on make_team_vec_env."
+                )
+            check_observation_wrappers(env)
+            plays = getattr(unwrap_env(env), "learner_teams", None)
+            wanted = self.layout.names if self.shared else [team]
+            if plays is not None and list(plays) != list(wanted):
+                build = "'random'" if self.shared else repr(team)
+                raise ValueError(
+                    f"The model for team {team!r} trains on an env whose learner plays "
+                    f"{list(plays)}, not {wanted}. Build it on make_team_vec_env(env_fn, teams, "
+                    f"{build})."
+                )
+            if self.shared:
+                opponent: Any = samplers[SHARED]
+            else:
+                opponent = {t: samplers[t] for t in self.team_names if t != team}
+            env.env_method("set_opponent", opponent)
+
+    def check_rollouts(self, team_change: int) -> None:
+        """Refuse a ``team_change`` shorter than a team model's rollout.
+
+        An on-policy learner (PPO, A2C, ``MaskablePPO``) collects a whole rollout of ``n_steps``
+        per env slot in every ``learn`` call, so a turn shorter than ``n_steps * num_envs``
+        learner steps would silently run a whole rollout each turn. (The shared model has no
+        team change.)
+
+        :param team_change: the learner steps of each turn.
+        :raises TeamChangeError: naming the team, both numbers and a ``team_change`` that fits.
+        """
+        if self.shared:
+            return
+        rollouts = rollout_sizes(self.models)
+        for team, rollout in rollouts.items():
+            if team_change < rollout:
+                model = self.models[team]
+                raise TeamChangeError(
+                    team,
+                    team_change,
+                    model.n_steps,
+                    model.get_env().num_envs,
+                    fitting_team_change(team_change, rollouts),
+                )
+
+    # -- the checks ------------------------------------------------------------------------------
     def _layout(self, teams: Any) -> Any:
         from ..core.teams import TeamLayout
 
@@ -101,20 +244,6 @@ class TeamSetup:
             )
         return {t: models[t] for t in names}
 
-    def _per_team(self, value: Any, name: str) -> dict[str, Any]:
-        if isinstance(value, Mapping):
-            unknown = [t for t in value if t not in self.team_names]
-            if unknown:
-                raise ValueError(
-                    f"{name} names team(s) {unknown}, but the teams are {self.team_names}; "
-                    f"key {name} by team name, or pass one value for every team."
-                )
-            missing = [t for t in self.team_names if t not in value]
-            if missing:
-                raise ValueError(f"{name} has no value for team(s) {missing}; give every team one.")
-            return {t: value[t] for t in self.team_names}
-        return {t: value for t in self.team_names}
-
     def _open_archives(self, archives: Any) -> dict[str, SnapshotArchive]:
         if archives is None:
             if self.run_dir is None:
@@ -137,7 +266,7 @@ class TeamSetup:
                     "(or {'shared': path}) instead of one per team."
                 )
             archives = {SHARED: values[0]}
-        opened = self._per_team(archives, "archives")
+        opened = self.per_team(archives, "archives")
         opened = {
             t: as_archive(a, owner=f"TeamSelfPlay(archives[{t!r}])") for t, a in opened.items()
         }
@@ -190,55 +319,6 @@ class TeamSetup:
             return env.observation_space, env.action_space
         finally:
             env.close()
-
-    def _wire_envs(self) -> None:
-        """Give every model's env its opponents: the other teams' samplers (one sampler for the
-        shared model)."""
-        for team in self.team_names:
-            env = self.models[team].get_env()
-            if env is None:
-                raise ValueError(
-                    f"The model for team {team!r} has no env; build it on make_team_vec_env."
-                )
-            check_observation_wrappers(env)
-            plays = getattr(unwrap_env(env), "learner_teams", None)
-            wanted = self.layout.names if self.shared else [team]
-            if plays is not None and list(plays) != list(wanted):
-                build = "'random'" if self.shared else repr(team)
-                raise ValueError(
-                    f"The model for team {team!r} trains on an env whose learner plays "
-                    f"{list(plays)}, not {wanted}. Build it on make_team_vec_env(env_fn, teams, "
-                    f"{build})."
-                )
-            if self.shared:
-                opponent: Any = self.samplers[SHARED]
-            else:
-                opponent = {t: self.samplers[t] for t in self.team_names if t != team}
-            env.env_method("set_opponent", opponent)
-
-    def check_rollouts(self) -> None:
-        """Refuse a ``team_change`` shorter than a team model's rollout (called by ``__init__``).
-
-        An on-policy learner (PPO, A2C, ``MaskablePPO``) collects a whole rollout of ``n_steps``
-        per env slot in every ``learn`` call, so a turn shorter than ``n_steps * num_envs``
-        learner steps would silently run a whole rollout each turn. (The shared model has no
-        team change.)
-
-        :raises TeamChangeError: naming the team, both numbers and a ``team_change`` that fits.
-        """
-        if self.shared:
-            return
-        rollouts = rollout_sizes(self.models)
-        for team, rollout in rollouts.items():
-            if self.team_change < rollout:
-                model = self.models[team]
-                raise TeamChangeError(
-                    team,
-                    self.team_change,
-                    model.n_steps,
-                    model.get_env().num_envs,
-                    fitting_team_change(self.team_change, rollouts),
-                )
 
 
 SHARED = "shared"

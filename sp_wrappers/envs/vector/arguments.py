@@ -1,6 +1,7 @@
-"""This module holds the argument checks of :class:`~sp_wrappers.SelfPlayVecEnv`'s constructor
-(private): ``_check_env_fn`` (a game constructor, not an instance), ``_per_copy_opponents`` (one
-opponent per copy) and ``_WithKwargs`` (``env_fn`` with ``env_kwargs``, picklable for workers).
+"""The argument checks of the vector env's constructor, before any game is built.
+
+A game constructor is refused when an instance was passed instead, ``opponent`` becomes one entry
+per copy, and ``env_kwargs`` are bound to ``env_fn`` in a form the worker processes can unpickle.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from typing import Any
 
 from ...core.policies import is_policy
 
-__all__: list[str] = []
+__all__ = ["WithKwargs", "check_env_fn", "per_copy_opponents"]
 
 
-class _WithKwargs:
-    """``env_fn(**env_kwargs)`` as a picklable zero-argument callable."""
+class WithKwargs:
+    """``env_fn(**env_kwargs)`` as a picklable zero-argument callable (for the workers)."""
 
     def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         self.fn, self.kwargs = fn, kwargs
@@ -23,7 +24,8 @@ class _WithKwargs:
         return self.fn(**{**self.kwargs, **overrides})
 
 
-def _check_env_fn(env_fn: Any) -> None:
+def check_env_fn(env_fn: Any) -> None:
+    """Refuse a game instance (or anything but a callable) where a game constructor belongs."""
     from pettingzoo.utils.env import AECEnv, ParallelEnv
 
     if isinstance(env_fn, AECEnv | ParallelEnv):
@@ -38,7 +40,8 @@ def _check_env_fn(env_fn: Any) -> None:
         )
 
 
-def _per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
+def per_copy_opponents(opponent: Any, n_envs: int) -> list[Any]:
+    """One ``opponent`` entry per copy (a list names each copy's; anything else is shared)."""
     if isinstance(opponent, list | tuple) and not is_policy(opponent):
         if len(opponent) != n_envs:
             raise ValueError(

@@ -1,125 +1,176 @@
-"""How a vector env answers its opponents: one batched forward pass per policy.
+"""How the vector env answers its opponents: one batched forward pass per policy.
 
-This module holds :class:`OpponentBatches`, the base of
-:class:`~sp_wrappers.envs.vector.vec_env.SelfPlayVecEnv` that, at each vector step, groups the
-opponent turns of every game copy by the policy that plays them, asks each policy once for the
-whole group (the numpy fast path for small SB3 policies, else ``Policy.act``), checks the actions
-against the seats' spaces and masks, and turns them into the games' play operations.
+At each inner step the vector env hands :class:`OpponentBatches` every opponent turn of every game
+copy as an :class:`OpponentRow` (the policy, the seat, its observation and mask, the copy's
+generator). The rows are grouped by the policy that plays them and the seat's spaces; each group
+is answered by one call (the numpy fast path of :mod:`sp_wrappers.envs.vector.fast_path` for
+small SB3 policies, else ``Policy.act``), and the actions are checked against the seats' spaces and
+masks. The batches know the game's seats, not the env or its copies.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium import spaces
 
 from ...core.policies import (
     act_in_games,
     check_opponent_action,
     stack_observations,
 )
-from .env_copy import _EnvCopy
-from .fast_path import _batch_key, _RowGenerators, _scoring
-from .game_workers import _PLAY, _Status
+from ...core.seats import seat_spaces
+from .fast_path import FastSB3, RowGenerators, batch_key, scoring_of
 
-__all__ = ["OpponentBatches"]
+__all__ = ["OpponentBatches", "OpponentRow"]
+
+
+class OpponentRow(NamedTuple):
+    """One opponent turn to answer: who plays it, in which seat, on what."""
+
+    #: the opponent's policy
+    policy: Any
+    #: the opponent seat that must act
+    seat: str
+    #: the seat's observation
+    observation: Any
+    #: the seat's legal actions (``None``: unknown)
+    mask: np.ndarray | None
+    #: the env copy's generator (the row's random draws come from it)
+    rng: np.random.Generator
+    #: a recurrent opponent's state key: ``(copy, game, seat)``
+    key: tuple
 
 
 class OpponentBatches:
-    """The part of :class:`SelfPlayVecEnv` described in the module docstring."""
+    """Answers the opponent turns of one vector step in batches (see the module docstring).
 
-    def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
-        """One ``act`` call per group of (policy, seat spaces, masked or not)."""
-        groups: dict[tuple, list[tuple[_EnvCopy, _Status]]] = {}
-        for copy, status in turns:
-            policy = copy.seat_policies[status.seat]
-            key = (_batch_key(policy), self._seat_kind[status.seat], status.mask is None)
-            groups.setdefault(key, []).append((copy, status))
-        items: list[tuple] = []
+    :param spec: the game (its ``possible_agents``, ``observation_space(agent)`` and
+        ``action_space(agent)``), or a stand-in with them.
+    :param keep_dict_obs: whether the seats see PettingZoo's ``{"observation", "action_mask"}``.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> from sp_wrappers.core.policies import RandomPolicy
+    >>> game = tictactoe_v3.env()
+    >>> game.reset(seed=0)
+    >>> batches = OpponentBatches(game, keep_dict_obs=False)
+    >>> seen = game.observe("player_1")
+    >>> mask = seen["action_mask"].astype(bool)
+    >>> mask[:8] = False  # only the last cell is free
+    >>> policy = RandomPolicy(game.action_space("player_1"))
+    >>> rows = [OpponentRow(policy, "player_1", seen["observation"], mask,
+    ...                     np.random.default_rng(i), (i, 1, "player_1")) for i in range(3)]
+    >>> batches.answer(rows)  # one act() call for the three rows
+    [8, 8, 8]
+    """
+
+    def __init__(self, spec: Any, keep_dict_obs: bool) -> None:
+        agents = list(spec.possible_agents)
+        #: each seat's action space
+        self.action_spaces = {a: spec.action_space(a) for a in agents}
+        #: each seat's (observation, action) spaces, as an opponent policy sees them
+        self.seat_spaces = {a: seat_spaces(spec, a, keep_dict_obs) for a in agents}
+        #: seats whose actions are plain integers ``0..n-1``, checked in one go
+        self.plain_discrete_seats = {
+            seat
+            for seat, space in self.action_spaces.items()
+            if type(space) is spaces.Discrete and space.start == 0
+        }
+        kinds: list[tuple[spaces.Space, spaces.Space]] = []
+        self.seat_kind: dict[str, int] = {}  # seats with equal spaces may share a batch
+        for agent, pair in self.seat_spaces.items():
+            if pair not in kinds:
+                kinds.append(pair)
+            self.seat_kind[agent] = kinds.index(pair)
+        #: the numpy fast path (its checks are cached per kind of network)
+        self.fast = FastSB3()
+
+    def answer(self, rows: list[OpponentRow]) -> list[Any]:
+        """One action per row (in the rows' order): one ``act`` call per group of (policy, seat
+        spaces, masked or not); groups on the numpy fast path are sampled together."""
+        groups: dict[tuple, list[int]] = {}
+        for i, row in enumerate(rows):
+            key = (batch_key(row.policy), self.seat_kind[row.seat], row.mask is None)
+            groups.setdefault(key, []).append(i)
+        actions: list[Any] = [None] * len(rows)
         merged: dict[tuple[int, str], list[tuple]] = {}  # numpy-plan groups, sampled together
         for members in groups.values():
-            first_copy, first = members[0]
-            policy = first_copy.seat_policies[first.seat]
-            generators = [copy.np_random for copy, _ in members]
+            group = [rows[i] for i in members]
+            first = group[0]
+            policy = first.policy
+            generators = [row.rng for row in group]
             masks = None
             if getattr(policy, "batched", True) is False:  # e.g. an unbatched CallablePolicy
-                actions = [
+                answers: Any = [
                     act_in_games(
                         policy,
-                        stack_observations([s.observation]),
-                        None if s.mask is None else s.mask[None],
-                        g,
-                        [(id(c), c.games_started, s.seat)],
+                        stack_observations([row.observation]),
+                        None if row.mask is None else row.mask[None],
+                        row.rng,
+                        [row.key],
                     )[0]
-                    for (c, s), g in zip(members, generators, strict=True)
+                    for row in group
                 ]
             else:
-                obs = stack_observations([s.observation for _, s in members])
-                masks = None if first.mask is None else np.stack([s.mask for _, s in members])
-                route = self._fast.route(policy, obs, masks)
+                obs = stack_observations([row.observation for row in group])
+                masks = None if first.mask is None else np.stack([row.mask for row in group])
+                route = self.fast.route(policy, obs, masks)
                 if isinstance(route, list):
                     n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
-                    key = (n_actions, _scoring(policy.policy))
+                    key = (n_actions, scoring_of(policy.policy))
                     part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
-                rng = generators[0] if len(members) == 1 else _RowGenerators(generators)
+                rng = generators[0] if len(group) == 1 else RowGenerators(generators)
                 if route == "torch":
-                    actions = self._fast._act(policy, obs, masks, rng, None)
+                    answers = self.fast.act_with_plan(policy, obs, masks, rng, None)
                 else:
-                    keys = [(id(c), c.games_started, s.seat) for c, s in members]
-                    actions = act_in_games(policy, obs, masks, rng, keys)
-                if len(actions) != len(members):
+                    answers = act_in_games(policy, obs, masks, rng, [row.key for row in group])
+                if len(answers) != len(group):
                     raise ValueError(
-                        f"Opponent {policy.policy_id!r} returned {len(actions)} actions for "
-                        f"{len(members)} observations; act() must return one action per row."
+                        f"Opponent {policy.policy_id!r} returned {len(answers)} actions for "
+                        f"{len(group)} observations; act() must return one action per row."
                     )
-            if not self._all_legal(members, actions, masks):
-                actions = self._checked(members, actions)
-            items.extend(self._play_items(members, actions))
+            if not self._all_legal(group, answers, masks):
+                answers = self._checked(group, answers)
+            self._place_answers(actions, members, answers)
         for (_, scoring), parts in merged.items():
-            actions = self._fast.sample_merged(parts, scoring).tolist()
-            members = [member for part in parts for member in part[5]]
-            if not all(s.seat in self._plain_discrete_seats for _, s in members):
-                actions = self._checked(members, actions)
-            items.extend(self._play_items(members, actions))
-        return items
+            answers = self.fast.sample_merged(parts, scoring).tolist()
+            members = [i for part in parts for i in part[5]]
+            if not all(rows[i].seat in self.plain_discrete_seats for i in members):
+                answers = self._checked([rows[i] for i in members], answers)
+            self._place_answers(actions, members, answers)
+        return actions
 
-    def _all_legal(
-        self, members: list[tuple[_EnvCopy, _Status]], actions: Any, masks: np.ndarray | None
-    ) -> bool:
+    def _all_legal(self, group: list[OpponentRow], actions: Any, masks: np.ndarray | None) -> bool:
         """Whether ``actions`` (one group: one seat kind, all masked or none) are legal moves of
         a plain ``Discrete(n)`` seat, checked in one go; then each becomes a plain ``int``.
         Anything else goes through :meth:`_checked`, which also names what is wrong."""
-        seat = members[0][1].seat
-        if seat not in self._plain_discrete_seats or not isinstance(actions, np.ndarray):
+        seat = group[0].seat
+        if seat not in self.plain_discrete_seats or not isinstance(actions, np.ndarray):
             return False
-        if actions.shape != (len(members),) or actions.dtype.kind not in "iu":
+        if actions.shape != (len(group),) or actions.dtype.kind not in "iu":
             return False
-        n = self._action_spaces[seat].n
+        n = self.action_spaces[seat].n
         if not (actions.astype(np.uint64, copy=False) < n).all():  # negatives wrap to huge
             return False
         return masks is None or bool(masks[np.arange(len(actions)), actions].all())
 
-    def _checked(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[Any]:
+    def _checked(self, group: list[OpponentRow], actions: Any) -> list[Any]:
         """Each action checked against its seat's space and mask (the error names the opponent,
         the seat and the action), in the form the game expects."""
         return [
             check_opponent_action(
-                copy.seat_policies[status.seat],
-                action,
-                self._action_spaces[status.seat],
-                status.mask,
-                status.seat,
+                row.policy, action, self.action_spaces[row.seat], row.mask, row.seat
             )
-            for (copy, status), action in zip(members, actions, strict=True)
+            for row, action in zip(group, actions, strict=True)
         ]
 
-    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
-        """The game items that play ``actions`` (checked ones: see :meth:`_answer`)."""
-        if isinstance(actions, np.ndarray):
-            actions = actions.tolist()  # plain ints, as check_opponent_action returns them
-        return [
-            (_PLAY, copy.index, action, copy.phase == _PLAY)
-            for (copy, _), action in zip(members, actions, strict=True)
-        ]
+    @staticmethod
+    def _place_answers(actions: list[Any], members: list[int], answers: Any) -> None:
+        """Put a group's answers in the rows' places (numpy integers as plain ``int``)."""
+        if isinstance(answers, np.ndarray):
+            answers = answers.tolist()  # plain ints, as check_opponent_action returns them
+        for i, action in zip(members, answers, strict=True):
+            actions[i] = action

@@ -1,64 +1,135 @@
-"""This module holds ``_EnvCopy``: the main-process side of one env copy of a
-:class:`~sp_wrappers.SelfPlayVecEnv` (its learner seat, opponents, random stream, game
-configuration and episode results), which ``get_attr``/``env_method`` reach first. The team
-vector env subclasses it (``_team_vec_env._TeamCopy``).
+"""One env copy of the vector env as the main process sees it: what a ``SelfPlayEnv`` holds
+besides the game.
+
+A copy owns its learner seat, its opponents and their swap schedule, its random stream, its game
+configuration and the summary of its episodes; ``get_attr``/``env_method`` on the vector env reach
+it first (``action_masks``, ``sync_latest_weights``, ``learner_seats``, ``opponent_source``,
+``np_random``, ...). It is handed what it shares with the other copies (:class:`CopySettings`)
+and where opponents run (:class:`OpponentPlacement`), and describes each game-side operation it
+wants as an operation tuple the env sends to the games; it never sees the env. A learner team's
+copy (in :mod:`sp_wrappers.envs.vector.team_vec_env`) subclasses it.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from ...core.policies import RandomPolicy
-from ...core.seats import episode_outcome, seat_outcomes
+from ...core.seats import OutcomeFn, episode_outcome, seat_outcomes
+from ...core.teams import TeamLayout
 from ...opponents.slots import OpponentSlots, as_opponent_source
 from ..game_config import CopyConfig, RewardFn, check_reward_fn
 from ..selfplay_env import (
-    _MAX_EMPTY_GAMES,
+    MAX_EMPTY_GAMES,
     GameSeeds,
     SeatChooser,
     pop_learner_seat,
     wrapper_generator,
 )
 from ..symmetric_view import EpisodeView
-from .game_workers import _PLAY, _RESET, _Status
+from .batching import OpponentRow
+from .game_workers import PLAY, RESET, Status
 
-if TYPE_CHECKING:
-    from .vec_env import SelfPlayVecEnv
-
-__all__: list[str] = []
+__all__ = ["CopySettings", "EnvCopy", "OpponentPlacement"]
 
 
-class _EnvCopy:
-    """One env copy as the main process sees it: what a ``SelfPlayEnv`` holds besides the game.
+@dataclass(frozen=True)
+class CopySettings:
+    """What every copy of one vector env shares, fixed when the env is built."""
 
-    ``get_attr``/``env_method`` on the vector env look here first (``action_masks``,
-    ``sync_latest_weights``, ``learner_seats``, ``opponent_source``, ``np_random``, ...).
+    #: the game's agents
+    possible_agents: list[str]
+    #: ``learner=`` as given (an agent, ``"random"``, ``"alternate"``, a team)
+    learner_mode: str
+    #: the seats (or teams) the learner may play
+    learner_seats: list[str]
+    observation_space: spaces.Space
+    action_space: spaces.Space
+    keep_dict_obs: bool
+    outcome_fn: OutcomeFn | None
+    render_mode: str | None
+    metadata: dict[str, Any]
+    #: the policy each seat faces when no opponent is given (random play)
+    default_opponents: Mapping[str, Any]
+    #: each seat's (observation, action) spaces, which an opponent must fit
+    seat_spaces: Mapping[str, tuple[spaces.Space, spaces.Space]]
+    #: the checked symmetries the learner's episodes are played in (``None``: none)
+    symmetries: Any = None
+    #: the team layout of a learner team's env (``None``: every agent its own team)
+    layout: TeamLayout | None = None
+
+
+class OpponentPlacement:
+    """Moves SB3-backed opponents to the device that answers them, once per policy object.
+
+    :param device: a torch device (``"cpu"``, ``"cuda"``), or ``None`` to leave opponents where
+        they are.
+
+    >>> from sp_wrappers.core.policies import RandomPolicy
+    >>> placement = OpponentPlacement("cpu")
+    >>> placement.place(RandomPolicy(spaces.Discrete(3)))  # nothing to move
     """
 
-    def __init__(self, owner: SelfPlayVecEnv, index: int, opponent: Any) -> None:
-        spec = owner.game_spec
+    def __init__(self, device: str | None) -> None:
+        self.device = device
+        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def place(self, policy: Any) -> None:
+        """Move ``policy``'s network to ``device`` (SB3-backed policies; others are left)."""
+        if policy is None or self.device is None or policy in self._placed:
+            return
+        network = getattr(policy, "policy", None)
+        current = getattr(policy, "device", None)
+        if network is not None and current is not None and hasattr(network, "to"):
+            import torch
+
+            if torch.device(current) != torch.device(self.device):
+                network.to(self.device)
+                policy.device = self.device
+        try:
+            self._placed.add(policy)
+        except TypeError:  # not weak-referenceable: check again next time
+            pass
+
+
+class EnvCopy:
+    """One env copy as the main process sees it (see the module docstring).
+
+    :param index: the copy's index in its vector env.
+    :param opponent: what the copy's opponents are drawn from (as ``SelfPlayEnv``'s ``opponent``;
+        ``None`` plays :attr:`CopySettings.default_opponents`).
+    :param settings: what the copies share.
+    :param placement: where the copy's opponents run.
+    """
+
+    def __init__(
+        self, index: int, opponent: Any, settings: CopySettings, placement: OpponentPlacement
+    ) -> None:
         self.index = index
-        self.learner_mode = owner.learner_mode
-        self.learner_seats = owner.learner_seats
-        self.observation_space = owner.observation_space
-        self.action_space = owner.action_space
-        self.keep_dict_obs = owner.keep_dict_obs
-        self.outcome_fn = owner.outcome_fn
-        self.render_mode = spec.render_mode
-        self.metadata = dict(spec.metadata)
-        self._init_opponents(owner, opponent)
+        self.settings = settings
+        self.learner_mode = settings.learner_mode
+        self.learner_seats = settings.learner_seats
+        self.observation_space = settings.observation_space
+        self.action_space = settings.action_space
+        self.keep_dict_obs = settings.keep_dict_obs
+        self.outcome_fn = settings.outcome_fn
+        self.render_mode = settings.render_mode
+        self.metadata = dict(settings.metadata)
+        self.placement = placement
+        self._init_opponents(opponent)
         self.seat_policies: dict[str, Any] = {}
         self.learner = self.learner_seats[0]
         self._np_random: np.random.Generator | None = None
         self.seat_chooser = SeatChooser(self.learner_seats, self.learner_mode)
-        self._owner = weakref.proxy(owner)
         # the episode being started or played
-        self.phase = _RESET
-        self.status: _Status | None = None
+        self.phase = RESET
+        self.status: Status | None = None
         self._forced_seat: str | None = None
         self._reset_options: dict | None = None
         self._game_seed: int | None = None
@@ -66,12 +137,12 @@ class _EnvCopy:
         self._empty_games = 0
         self.games_started = 0  # with the copy and the seat: a recurrent opponent's state key
         self.config = CopyConfig()
-        self.view = EpisodeView(getattr(owner, "symmetries", None))
+        self.view = EpisodeView(settings.symmetries)
 
-    def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
-        self._default_opponents: dict[str, RandomPolicy] | None = None
+    def _init_opponents(self, opponent: Any) -> None:
+        self._default_opponents: Mapping[str, RandomPolicy] | None = None
         if opponent is None:
-            self._default_opponents = owner._default_opponents
+            self._default_opponents = self.settings.default_opponents
             opponent = self._default_opponents[self.learner_seats[0]]
         self.opponent_source = as_opponent_source(opponent)
         self.slots = OpponentSlots(self.opponent_source)
@@ -100,20 +171,15 @@ class _EnvCopy:
         sync = getattr(self.opponent_source, "sync_latest_weights", None)
         if sync is not None:
             sync(version, state)
-            self._owner._place(getattr(self.opponent_source, "latest", None))
+            self.placement.place(getattr(self.opponent_source, "latest", None))
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` in this copy's opponent seats from its next episode start on (see
         :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`). With
-        ``opponent_draw="shared"`` the copies given one source keep sharing its draws."""
+        ``opponent_draw="shared"`` the vector env then regroups the copies that share a source."""
         self.opponent_source = as_opponent_source(opponent)
         self.slots = OpponentSlots(self.opponent_source)
         self._default_opponents = None
-        self._owner._share_slots()
-
-    def set_game_config(self, game_kwargs: Mapping[str, Any]) -> None:
-        """This copy's part of :meth:`SelfPlayVecEnv.set_game_config` (``env_method``'s way in)."""
-        self._owner._stage_game_configs(game_kwargs, [self.index])
 
     def set_reward_fn(self, fn: RewardFn | None) -> None:
         """This copy's part of :meth:`SelfPlayVecEnv.set_reward_fn` (``env_method``'s way in)."""
@@ -124,7 +190,7 @@ class _EnvCopy:
         """The configuration this copy's episode plays under (``None``: never configured)."""
         return self.config.describe()
 
-    def episode_summary(self, status: _Status) -> dict[str, Any]:
+    def episode_summary(self, status: Status) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
         returns = status.returns or {}
@@ -150,6 +216,7 @@ class _EnvCopy:
 
     # -- the episode's life cycle (mirrors SelfPlayEnv.reset / step) -------------------------------
     def begin_reset(self, seed: int | None, options: dict | None) -> tuple:
+        """Start a new episode (``seed`` reseeds the copy); the game-side reset operation."""
         if seed is not None:
             self._np_random = wrapper_generator(seed)
             self.seat_chooser.restart()
@@ -165,38 +232,48 @@ class _EnvCopy:
 
     def start_game(self) -> tuple:
         """Draw the seat and line-up of a new game; the game-side reset operation to run."""
-        owner = self._owner
-        self.phase = _RESET
+        self.phase = RESET
         self.games_started += 1  # recurrent opponents start a fresh state in each game
         seat = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = seat
-        opponent_seats = [a for a in owner.game_spec.possible_agents if a != seat]
+        opponent_seats = [a for a in self.settings.possible_agents if a != seat]
         lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
         if self._default_opponents is not None:
             lineup = [self._default_opponents[a] for a in opponent_seats]
         lineup_by_seat = dict(zip(opponent_seats, lineup, strict=True))
-        self.seat_policies = self.slots.bind_lineup(lineup_by_seat, owner._opponent_spaces)
+        self.seat_policies = self.slots.bind_lineup(lineup_by_seat, self.opponent_spaces)
         for policy in self.seat_policies.values():
-            owner._place(policy)
-        return (_RESET, self.index, seat, self._game_seed, self._reset_options)
+            self.placement.place(policy)
+        return (RESET, self.index, seat, self._game_seed, self._reset_options)
+
+    def opponent_row(self, seat: str, observation: Any, mask: np.ndarray | None) -> OpponentRow:
+        """The opponent turn of ``seat`` in this copy's game, for the opponent batches."""
+        return OpponentRow(
+            self.seat_policies[seat],
+            seat,
+            observation,
+            mask,
+            self.np_random,
+            (id(self), self.games_started, seat),
+        )
+
+    def opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
+        """The (observation, action) spaces an opponent in ``seat`` must fit."""
+        return self.settings.seat_spaces[seat]
 
     def restart_empty_game(self) -> tuple:
         """The game ended before the learner's first turn: play another (as SelfPlayEnv does)."""
         self._empty_games += 1
-        if self._empty_games >= _MAX_EMPTY_GAMES:
+        if self._empty_games >= MAX_EMPTY_GAMES:
             raise RuntimeError(
-                f"{_MAX_EMPTY_GAMES} games in a row ended before seat {self.learner!r} could act; "
+                f"{MAX_EMPTY_GAMES} games in a row ended before seat {self.learner!r} could act; "
                 "check the game's turn order or pick another learner seat."
             )
         self._game_seed = self._game_seeds.next(None)
         return self.start_game()
 
     def begin_step(self, action: Any) -> tuple:
-        self.phase = _PLAY
+        """The game-side operation that plays the learner's ``action``."""
+        self.phase = PLAY
         self.slots.count_step()
-        return (_PLAY, self.index, action, True)
-
-
-# ------------------------------------------------------------------------------------------------
-# The vector env
-# ------------------------------------------------------------------------------------------------
+        return (PLAY, self.index, action, True)

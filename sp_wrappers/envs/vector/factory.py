@@ -1,9 +1,9 @@
 """The factory of self-play vector envs, as SB3's ``make_vec_env`` and Gymnasium's ``make_vec``.
 
-This module holds :func:`make_selfplay_vec_env`: a :class:`~sp_wrappers.SelfPlayVecEnv`, or a
+One call builds a :class:`~sp_wrappers.SelfPlayVecEnv`, or a
 :class:`~sp_wrappers.envs.vector.team_vec_env.TeamVecEnv` when the learner is a team
 (``teams=...``), seeded and wrapped in ``VecMonitor``. The factory picks the class, so no
-constructor returns a subclass and the two env modules do not import each other.
+constructor needs to return a subclass.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""The fast path for frozen SB3 actor-critic opponents in ``SelfPlayVecEnv``.
+"""The fast path for frozen SB3 opponents in the vector env: their answers without torch's overhead.
 
-This module holds (all private to :mod:`sp_wrappers.envs.vector.vec_env`):
-
-- ``_FastSB3``, which answers ``SB3Policy`` opponents over actor-critic networks (PPO, A2C,
-  MaskablePPO) on flat observations without building torch distributions: SB3's standard MLP
-  runs in numpy on views of the weights (``_build_numpy_plan``, ``_numpy_logits``), anything else
-  through the network's own torch modules (``_actor_logits``), checked once per network class
-  against ``SB3Policy.act``;
-- ``_RowGenerators``, a stand-in generator whose row ``i`` of a batched draw comes from env copy
-  ``i``'s own generator, so batched answers reproduce per-copy ones;
-- ``_batch_key``, which says which opponents may share one forward pass.
+``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) and DQN's Q-networks on
+flat observations are answered without building torch distributions: SB3's standard MLP runs in
+numpy on views of the weights, anything else through the network's own torch modules, each kind
+of network checked once against ``SB3Policy.act``. Batched random draws still come row by row
+from each env copy's own generator, and :func:`batch_key` says which opponents may share one
+forward pass. :class:`~sp_wrappers.envs.vector.batching.OpponentBatches` is its user.
 """
 
 from __future__ import annotations
@@ -23,10 +19,10 @@ from gymnasium import spaces
 
 from ...core.policies import SB3Policy, choose_from_scores
 
-__all__: list[str] = []
+__all__ = ["FastSB3", "RowGenerators", "batch_key", "scoring_of"]
 
 
-class _RowGenerators:
+class RowGenerators:
     """A stand-in for ``np.random.Generator`` whose row ``i`` of a batched draw comes from
     generator ``i``, exactly as if that env's policy had been called alone with ``n = 1``.
 
@@ -97,7 +93,7 @@ class _RowGenerators:
         return draw
 
 
-class _FastSB3:
+class FastSB3:
     """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) on
     flat observations, without the per-call overhead of building torch distributions.
 
@@ -141,7 +137,7 @@ class _FastSB3:
         if kind is None:
             return None
         plan = self._numpy_plan(network, policy.device)
-        if plan is None and _scoring(network) == "q":
+        if plan is None and scoring_of(network) == "q":
             return None  # Q-networks off the numpy path: SB3Policy.act, one batched call
         key = (kind, plan is not None)
         verified = self._verified.get(key)
@@ -172,7 +168,7 @@ class _FastSB3:
         route = self.route(policy, obs, masks)
         if route is None:
             return None
-        return self._act(policy, obs, masks, rng, None if route == "torch" else route)
+        return self.act_with_plan(policy, obs, masks, rng, None if route == "torch" else route)
 
     @staticmethod
     def sample_merged(parts: list[tuple], scoring: str) -> np.ndarray:
@@ -181,9 +177,10 @@ class _FastSB3:
         ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
         group. Each group's logits come from its own plan; normalising, then masking and sampling
         (``choose_from_scores``, as everywhere) run once over all rows. Row by row these are the
-        same operations, and the same random draws from each row's generator, as ``_act``, so
-        every row gets the same action as ``SB3Policy.act`` would give it alone. ``scoring``
-        (:func:`_scoring`) is shared by all the groups: Q-values are taken greedily as they are.
+        same operations, and the same random draws from each row's generator, as
+        :meth:`act_with_plan`, so every row gets the same action as ``SB3Policy.act`` would give it
+        alone. ``scoring`` (:func:`scoring_of`) is shared by all the groups: Q-values are taken
+        greedily as they are.
         """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
@@ -199,7 +196,7 @@ class _FastSB3:
         generators = [g for part in parts if not (part[3] or greedy) for g in part[4]]
         rng = None
         if generators:
-            rng = generators[0] if len(generators) == 1 else _RowGenerators(generators)
+            rng = generators[0] if len(generators) == 1 else RowGenerators(generators)
         if not generators or len(generators) == len(scores):  # all rows argmax, or all sampled
             return choose_from_scores(scores, masks, rng is None, rng)
         actions = choose_from_scores(scores, masks, True, None)
@@ -240,7 +237,7 @@ class _FastSB3:
         try:
             expected_rng, fast_rng = np.random.default_rng(7), np.random.default_rng(7)
             expected = np.asarray(policy.act(obs, masks, expected_rng))
-            fast = self._act(policy, obs, masks, fast_rng, plan)
+            fast = self.act_with_plan(policy, obs, masks, fast_rng, plan)
         except Exception:  # noqa: BLE001 - any surprise: keep the general path
             return False
         return (
@@ -248,7 +245,7 @@ class _FastSB3:
             and expected_rng.bit_generator.state == fast_rng.bit_generator.state
         )
 
-    def _act(
+    def act_with_plan(
         self,
         policy: Any,
         obs: np.ndarray,
@@ -256,10 +253,12 @@ class _FastSB3:
         rng: Any,
         plan: list[tuple] | None,
     ) -> np.ndarray:
+        """The policy's actions on the route :meth:`route` chose: its numpy ``plan``, or
+        ``None`` for the network's own torch modules."""
         import torch
 
         network = policy.policy
-        scoring = _scoring(network)
+        scoring = scoring_of(network)
         if plan is not None:
             scores = _normalised(_numpy_logits(plan, obs), scoring).astype(np.float64)
             if scoring == "q":
@@ -304,7 +303,7 @@ def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
 
     if torch.device(device).type != "cpu":
         return None
-    if _scoring(network) == "q":  # DQN: features (flatten), then the q_net Sequential
+    if scoring_of(network) == "q":  # DQN: features (flatten), then the q_net Sequential
         q_net = network.q_net
         if type(q_net.features_extractor) is not FlattenExtractor:
             return None
@@ -361,7 +360,7 @@ def _normalises_twice(network: Any) -> bool:
     return type(dist).__module__.startswith("sb3_contrib")
 
 
-def _scoring(network: Any) -> str:
+def scoring_of(network: Any) -> str:
     """How a network's outputs become scores: ``"q"`` (Q-values, taken greedily as they are),
     ``"twice"`` (sb3-contrib's MaskableCategorical normalises the logits twice) or ``"once"``
     (torch's Categorical)."""
@@ -379,7 +378,7 @@ def _normalised(logits: np.ndarray, scoring: str) -> np.ndarray:
     return logits
 
 
-def _batch_key(policy: Any) -> tuple:
+def batch_key(policy: Any) -> tuple:
     """Policies with equal keys answer as one: the same object, or SB3 wrappers around the same
     network acting the same way (the archive hands out such copies for ``deterministic``)."""
     network = getattr(policy, "policy", None)

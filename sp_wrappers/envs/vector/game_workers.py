@@ -1,18 +1,13 @@
-"""The game side of ``SelfPlayVecEnv``: game copies and their seat drivers, here or in workers.
+"""The game side of the vector env: the game copies and their seat drivers, here or in workers.
 
-This module holds (all private to :mod:`sp_wrappers.envs.vector.vec_env`):
-
-- ``_Games``, a list of games with their :class:`~sp_wrappers.core.seats.SeatDriver`, answering
-  batches of reset/play operations (``(_RESET, i, seat, seed, options)`` or
-  ``(_PLAY, i, action, pop)``) with one ``_Status`` each: an opponent seat to answer, or the
-  learner's view (with a learner team, a ``TeamDriver`` of
-  :mod:`sp_wrappers.envs.vector.team_driver`);
-- ``_WorkerGames``, the same operations with the games split over worker processes (``_worker``
-  is a worker's loop; ``_shutdown`` stops them on ``close()``, garbage collection or exit);
-- ``_GameSpec``, what the main process knows about the game (its agents and spaces).
-
-``stage_game`` builds a game's next game for ``set_game_config`` (checked to keep the spaces)
-where the game lives; it replaces the game at that game's next reset.
+The main process hands the games batches of operations, ``(RESET, i, seat, seed, options)`` or
+``(PLAY, i, action, pop)``, and gets back one :class:`Status` per operation: an opponent seat to
+answer, or the learner's view. :class:`Games` keeps the games in this process, :class:`WorkerGames`
+splits them over worker processes (stopped on ``close()``, garbage collection or exit) for slow
+games. Each game is driven by a :class:`~sp_wrappers.core.seats.SeatDriver`, or by the driver
+class the env passes in (a learner team's ``TeamDriver``), so this module imports no driver of
+its own beyond the base. A new game configuration (``set_game_config``) is built and checked
+where the game lives (``stage_game``) and replaces the game at that copy's next reset.
 """
 
 from __future__ import annotations
@@ -31,13 +26,14 @@ from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper
 from ...core.seats import SeatDriver, as_aec_env
 from ..game_config import build_candidate
 
-__all__: list[str] = []
+__all__ = ["RESET", "PLAY", "Status", "GameSpec", "Games", "WorkerGames"]
 
-_RESET, _PLAY = 0, 1
+#: The two kinds of game operation (an operation tuple starts with one of them).
+RESET, PLAY = 0, 1
 
 
 @dataclass
-class _Status:
+class Status:
     """Where one game stands after an operation: an opponent to answer, or the learner's view.
 
     ``seat`` is the opponent seat that must act (``observation``/``mask`` are its own), or
@@ -61,7 +57,7 @@ class _Status:
 
 
 @dataclass
-class _GameSpec:
+class GameSpec:
     """What the main process needs to know about the game (a stand-in for the game itself in
     ``resolve_learner_seats`` and ``seat_spaces``)."""
 
@@ -78,18 +74,18 @@ class _GameSpec:
         return self.action_spaces[agent]
 
 
-def _advance(driver: SeatDriver, pop: bool) -> _Status:
+def _advance(driver: SeatDriver, pop: bool) -> Status:
     """Advance ``driver`` to its next decision and describe it."""
     turn = driver.next_turn()
     if turn is not None:
-        return _Status(turn.seat, turn.observation, turn.action_mask)
+        return Status(turn.seat, turn.observation, turn.action_mask)
     reward = driver.pop_reward() if pop else driver.pending_reward
     if driver.learner_done:
         try:
             obs = driver.learner_observation()
         except (KeyError, AttributeError):  # the learner's agent was removed from the game
             obs = None
-        return _Status(
+        return Status(
             None,
             obs,
             None,
@@ -103,10 +99,10 @@ def _advance(driver: SeatDriver, pop: bool) -> _Status:
     obs, mask = driver.learner_view()
     if mask is None:
         mask = driver.all_actions_mask(driver.learner)
-    return _Status(None, obs, mask, reward=reward)
+    return Status(None, obs, mask, reward=reward)
 
 
-class _Games:
+class Games:
     """A list of games with their seat drivers; answers batches of reset/play operations."""
 
     def __init__(
@@ -119,16 +115,16 @@ class _Games:
         self.games = [as_aec_env(env_fn()) for _ in range(n)]
         # A learner team's env passes its TeamDriver, which describes its own decisions (advance).
         self.driver_type = driver_type
-        self._advance: Callable[[Any, bool], _Status] = getattr(driver_type, "advance", _advance)
+        self._advance: Callable[[Any, bool], Status] = getattr(driver_type, "advance", _advance)
         self.drivers = [self.driver_type(game, keep_dict_obs=keep_dict_obs) for game in self.games]
         self.env_fn, self.keep_dict_obs = env_fn, keep_dict_obs
         self.next_games: dict[int, tuple[Any, dict]] = {}  # game i's next game and its kwargs
         self.kwargs: list[dict[str, Any]] = [{} for _ in range(n)]  # each game's game_kwargs
 
-    def spec(self) -> _GameSpec:
+    def spec(self) -> GameSpec:
         game = self.games[0]
         agents = list(game.possible_agents)
-        return _GameSpec(
+        return GameSpec(
             agents,
             {a: game.observation_space(a) for a in agents},
             {a: game.action_space(a) for a in agents},
@@ -136,14 +132,14 @@ class _Games:
             dict(getattr(game, "metadata", {}) or {}),
         )
 
-    def run(self, items: Sequence[tuple]) -> list[_Status]:
-        """``(_RESET, i, seat, seed, options)`` or ``(_PLAY, i, action, pop)`` per item."""
+    def run(self, items: Sequence[tuple]) -> list[Status]:
+        """``(RESET, i, seat, seed, options)`` or ``(PLAY, i, action, pop)`` per item."""
         out = []
         for item in items:
-            if item[0] == _RESET and item[1] in self.next_games:
+            if item[0] == RESET and item[1] in self.next_games:
                 self._switch_game(item[1])
             driver = self.drivers[item[1]]
-            if item[0] == _RESET:
+            if item[0] == RESET:
                 driver.reset(item[2], seed=item[3], options=item[4])
                 out.append(self._advance(driver, False))
             else:
@@ -194,7 +190,7 @@ def _worker(
     parent_conn.close()
     games = None
     try:
-        games = _Games(env_fn.var, n, keep, driver_type)
+        games = Games(env_fn.var, n, keep, driver_type)
         conn.send(("ok", games.spec()))
     except Exception as error:  # noqa: BLE001 - reported to the main process
         conn.send(("error", (_picklable(error), traceback.format_exc())))
@@ -248,8 +244,8 @@ def _shutdown(processes: list[Any], pipes: list[Any]) -> None:
         pipe.close()
 
 
-class _WorkerGames:
-    """The same operations as :class:`_Games`, with the games split over worker processes."""
+class WorkerGames:
+    """The same operations as :class:`Games`, with the games split over worker processes."""
 
     def __init__(
         self,
@@ -293,7 +289,7 @@ class _WorkerGames:
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes]
 
-    def spec(self) -> _GameSpec:
+    def spec(self) -> GameSpec:
         return self._spec
 
     def _receive(self, w: int) -> Any:
@@ -317,7 +313,7 @@ class _WorkerGames:
         self.pipes[w].send((command, payload))
         return self._receive(w)
 
-    def run(self, items: Sequence[tuple]) -> list[_Status]:
+    def run(self, items: Sequence[tuple]) -> list[Status]:
         per_worker: dict[int, list[tuple]] = {}
         where: list[tuple[int, int]] = []
         for item in items:
@@ -327,7 +323,7 @@ class _WorkerGames:
             batch.append((item[0], j, *item[2:]))
         for w, batch in per_worker.items():
             self.pipes[w].send(("run", (batch,)))
-        results: dict[int, list[_Status]] = {}
+        results: dict[int, list[Status]] = {}
         failure: BaseException | None = None
         for w in per_worker:  # receive from every worker, even after a failure, to stay in sync
             try:

@@ -1,11 +1,10 @@
 """Driving one PettingZoo game around a learner *team*: the game side of a team ``SelfPlayVecEnv``.
 
-This module holds (private to :mod:`sp_wrappers.envs.vector.vec_env`):
-
-- :class:`TeamActions`, the learner team's actions for one vector step, one per team agent, and
-  :class:`OpponentActions`, the actions of several opponents at once (seat -> action);
-- :class:`TeamDriver`, a :class:`~sp_wrappers.core.seats.SeatDriver` whose learner is a team: each
-  agent of the team is its own slot of the vector env (parameter sharing).
+A team vector env drives its games with :class:`TeamDriver`, a
+:class:`~sp_wrappers.core.seats.SeatDriver` whose learner is a team: each agent of the team is its
+own slot of the vector env (parameter sharing). It takes the team's actions for one vector step
+together (:class:`TeamActions`), and the actions of several opponents at once
+(:class:`OpponentActions`).
 
 One vector step plays every team agent's action at that agent's next turn, answering the
 opponents' turns in between; it ends when a team agent that has already acted in this step is to
@@ -17,7 +16,7 @@ before its turn may have outdated (the vec env warns; ``SelfPlayEnv`` has no suc
 A team agent that leaves the game early keeps its slot until the team's episode ends ("black
 death", as SuperSuit does): zero observations, reward 0, actions ignored. The team's episode ends
 when every team agent is done; it is truncated when they were truncated and none terminated.
-Each slot's end, though, is its own agent's (``_Status.slot_ends``): an agent that terminated
+Each slot's end, though, is its own agent's (``Status.slot_ends``): an agent that terminated
 early ends terminated (no bootstrap) with its last observation as terminal observation, and a
 teammate truncated by the time limit ends truncated (bootstrapped from its own last observation)
 even when another agent terminated in the same round.
@@ -41,9 +40,9 @@ from ...core.seats import (
     conform_observation,
     is_illegal,
 )
-from .game_workers import _Status
+from .game_workers import Status
 
-__all__ = ["TeamActions", "TeamDriver"]
+__all__ = ["TeamActions", "OpponentActions", "TeamDriver"]
 
 
 class TeamActions(tuple):
@@ -222,12 +221,12 @@ class TeamDriver(SeatDriver):
             mask = self.all_actions_mask(agent)
         return obs, mask
 
-    def advance(self, pop: bool) -> _Status:
+    def advance(self, pop: bool) -> Status:
         """Advance to the next decision and describe it: an opponent turn, or the team's view
         (one entry per team agent in ``observation``, ``mask`` and ``reward``)."""
         turn = self.next_turn()
         if turn is not None:
-            return _Status(turn.seat, turn.observation, turn.action_mask)
+            return Status(turn.seat, turn.observation, turn.action_mask)
         self.pending = {}
         rewards = [self.slot_rewards[agent] for agent in self.team]
         if pop:
@@ -242,7 +241,7 @@ class TeamDriver(SeatDriver):
                 self._view(agent, True)[0] if end is None else end[2]
                 for agent, end in zip(self.team, ends, strict=True)
             ]
-            return _Status(
+            return Status(
                 None,
                 observations,
                 None,
@@ -256,4 +255,4 @@ class TeamDriver(SeatDriver):
             )
         views = [self._view(agent, done) for agent in self.team]
         observations = [obs for obs, _ in views]
-        return _Status(None, observations, [mask for _, mask in views], reward=rewards)
+        return Status(None, observations, [mask for _, mask in views], reward=rewards)

@@ -1,8 +1,9 @@
 """A learner team in a vector env: one slot per team agent (parameter sharing).
 
-This module holds :class:`TeamVecEnv`, what ``make_selfplay_vec_env(..., teams=...)`` builds (a
-subclass of :class:`~sp_wrappers.SelfPlayVecEnv`, so ``isinstance(env, SelfPlayVecEnv)`` holds), and
-its per-game-copy state ``_TeamCopy``.
+:class:`TeamVecEnv` is what ``make_selfplay_vec_env(..., teams=...)`` builds: a subclass of
+:class:`~sp_wrappers.SelfPlayVecEnv` (so ``isinstance(env, SelfPlayVecEnv)`` holds) that shares its
+set-up, game loop and opponent batches and changes what is per slot; each game copy's
+main-process side is an :class:`~sp_wrappers.envs.vector.env_copy.EnvCopy` with a team.
 
 Layout: ``n_envs`` game copies, ``team_size`` slots each; slot ``g * team_size + k`` is agent ``k``
 (game order) of the learner's team in copy ``g``, so one SB3 model plays every agent of the team
@@ -28,38 +29,37 @@ the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
 from __future__ import annotations
 
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import (
-    VecEnv,
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
 )
 
-from ...core.seats import OutcomeFn, check_learner_action, seat_spaces
+from ...core.seats import check_learner_action
 from ...core.teams import LEARNER_TEAM_MODES, TeamLayout, resolve_learner_teams, team_summary
 from ...opponents.team_slots import TeamSlots, check_opponent_teams, shared_random_policies
-from ..selfplay_env import _zeros
-from .env_copy import _EnvCopy
-from .fast_path import _FastSB3
-from .game_workers import _PLAY, _RESET, _Status
+from ..selfplay_env import zero_observation
+from .env_copy import EnvCopy
+from .game_workers import PLAY, RESET, GameSpec, Status
 from .team_driver import OpponentActions, TeamActions, TeamDriver
 from .vec_env import SelfPlayVecEnv
 
 __all__ = ["TeamVecEnv"]
 
 
-class _TeamCopy(_EnvCopy):
+class _TeamCopy(EnvCopy):
     """One game copy with a learner team: its team this episode (``learner``), opponents per
     opposing team, random stream."""
 
-    def _init_opponents(self, owner: SelfPlayVecEnv, opponent: Any) -> None:
+    def _init_opponents(self, opponent: Any) -> None:
         self._default_opponents = None
         self.opponent_spec = opponent
-        self.slots: TeamSlots = TeamSlots(opponent, owner.layout, owner._random_policies)
+        self.slots: TeamSlots = TeamSlots(
+            opponent, self.settings.layout, self.settings.default_opponents
+        )
         self.opponent_source = self.slots.source
 
     @property
@@ -77,21 +77,19 @@ class _TeamCopy(_EnvCopy):
     def sync_latest_weights(self, version: int, state: Any) -> None:
         """Give a plain opponent source the learner's newest weights (see the module docstring)."""
         if self.slots.sync_latest_weights(version, state):
-            self._owner._place(getattr(self.slots.source, "latest", None))
+            self.placement.place(getattr(self.slots.source, "latest", None))
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` (a source, or ``{team: source}``) from this copy's next episode on
         (with ``opponent_draw="shared"``, the copies given the same ``opponent`` share one
         line-up, as at construction; the other copies keep theirs)."""
-        owner = self._owner
-        check_opponent_teams(opponent, owner.layout, owner.learner_teams)
-        self._init_opponents(owner, opponent)
-        owner._share_slots()
+        check_opponent_teams(opponent, self.settings.layout, self.learner_seats)
+        self._init_opponents(opponent)
 
-    def episode_summary(self, status: _Status) -> dict[str, Any]:
+    def episode_summary(self, status: Status) -> dict[str, Any]:
         """``info["selfplay"]`` at the end of the team's episode (``seat``/``return``: the team's
         first agent's; ``team_return``: the sum over the team)."""
-        layout = self._owner.layout
+        layout = self.settings.layout
         seat = layout.teams[self.learner][0]
         returns = dict(status.returns or {})
         summary: dict[str, Any] = {
@@ -118,20 +116,19 @@ class _TeamCopy(_EnvCopy):
         return summary
 
     def start_game(self) -> tuple:
-        owner = self._owner
-        self.phase = _RESET
+        self.phase = RESET
         team = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = team
-        self.seat_policies = self.slots.seat_lineup(team, self.np_random, owner._opponent_spaces)
+        self.seat_policies = self.slots.seat_lineup(team, self.np_random, self.opponent_spaces)
         for policy in self.seat_policies.values():
-            owner._place(policy)
-        agents = owner.layout.teams[team]
-        return (_RESET, self.index, agents, self._game_seed, self._reset_options)
+            self.placement.place(policy)
+        agents = self.settings.layout.teams[team]
+        return (RESET, self.index, agents, self._game_seed, self._reset_options)
 
     def begin_step(self, action: Any) -> tuple:
-        self.phase = _PLAY
+        self.phase = PLAY
         self.slots.count_step()
-        return (_PLAY, self.index, TeamActions(action), True)
+        return (PLAY, self.index, TeamActions(action), True)
 
 
 class TeamVecEnv(SelfPlayVecEnv):
@@ -155,34 +152,27 @@ class TeamVecEnv(SelfPlayVecEnv):
 
     layout: TeamLayout
     _driver_type = TeamDriver
+    _copy_type = _TeamCopy
 
-    def _setup(
-        self,
-        n_envs: int,
-        learner: str,
-        opponents: list[Any],
-        keep_dict_obs: bool,
-        outcome_fn: OutcomeFn | None,
-    ) -> None:
-        spec = self.game_spec = self.games.spec()
-        self.keep_dict_obs = keep_dict_obs
-        self.outcome_fn = outcome_fn
-        self.learner_mode = learner
+    def _resolve_learner(
+        self, spec: GameSpec, learner: str, opponents: list[Any]
+    ) -> tuple[list[str], list[str]]:
+        """The teams the learner may play (``learner_seats``, also ``learner_teams``), and the
+        agents of its first team (one slot each), checked against the opponents."""
         self.layout = TeamLayout.from_spec(self.teams, spec.possible_agents)
-        teams = resolve_learner_teams(spec, self.layout, learner, keep_dict_obs)
-        members = self.layout.teams[teams[0]]
+        teams = resolve_learner_teams(spec, self.layout, learner, self.keep_dict_obs)
+        members = list(self.layout.teams[teams[0]])
         if learner not in self.layout.teams and learner not in LEARNER_TEAM_MODES:
             if len(members) > 1:
                 raise ValueError(
-                    f"learner={learner!r} is one agent of team {teams[0]!r} {list(members)}; "
+                    f"learner={learner!r} is one agent of team {teams[0]!r} {members}; "
                     "with teams, SelfPlayVecEnv's learner plays the whole team (one slot per "
                     f"agent): pass learner={teams[0]!r}."
                 )
         for opponent in opponents:
             check_opponent_teams(opponent, self.layout, teams)
-        self.learner_teams = self.learner_seats = teams
-        self.team_size = len(members)
-        if self.team_size > 1 and not spec.metadata.get("is_parallelizable"):
+        self.learner_teams = teams
+        if len(members) > 1 and not spec.metadata.get("is_parallelizable"):
             warnings.warn(
                 f"{spec.metadata.get('name', 'This game')} is turn-based (its metadata does not "
                 "say is_parallelizable), but a team vec env steps every team agent once per "
@@ -190,20 +180,13 @@ class TeamVecEnv(SelfPlayVecEnv):
                 "others in the step acts on an old observation (and may find its action no longer "
                 "legal). Prefer SelfPlayEnv for turn-based team games (its learner and teammates "
                 "act on their own turns).",
-                stacklevel=4,
+                stacklevel=5,
             )
-        self.n_games = n_envs
-        observation_space, action_space = seat_spaces(spec, members[0], keep_dict_obs)
-        self._index_seats(spec, keep_dict_obs)
-        self._random_policies = shared_random_policies(spec.action_spaces)
-        self._default_opponents = dict(self._random_policies)
-        self.observation_space, self.action_space = observation_space, action_space
-        self.copies = [_TeamCopy(self, i, opponents[i]) for i in range(n_envs)]
-        self._share_slots()
-        self._actions: np.ndarray | None = None
-        self._fast = _FastSB3()
-        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
-        VecEnv.__init__(self, n_envs * self.team_size, observation_space, action_space)
+        return teams, members
+
+    def _default_opponent_policies(self, spec: GameSpec) -> dict[str, Any]:
+        """Random play, one policy per action space (so a random team answers in one batch)."""
+        return shared_random_policies(spec.action_spaces)
 
     # -- VecEnv API, slot by slot ------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
@@ -272,7 +255,7 @@ class TeamVecEnv(SelfPlayVecEnv):
         self._results = []
         return self._stack(self._observations()), rewards, dones, infos
 
-    def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
+    def _finish_episode(self, copy: EnvCopy, status: Status) -> None:
         summary = copy.episode_summary(status)
         team_end = (status.terminated, status.truncated)
         ends = status.slot_ends or [team_end] * self.team_size
@@ -281,7 +264,9 @@ class TeamVecEnv(SelfPlayVecEnv):
             obs = status.observation[k]
             terminated, truncated = ends[k]  # the slot's own agent's end, not the team's
             info["TimeLimit.truncated"] = bool(truncated and not terminated)
-            info["terminal_observation"] = _zeros(self.observation_space) if obs is None else obs
+            info["terminal_observation"] = (
+                zero_observation(self.observation_space) if obs is None else obs
+            )
             if k == 0:
                 info["selfplay"] = summary
             # Only the copy's first slot reports the episode (one match per game), but every
@@ -290,7 +275,7 @@ class TeamVecEnv(SelfPlayVecEnv):
             results.append((copy.config.transform(status.reward[k], view), info))
         self._results[copy.index] = results
 
-    def _slot_infos(self, copy: _EnvCopy) -> list[dict[str, Any]]:
+    def _slot_infos(self, copy: EnvCopy) -> list[dict[str, Any]]:
         return [{"seat": agent, "team": copy.learner} for agent in self.layout.teams[copy.learner]]
 
     def _observations(self) -> list[Any]:
@@ -299,7 +284,7 @@ class TeamVecEnv(SelfPlayVecEnv):
         for copy in self.copies:
             for obs in copy.status.observation:
                 if obs is None:
-                    zeros = _zeros(self.observation_space) if zeros is None else zeros
+                    zeros = zero_observation(self.observation_space) if zeros is None else zeros
                     obs = zeros
                 out.append(obs)
         return out
@@ -309,36 +294,27 @@ class TeamVecEnv(SelfPlayVecEnv):
         return np.concatenate([copy.action_masks() for copy in self.copies])
 
     # -- opponents: several seats of one copy may be reported at once ---------------------------
-    def _answer(self, turns: list[tuple[_EnvCopy, _Status]]) -> list[tuple]:
+    def _answer(self, turns: list[tuple[EnvCopy, Status]]) -> list[tuple]:
         """As ``SelfPlayVecEnv._answer``, with a turn of several seats (a simultaneous-move
         round) split into one row per seat and its actions sent back together."""
-        rows: list[tuple[_EnvCopy, _Status]] = []
-        together: dict[int, OpponentActions] = {}
+        rows = []
         for copy, status in turns:
             if isinstance(status.seat, tuple):
-                together[copy.index] = OpponentActions()
                 for k, seat in enumerate(status.seat):
-                    rows.append((copy, _Status(seat, status.observation[k], status.mask[k])))
+                    rows.append(copy.opponent_row(seat, status.observation[k], status.mask[k]))
             else:
-                rows.append((copy, status))
+                rows.append(copy.opponent_row(status.seat, status.observation, status.mask))
+        actions = iter(self._batches.answer(rows))
         items = []
-        for item in super()._answer(rows):
-            if item[1] in together:
-                together[item[1]][item[4]] = item[2]
+        for copy, status in turns:
+            if isinstance(status.seat, tuple):
+                answer: Any = OpponentActions()
+                for seat in status.seat:
+                    answer[seat] = next(actions)
             else:
-                items.append(item[:4])
-        for index, actions in together.items():
-            items.append((_PLAY, index, actions, self.copies[index].phase == _PLAY))
+                answer = next(actions)
+            items.append((PLAY, copy.index, answer, copy.phase == PLAY))
         return items
-
-    def _play_items(self, members: list[tuple[_EnvCopy, _Status]], actions: Any) -> list[tuple]:
-        """The game items that play ``actions``, each with its seat (see :meth:`_answer`)."""
-        if isinstance(actions, np.ndarray):
-            actions = actions.tolist()
-        return [
-            (_PLAY, copy.index, action, copy.phase == _PLAY, status.seat)
-            for (copy, status), action in zip(members, actions, strict=True)
-        ]
 
     def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
         """The game copies of the slots in ``indices`` (``set_game_config``, ``set_reward_fn``)."""
@@ -359,8 +335,11 @@ class TeamVecEnv(SelfPlayVecEnv):
         """Set an attribute on each slot's copy (``opponent_source`` as ``set_opponent`` does)."""
         _, unique = self._games_of(indices)
         if attr_name == "opponent_source":
-            for g in unique:
-                self.copies[g].set_opponent(value)
+            try:
+                for g in unique:
+                    self.copies[g].set_opponent(value)
+            finally:
+                self._share_slots()
             return
         super().set_attr(attr_name, value, unique)
 
@@ -404,7 +383,7 @@ class TeamVecEnv(SelfPlayVecEnv):
             slots = TeamSlots(
                 members[0].opponent_spec,
                 self.layout,
-                self._random_policies,
+                members[0].settings.default_opponents,
                 shared_by=len(members),
             )
             for copy in members:

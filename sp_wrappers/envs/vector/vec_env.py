@@ -1,7 +1,5 @@
 """``SelfPlayVecEnv``: many copies of a PettingZoo game as one SB3 ``VecEnv``, opponents batched.
 
-This module holds :class:`SelfPlayVecEnv` and :func:`make_selfplay_vec_env`.
-
 Each env copy behaves exactly like a :class:`~sp_wrappers.SelfPlayEnv` seeded the same way (same
 observations, rewards, dones and ``info["selfplay"]``), but opponent moves are not answered one game
 at a time: at every inner step, the opponent seats of all copies that must act and face the same
@@ -13,15 +11,19 @@ With ``num_workers > 0`` the games themselves run in worker processes (for slow 
 Atari) while opponent inference stays batched in the main process. Workers stop on ``close()``,
 when a ``with`` block exits (also on an exception), and at interpreter exit.
 
-The game side (games, seat drivers, worker processes) lives in
-:mod:`sp_wrappers.envs.vector.game_workers`; the numpy fast path for frozen SB3 opponents in
-:mod:`sp_wrappers.envs.vector.fast_path`.
+The env keeps the VecEnv contract and the game loop, and holds its collaborators, each with its
+own state: the games (:mod:`~sp_wrappers.envs.vector.game_workers`, here or in workers), one
+:class:`~sp_wrappers.envs.vector.env_copy.EnvCopy` per copy (seat, opponents, random stream,
+configuration), the :class:`~sp_wrappers.envs.vector.batching.OpponentBatches` that answer the
+opponents (with the numpy fast path of :mod:`~sp_wrappers.envs.vector.fast_path`) and the
+:class:`~sp_wrappers.envs.vector.env_copy.OpponentPlacement` that moves opponents to ``device``.
+A learner team's env (:mod:`~sp_wrappers.envs.vector.team_vec_env`) subclasses it and shares its
+set-up.
 """
 
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -45,24 +47,24 @@ from ...core.seats import (
     check_learner_action,
     seat_spaces,
 )
+from ...core.teams import TeamLayout
 from ...opponents.slots import OPPONENT_DRAWS, as_opponent_source, shared_slots
 from ..game_config import RewardFn, check_game_kwargs, check_reward_fn
 from ..selfplay_env import (
-    _zeros,
     learner_action,
     resolve_learner_seats,
+    zero_observation,
 )
 from ..symmetric_view import resolve_symmetries
-from .arguments import _check_env_fn, _per_copy_opponents, _WithKwargs
+from .arguments import WithKwargs, check_env_fn, per_copy_opponents
 from .batching import OpponentBatches
-from .env_copy import _EnvCopy
-from .fast_path import _FastSB3
-from .game_workers import _PLAY, _Games, _Status, _WorkerGames
+from .env_copy import CopySettings, EnvCopy, OpponentPlacement
+from .game_workers import PLAY, Games, GameSpec, Status, WorkerGames
 
 __all__ = ["SelfPlayVecEnv"]
 
 
-class SelfPlayVecEnv(OpponentBatches, VecEnv):
+class SelfPlayVecEnv(VecEnv):
     """``n_envs`` copies of a PettingZoo game as one SB3 ``VecEnv``, opponents answered in batches.
 
     Every copy behaves like a :class:`~sp_wrappers.SelfPlayEnv` (same spaces, seats, swap schedule,
@@ -148,6 +150,10 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
 
     #: Each game's seat driver (a learner team's env drives its games with a ``TeamDriver``).
     _driver_type: type[SeatDriver] = SeatDriver
+    #: The team layout of a learner team's env (``None``: every agent its own team).
+    layout: TeamLayout | None = None
+    #: Each copy's main-process side (a learner team's env has its own).
+    _copy_type: type[EnvCopy] = EnvCopy
     #: What the deprecated ``SelfPlayVecEnv(teams=...)`` builds; :mod:`.team_vec_env` sets it.
     _team_env_class: type[SelfPlayVecEnv] | None = None
 
@@ -180,7 +186,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         teams: Any = None,
         symmetries: Any = None,
     ) -> None:
-        _check_env_fn(env_fn)
+        check_env_fn(env_fn)
         self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
@@ -206,45 +212,28 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
                 f"processes, got {num_workers!r}."
             )
         n_envs, num_workers = int(n_envs), min(int(num_workers), int(n_envs))
-        opponents = _per_copy_opponents(opponent, n_envs)
+        opponents = per_copy_opponents(opponent, n_envs)
         if env_kwargs:
-            env_fn = _WithKwargs(env_fn, dict(env_kwargs))
+            env_fn = WithKwargs(env_fn, dict(env_kwargs))
         if symmetries is not None and teams is not None:
             raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
         self.symmetries = resolve_symmetries(symmetries, env_fn)
         self.num_workers = num_workers
         self.device = device
         self.closed = False
-        self.games: _Games | _WorkerGames
+        self.games: Games | WorkerGames
         driver = self._driver_type
         if num_workers:
-            self.games = _WorkerGames(
+            self.games = WorkerGames(
                 env_fn, n_envs, num_workers, keep_dict_obs, start_method, driver
             )
         else:
-            self.games = _Games(env_fn, n_envs, keep_dict_obs, driver)
+            self.games = Games(env_fn, n_envs, keep_dict_obs, driver)
         try:
             self._setup(n_envs, learner, opponents, keep_dict_obs, outcome_fn)
         except BaseException:
             self.games.close()
             raise
-
-    def _index_seats(self, spec: Any, keep_dict_obs: bool) -> None:
-        """Each seat's spaces, and which seats may share an opponent batch."""
-        self._action_spaces = dict(spec.action_spaces)
-        self._plain_discrete_seats = {
-            seat
-            for seat, space in self._action_spaces.items()
-            if type(space) is spaces.Discrete and space.start == 0
-        }
-        self._seat_spaces = {a: seat_spaces(spec, a, keep_dict_obs) for a in spec.possible_agents}
-        # seats with equal spaces may share a batch
-        kinds: list[tuple[spaces.Space, spaces.Space]] = []
-        self._seat_kind: dict[str, int] = {}
-        for agent, pair in self._seat_spaces.items():
-            if pair not in kinds:
-                kinds.append(pair)
-            self._seat_kind[agent] = kinds.index(pair)
 
     def _setup(
         self,
@@ -254,27 +243,56 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         keep_dict_obs: bool,
         outcome_fn: OutcomeFn | None,
     ) -> None:
+        """Everything that needs the game: the learner's seats and spaces, the copies and the
+        opponent batches (one set-up for this env and a learner team's: see the hooks
+        :meth:`_resolve_learner` and :meth:`_default_opponent_policies`)."""
         spec = self.game_spec = self.games.spec()
         self.keep_dict_obs = keep_dict_obs
         self.outcome_fn = outcome_fn
         self.learner_mode = learner
-        self.learner_seats = resolve_learner_seats(spec, learner, keep_dict_obs)
-        self.n_games, self.team_size = n_envs, 1  # (with teams: one slot per team agent)
-        observation_space, action_space = seat_spaces(spec, self.learner_seats[0], keep_dict_obs)
-        self._index_seats(spec, keep_dict_obs)
-        self._default_opponents = {
-            a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents
-        }
+        self.learner_seats, agents = self._resolve_learner(spec, learner, opponents)
+        # one slot per agent the learner plays in each copy (several with a learner team)
+        self.n_games, self.team_size = n_envs, len(agents)
+        observation_space, action_space = seat_spaces(spec, agents[0], keep_dict_obs)
         self.observation_space, self.action_space = observation_space, action_space
-        self.copies = [_EnvCopy(self, i, opponents[i]) for i in range(n_envs)]
-        if self.opponent_draw == "shared":
+        self._batches = OpponentBatches(spec, keep_dict_obs)
+        self._placement = OpponentPlacement(self.device)
+        settings = CopySettings(
+            possible_agents=list(spec.possible_agents),
+            learner_mode=learner,
+            learner_seats=self.learner_seats,
+            observation_space=observation_space,
+            action_space=action_space,
+            keep_dict_obs=keep_dict_obs,
+            outcome_fn=outcome_fn,
+            render_mode=spec.render_mode,
+            metadata=spec.metadata,
+            default_opponents=self._default_opponent_policies(spec),
+            seat_spaces=self._batches.seat_spaces,
+            symmetries=self.symmetries,
+            layout=self.layout,
+        )
+        self.copies = [
+            self._copy_type(i, opponents[i], settings, self._placement) for i in range(n_envs)
+        ]
+        if self.opponent_draw == "shared":  # one source (and so one line-up) for every copy
             for copy in self.copies:
                 copy.opponent_source = self.copies[0].opponent_source
         self._share_slots()
         self._actions: np.ndarray | None = None
-        self._fast = _FastSB3()
-        self._placed: weakref.WeakSet[Any] = weakref.WeakSet()
-        super().__init__(n_envs, observation_space, action_space)
+        VecEnv.__init__(self, n_envs * self.team_size, observation_space, action_space)
+
+    def _resolve_learner(
+        self, spec: GameSpec, learner: str, opponents: list[Any]
+    ) -> tuple[list[str], list[str]]:
+        """The seats the learner may play (``learner_seats``), and the agents it plays in one
+        copy (one slot each; here its one seat)."""
+        seats = resolve_learner_seats(spec, learner, self.keep_dict_obs)
+        return seats, [seats[0]]
+
+    def _default_opponent_policies(self, spec: GameSpec) -> dict[str, Any]:
+        """The policy of each seat when no opponent is given: random play."""
+        return {a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents}
 
     # -- VecEnv API ------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
@@ -394,8 +412,11 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         ``opponent_source`` is ``env_method("set_opponent", value)`` (one source for them all)."""
         if attr_name == "opponent_source":
             value = as_opponent_source(value)
-            for i in self._get_indices(indices):
-                self.copies[i].set_opponent(value)
+            try:
+                for i in self._get_indices(indices):
+                    self.copies[i].set_opponent(value)
+            finally:
+                self._share_slots()
             return
         for i in self._get_indices(indices):
             copy = self.copies[i]
@@ -414,22 +435,32 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         """Call a method of each copy (its own, else the PettingZoo game's).
 
         ``sync_latest_weights`` reaches each distinct opponent source once (a sampler shared by
-        every copy is synced once per call).
+        every copy is synced once per call); ``set_game_config`` is :meth:`set_game_config` for
+        each chosen copy; ``set_opponent`` regroups the copies that share draws afterwards.
         """
+        chosen = list(self._get_indices(indices))
+        if method_name == "set_game_config":  # built where the games live (maybe in workers)
+            for i in chosen:
+                self._stage_game_configs(*method_args, chosen=[i], **method_kwargs)
+            return [None] * len(chosen)
         out = []
         synced: set[int] = set()
-        for i in self._get_indices(indices):
-            copy = self.copies[i]
-            method = getattr(copy, method_name, None) if not method_name.startswith("_") else None
-            if method_name == "sync_latest_weights":
-                if id(copy.opponent_source) in synced:
-                    out.append(None)
-                    continue
-                synced.add(id(copy.opponent_source))
-            if callable(method):
-                out.append(method(*method_args, **method_kwargs))
-            else:
-                out.append(self.games.call(i, method_name, method_args, method_kwargs))
+        try:
+            for i in chosen:
+                copy = self.copies[i]
+                method = None if method_name.startswith("_") else getattr(copy, method_name, None)
+                if method_name == "sync_latest_weights":
+                    if id(copy.opponent_source) in synced:
+                        out.append(None)
+                        continue
+                    synced.add(id(copy.opponent_source))
+                if callable(method):
+                    out.append(method(*method_args, **method_kwargs))
+                else:
+                    out.append(self.games.call(i, method_name, method_args, method_kwargs))
+        finally:
+            if method_name == "set_opponent":
+                self._share_slots()
         return out
 
     def set_game_config(
@@ -496,7 +527,7 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         the learner. Episodes that end on the way are recorded and restarted (auto-reset) before
         the batch is formed, so a new game's first opponent move joins the current batch."""
         while items:
-            turns: list[tuple[_EnvCopy, _Status]] = []
+            turns: list[tuple[EnvCopy, Status]] = []
             while items:  # restarts (auto-resets, games that ended before the learner moved)
                 running, items = items, []
                 for item, status in zip(running, self.games.run(running), strict=True):
@@ -505,17 +536,27 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
                     if status.seat is not None:
                         turns.append((copy, status))
                     elif status.terminated or status.truncated:
-                        if copy.phase == _PLAY:
+                        if copy.phase == PLAY:
                             self._finish_episode(copy, status)
                             items.append(copy.begin_reset(None, None))
                         else:
                             items.append(copy.restart_empty_game())
             items = self._answer(turns)
 
-    def _finish_episode(self, copy: _EnvCopy, status: _Status) -> None:
+    def _answer(self, turns: list[tuple[EnvCopy, Status]]) -> list[tuple]:
+        """The game operations that play the opponents' answers to ``turns`` (one batch per
+        policy: see :class:`~sp_wrappers.envs.vector.batching.OpponentBatches`)."""
+        rows = [copy.opponent_row(s.seat, s.observation, s.mask) for copy, s in turns]
+        actions = self._batches.answer(rows)
+        return [
+            (PLAY, copy.index, action, copy.phase == PLAY)
+            for (copy, _), action in zip(turns, actions, strict=True)
+        ]
+
+    def _finish_episode(self, copy: EnvCopy, status: Status) -> None:
         obs = status.observation
         if obs is None:
-            obs = _zeros(self.observation_space)
+            obs = zero_observation(self.observation_space)
         info: dict[str, Any] = {"seat": copy.learner, "selfplay": copy.episode_summary(status)}
         info["TimeLimit.truncated"] = status.truncated and not status.terminated
         info["terminal_observation"] = copy.view.observation(obs)  # the ending episode's view
@@ -532,26 +573,6 @@ class SelfPlayVecEnv(OpponentBatches, VecEnv):
         slots = shared_slots(sources, [copy.slots for copy in self.copies])
         for copy, copy_slots in zip(self.copies, slots, strict=True):
             copy.slots = copy_slots
-
-    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
-        return self._seat_spaces[seat]
-
-    def _place(self, policy: Any) -> None:
-        """Move an SB3-backed opponent to ``device`` (once per policy object)."""
-        if policy is None or self.device is None or policy in self._placed:
-            return
-        network = getattr(policy, "policy", None)
-        current = getattr(policy, "device", None)
-        if network is not None and current is not None and hasattr(network, "to"):
-            import torch
-
-            if torch.device(current) != torch.device(self.device):
-                network.to(self.device)
-                policy.device = self.device
-        try:
-            self._placed.add(policy)
-        except TypeError:  # not weak-referenceable: check again next time
-            pass
 
     def _stack(self, observations: list[Any]) -> VecEnvObs:
         space = self.observation_space
