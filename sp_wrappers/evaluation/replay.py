@@ -23,6 +23,7 @@ import numpy as np
 from ..archive.records import SnapshotInfo
 from ..core.policies import (
     Policy,
+    PolicyPlayer,
     RandomPolicy,
     check_opponent_action,
     is_policy,
@@ -282,6 +283,7 @@ class _Seat:
                 "trained on (config.json's game and game_kwargs, or --game)."
             )
         self.policy = policy
+        self.player = PolicyPlayer(policy)  # one game: a recurrent policy keeps its state
 
     def act(self, obs: Any, info: Mapping[str, Any] | None, rng: np.random.Generator) -> Any:
         mask = None
@@ -291,7 +293,7 @@ class _Seat:
         elif info and info.get("action_mask") is not None:
             mask = np.asarray(info["action_mask"], dtype=bool)
         batch = stack_observations([conform_observation(obs, self.obs_space)])
-        action = self.policy.act(batch, None if mask is None else mask[None], rng)[0]
+        action = self.player.act(batch, None if mask is None else mask[None], rng)[0]
         return check_opponent_action(self.policy, action, self.action_space, mask, self.seat)
 
 
