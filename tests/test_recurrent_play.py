@@ -99,7 +99,7 @@ class Recorder:
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.policy_id = policy.policy_id
-        self.calls: list[tuple[np.ndarray, np.ndarray]] = []
+        self.calls: list[tuple[np.ndarray, list | None, np.ndarray]] = []
 
     @property
     def recurrent(self) -> bool:
@@ -107,8 +107,28 @@ class Recorder:
 
     def act(self, obs: Any, masks: Any, rng: Any, state_keys: Any = None) -> np.ndarray:
         actions = self.policy.act(obs, masks, rng, state_keys=state_keys)
-        self.calls.append((np.array(obs, copy=True), np.asarray(actions)))
+        keys = None if state_keys is None else list(state_keys)
+        self.calls.append((np.array(obs, copy=True), keys, np.asarray(actions)))
         return actions
+
+
+def check_states_carried(model: Any, calls: list) -> set:
+    """Every recorded action is the model's (``predict``, deterministic) with the LSTM state of
+    its row's key carried from that key's earlier rows; returns the keys."""
+    states: dict[Any, Any] = {}
+    fresh_differs = False
+    for obs, keys, actions in calls:
+        assert keys is not None, "the policy was called without state keys"
+        for row, key in enumerate(keys):
+            start = np.array([key not in states])
+            expected, states[key] = model.predict(
+                obs[row : row + 1], states.get(key), start, deterministic=True
+            )
+            fresh, _ = model.predict(obs[row : row + 1], None, np.ones(1, bool), deterministic=True)
+            fresh_differs |= int(fresh[0]) != int(expected[0])
+            assert int(actions[row]) == int(expected[0])
+    assert fresh_differs  # the state mattered, so the comparison above means something
+    return set(states)
 
 
 @pytest.fixture(scope="module")
@@ -254,28 +274,35 @@ def test_the_end_of_run_evaluation_plays_a_recurrent_learner_s_games_as_play_mat
 # ------------------------------------------------------------------------------------------------
 
 
-def test_a_recurrent_opposing_team_keeps_its_state_through_a_game():
+def tag() -> Any:
     pytest.importorskip("mpe2")
     from mpe2 import simple_tag_v3
 
-    def tag() -> Any:
-        return simple_tag_v3.env(max_cycles=5, continuous_actions=False)
+    return simple_tag_v3.env(max_cycles=5, continuous_actions=False)
 
+
+def test_a_recurrent_opposing_team_keeps_its_state_through_a_game():
     model = recurrent_model(0, SelfPlayEnv(tag(), learner="adversary", teams="prefix"))
     team = Recorder(SB3Policy(model, deterministic=True, policy_id="lstm-team"))
     env = SelfPlayEnv(tag(), learner="agent", teams="prefix", opponent={"adversary": team})
-    env.reset(seed=0)
-    done = False
-    while not done:
-        _, _, terminated, truncated, _ = env.step(0)
-        done = terminated or truncated
-    assert len(team.calls) >= 4 and all(len(obs) == 3 for obs, _ in team.calls)
-    state, start = None, np.ones(3, dtype=bool)
-    fresh_differs = False
-    for obs, actions in team.calls:
-        expected, state = model.predict(obs, state, start, deterministic=True)
-        fresh, _ = model.predict(obs, None, np.ones(3, dtype=bool), deterministic=True)
-        fresh_differs |= not np.array_equal(fresh, expected)
-        start = np.zeros(3, dtype=bool)
-        assert actions.tolist() == expected.tolist()
-    assert fresh_differs  # the state mattered, so the comparison above means something
+    for seed in (0, 1):  # two games: the second starts from fresh states
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(0)
+            done = terminated or truncated
+    assert len(team.calls) >= 8 and all(len(obs) == 3 for obs, _, _ in team.calls)
+    assert len(check_states_carried(model, team.calls)) == 6  # 3 predators x 2 games
+
+
+def test_a_recurrent_opposing_team_keeps_its_state_in_a_team_s_training_env():
+    from sp_wrappers.training.team_setup import make_team_vec_env
+
+    model = recurrent_model(0, SelfPlayEnv(tag(), learner="adversary", teams="prefix"))
+    team = Recorder(SB3Policy(model, deterministic=True, policy_id="lstm-team"))
+    venv = make_team_vec_env(tag, "prefix", "agent", n_envs=2, seed=0, opponent={"adversary": team})
+    venv.reset()
+    for _ in range(12):  # more than one game per copy
+        venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+    venv.close()
+    assert len(check_states_carried(model, team.calls)) >= 12  # 3 predators, 2 copies, 2+ games
