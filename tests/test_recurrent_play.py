@@ -306,3 +306,30 @@ def test_a_recurrent_opposing_team_keeps_its_state_in_a_team_s_training_env():
         venv.step(np.zeros(venv.num_envs, dtype=np.int64))
     venv.close()
     assert len(check_states_carried(model, team.calls)) >= 12  # 3 predators, 2 copies, 2+ games
+
+
+class PredictSpy:
+    """A real model whose ``predict`` calls are written down (what went in, what came out)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.calls: list[tuple[Any, np.ndarray, Any]] = []
+
+    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, **kwargs: Any):
+        actions, new_state = self.model.predict(obs, state, episode_start, **kwargs)
+        self.calls.append((state, np.array(episode_start, copy=True), new_state))
+        return actions, new_state
+
+
+def test_a_team_run_s_final_evaluation_carries_a_recurrent_model_s_state_through_each_game():
+    from sp_wrappers.runs import team_train
+    from sp_wrappers.training.team_setup import make_team_vec_env
+
+    env = make_team_vec_env(tag, "prefix", "adversary", n_envs=1, seed=0, monitor=False)
+    spy = PredictSpy(recurrent_model(0, env))
+    team_train._play_against_random(spy, tag, "prefix", "adversary", n_games=5, seed=0)
+    assert len(spy.calls) == 10  # 4 copies, games of 5 rounds: two rounds of games
+    for i, (state, starts, _) in enumerate(spy.calls):
+        assert starts.tolist() == [i % 5 == 0] * 12  # 4 copies x 3 predators
+        if i:
+            assert state is spy.calls[i - 1][2]  # the memory of the previous step goes on
