@@ -400,6 +400,35 @@ def single_thread_torch():
 
 
 # ------------------------------------------------------------------------------------------------
+# The command line, as the tests drive it
+# ------------------------------------------------------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """``sp-wrappers ARGS`` through ``cli.main`` in this process: ``(status, stdout, stderr)``."""
+    from sp_wrappers import cli
+
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_exit_2(status: int, err: str, *fragments: str) -> None:
+    """A user error: exit status 2, no traceback, and every fragment on the last line."""
+    assert status == 2, err
+    assert "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+@pytest.fixture
+def sp_wrappers(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
+    return lambda *argv: run_cli(capsys, *argv)
+
+
+# ------------------------------------------------------------------------------------------------
 # Parallel workers: pyproject's addopts runs the suite on two pytest-xdist workers (-n 2)
 # ------------------------------------------------------------------------------------------------
 
