@@ -17,7 +17,6 @@ from PIL import Image
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 
-from sp_wrappers import cli
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
@@ -52,18 +51,6 @@ def runs(tmp_path_factory) -> dict[str, Path]:
         "connect_four_v3": _make_run(base / "c4", "connect_four_v3", MaskablePPO, {}),
         "pong_v3": _make_run(base / "pong", "pong_v3", PPO, {"max_cycles": 200}),
     }
-
-
-@pytest.fixture
-def sp_wrappers(capsys):
-    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
-
-    def run(*argv: object) -> tuple[int, str, str]:
-        status = cli.main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def _moves_in_summary(out: str) -> int:
