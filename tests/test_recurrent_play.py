@@ -99,7 +99,7 @@ class Recorder:
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.policy_id = policy.policy_id
-        self.calls: list[tuple[np.ndarray, list | None, np.ndarray]] = []
+        self.calls: list[tuple[np.ndarray, Any, list | None, np.ndarray]] = []
 
     @property
     def recurrent(self) -> bool:
@@ -108,27 +108,27 @@ class Recorder:
     def act(self, obs: Any, masks: Any, rng: Any, state_keys: Any = None) -> np.ndarray:
         actions = self.policy.act(obs, masks, rng, state_keys=state_keys)
         keys = None if state_keys is None else list(state_keys)
-        self.calls.append((np.array(obs, copy=True), keys, np.asarray(actions)))
+        record = (np.array(obs, copy=True), None if masks is None else np.array(masks), keys)
+        self.calls.append((*record, np.asarray(actions)))
         return actions
 
 
-def check_states_carried(model: Any, calls: list) -> set:
-    """Every recorded action is the model's (``predict``, deterministic) with the LSTM state of
-    its row's key carried from that key's earlier rows; returns the keys."""
-    states: dict[Any, Any] = {}
+def check_states_carried(model: Any, calls: list, state_matters: bool = True) -> set:
+    """Every recorded action is the model's with the LSTM state of its row's key carried from
+    that key's earlier rows (``SB3Policy.act`` with explicit keys, which plays as the model's
+    own ``predict`` does: test_policy_families); returns the keys."""
+    reference = SB3Policy(model, deterministic=True)
     fresh_differs = False
-    for obs, keys, actions in calls:
+    for obs, masks, keys, actions in calls:
         assert keys is not None, "the policy was called without state keys"
         for row, key in enumerate(keys):
-            start = np.array([key not in states])
-            expected, states[key] = model.predict(
-                obs[row : row + 1], states.get(key), start, deterministic=True
-            )
-            fresh, _ = model.predict(obs[row : row + 1], None, np.ones(1, bool), deterministic=True)
+            view = obs[row : row + 1], None if masks is None else masks[row : row + 1]
+            expected = reference.act(*view, None, state_keys=[("carried", key)])
+            fresh = reference.act(*view, None, state_keys=[object()])
             fresh_differs |= int(fresh[0]) != int(expected[0])
             assert int(actions[row]) == int(expected[0])
-    assert fresh_differs  # the state mattered, so the comparison above means something
-    return set(states)
+    assert fresh_differs or not state_matters  # so the comparison above means something
+    return {key for _, _, keys, _ in calls for key in keys}
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +217,18 @@ def test_a_replay_from_an_opening_plays_play_openings_game_of_that_opening(lstm_
     assert tuple(int(a) for m in replay.moves for a in m.actions.values()) == result.games[0].moves
 
 
+def test_a_recurrent_policy_sees_the_forced_moves_of_its_seat_and_remembers_them():
+    model = recurrent_model(0)
+    recorder = Recorder(SB3Policy(model, deterministic=True, policy_id="lstm"))
+    first_legal = CallablePolicy(lambda obs, mask: int(np.flatnonzero(mask)[0]), "first-legal")
+    result = play_openings(tictactoe_v3.env, recorder, first_legal, [(4, 0, 8)], ["player_1"])
+    moves = result.games[0].moves
+    assert moves[:3] == (4, 0, 8)
+    assert len(recorder.calls) == len(moves[0::2])  # player_1's turns, forced ones included
+    keys = check_states_carried(model, recorder.calls, state_matters=False)
+    assert len(keys) == 1  # one game, one seat: one memory
+
+
 def test_a_person_s_game_against_a_recurrent_policy_gets_the_match_s_moves(lstm_a):
     first_legal = CallablePolicy(lambda obs, mask: int(np.flatnonzero(mask)[0]), "first-legal")
     match = match_moves(lstm_a, first_legal, n_games=1)[0]
@@ -291,7 +303,7 @@ def test_a_recurrent_opposing_team_keeps_its_state_through_a_game():
         while not done:
             _, _, terminated, truncated, _ = env.step(0)
             done = terminated or truncated
-    assert len(team.calls) >= 8 and all(len(obs) == 3 for obs, _, _ in team.calls)
+    assert len(team.calls) >= 8 and all(len(obs) == 3 for obs, *_ in team.calls)
     assert len(check_states_carried(model, team.calls)) == 6  # 3 predators x 2 games
 
 
