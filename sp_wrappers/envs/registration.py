@@ -149,7 +149,9 @@ def reference_bot(game: str, name: str, action_space: Any = None) -> Policy:
     4
     """
     from ..core.policies import RandomPolicy
+    from ..games.baselines import bot_name
 
+    name = bot_name(name)  # alphabeta1 is alphabeta-d1
     if name == "random":
         return RandomPolicy(action_space)
     bots = {bot.policy_id: bot for bot in reference_opponents(game)[1:]}
