@@ -9,6 +9,8 @@ A block may carry markers, HTML comments just above it (invisible on the site), 
 - ``<!-- test: before "sp-wrappers train tictactoe_v3 --timesteps 512" -->``: a command (a shell
   line) run first, for what the block needs and the page does not show (a run to rate, say).
 - ``<!-- test: input "5\\n1\\n" -->``: what the block reads from stdin.
+- ``<!-- test: status "1" -->``: the exit status the block's commands end with (default 0), for
+  a command that a person would end by hand (a game of chess stopped with ``quit``).
 - ``<!-- test: file "c4cnn.py" -->``: the block is a module the reader saves under that name (in the
   current directory, where the page's later blocks import it), not a script to run.
 - ``<!-- test: skip "reason" -->``: a fragment, or a command not for a test (an install); the reason
@@ -38,7 +40,7 @@ PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 RUNNABLE = ("python", "bash", "sh", "console")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 MARKER = re.compile(r"^<!--\s*test:\s*(.*?)\s*-->\s*$")
-VERBS = {"replace": 2, "before": 1, "input": 1, "file": 1, "skip": 1, "xfail": 1}
+VERBS = {"replace": 2, "before": 1, "input": 1, "status": 1, "file": 1, "skip": 1, "xfail": 1}
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Block:
     replace: list[tuple[str, str]] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
     stdin: str | None = None
+    status: str = "0"
     skip: str | None = None
     file: str | None = None
     xfail: str | None = None
@@ -109,16 +112,18 @@ def sp_wrappers_command(line: str) -> str:
     return f"{shlex.quote(sys.executable)} -m sp_wrappers.cli {line[len('sp-wrappers '):]}"
 
 
-def shell_call(command: str, stdin: str | None, xfail: str | None, where: str) -> str:
+def shell_call(
+    command: str, stdin: str | None, xfail: str | None, where: str, expected: str = "0"
+) -> str:
     check = xfail is None
     return textwrap.dedent(
         f"""\
         if __name__ == "__main__":
             print({f"$ {command}"!r}, flush=True)
             _status = subprocess.run({command!r}, shell=True, input={stdin!r}, text=True).returncode
-            if _status and {check!r}:
-                sys.exit("{where}: the command failed with exit status " + str(_status))
-            if _status:
+            if _status != {int(expected)} and {check!r}:
+                sys.exit("{where}: the command ended with exit status " + str(_status))
+            if _status != {int(expected)}:
                 print("XFAIL {where} ({xfail}): exit status", _status, flush=True)
         """
     )
@@ -152,7 +157,9 @@ def driver(blocks: list[Block]) -> str:
         else:
             for line in block.commands():
                 parts.append(
-                    shell_call(sp_wrappers_command(line), block.stdin, block.xfail, block.where)
+                    shell_call(
+                        sp_wrappers_command(line), block.stdin, block.xfail, block.where, block.status
+                    )
                 )
     return "\n".join(parts)
 
