@@ -8,6 +8,8 @@ walk (``exploitability``), the value-losing positions, NashConv of the greedy po
 load average before and after training, and the machine. With ``--probe-every N`` it also walks
 the live learner every N steps and records the first step from which it stayed unbeatable (the
 learning rate still decays over the whole budget, so that is not what a shorter budget gives).
+``train_cpu_seconds`` is the training process's CPU time (one torch thread): on a busy machine it
+tells about what the wall time would be on a quiet one.
 
 Resumable: a seed already in the results file with the same budget is skipped.
 Seeds run one after another by default (the timing the README quotes); ``--parallel K`` runs K at
@@ -15,7 +17,7 @@ once, which shares the cores and slows each run down: use it for the outcomes, n
 
 Run (on a quiet machine, note its load):
     python benchmarks/main_job_seeds.py --seeds 0 1 2 3 4
-    python benchmarks/main_job_seeds.py --seeds 0 1 2 --timesteps 150000 --probe-every 25000
+    python benchmarks/main_job_seeds.py --seeds 0 1 2 --timesteps 200000 --probe-every 25000
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import json
 import os
 import platform
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
@@ -100,10 +103,10 @@ def run_seed(seed: int, timesteps: int | None, probe_every: int) -> dict[str, An
         args = example.parse_args(argv)
         probe = Probe() if probe_every > 0 else None
         log = Path(out) / "log.txt"
-        load_before = os.getloadavg()
+        load_before, cpu_before = os.getloadavg(), time.process_time()
         with open(log, "w") as stream, contextlib.redirect_stdout(stream):
             model, seconds = example.train(args, [probe] if probe else None)
-            load_after = os.getloadavg()
+            load_after, cpu_seconds = os.getloadavg(), time.process_time() - cpu_before
             result = example.strength(model, args)
         report = result["report"]
         row: dict[str, Any] = {
@@ -112,6 +115,9 @@ def run_seed(seed: int, timesteps: int | None, probe_every: int) -> dict[str, An
             "train_seconds": round(seconds, 1),
             "steps": int(model.num_timesteps),
             "steps_per_s": round(model.num_timesteps / seconds, 1),
+            # CPU time of the training process (probes included): near the wall time on a quiet
+            # machine, so a busy machine's runs still tell how long a quiet one would take
+            "train_cpu_seconds": round(cpu_seconds, 1),
             "unbeatable": bool(report.unbeatable) and not report.value_losses,
             "forced": {s: line.outcome for s, line in report.forced.items()},
             "forcing_lines": {
@@ -134,7 +140,7 @@ def run_seed(seed: int, timesteps: int | None, probe_every: int) -> dict[str, An
 
 def main() -> None:
     args = parse_args()
-    budget = args.timesteps if args.timesteps is not None else load_example().parse_args([]).timesteps
+    budget = args.timesteps or load_example().parse_args([]).timesteps
     done = set()
     if args.results.exists():
         for line in args.results.read_text().splitlines():

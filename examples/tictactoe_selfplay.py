@@ -151,7 +151,7 @@ def main() -> None:
         best = report.game_values[seat]
         verdict = "as good as perfect play" if line.outcome >= best else "BEATEN"
         moves = ", ".join(f"{player} {action}" for player, action in line.moves) or "-"
-        print(f"  as {seat}: an opponent can hold it to {line.outcome:+g} ({verdict}); line: {moves}")
+        print(f"  as {seat}: an opponent can hold it to {line.outcome:+g} ({verdict}): {moves}")
     print(f"  value-losing positions: {len(report.value_losses)}")
     for loss in report.value_losses[:3]:  # the first few, each with its board
         print("    " + str(loss).replace("\n", "\n      "))
@@ -164,16 +164,16 @@ def main() -> None:
             f"  ({distinct} distinct games of {games})"
         )
 
-    if report.unbeatable and not report.value_losses:
-        print(
-            "\nUNBEATABLE: no opponent can beat this model in either seat and it never throws away"
-            " a draw or a win (checked over every line of the game)."
-        )
+    lost = len(report.value_losses)
+    if report.unbeatable and not lost:
+        print("\nUNBEATABLE: no opponent can beat it in either seat; it never throws away value.")
+    elif report.unbeatable:
+        print(f"\nUNBEATABLE in both seats, but it throws away value in {lost} position(s).")
     else:
+        forced = ", ".join(f"{s} {line.outcome:+g}" for s, line in report.forced.items())
         print(
-            f"\nNOT UNBEATABLE: an opponent can beat it (forced outcome per seat: "
-            f"{ {s: line.outcome for s, line in report.forced.items()} }) or it loses value in "
-            f"{len(report.value_losses)} position(s); train longer (--timesteps) or try another seed."
+            f"\nNOT UNBEATABLE: an opponent can force {forced}; {lost} value-losing "
+            "position(s). Train longer (--timesteps) or try another seed."
         )
 
 
