@@ -48,7 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--timesteps", type=int, default=200_000, help="training budget, in learner steps"
+        "--timesteps", type=int, default=300_000, help="training budget, in learner steps"
     )
     parser.add_argument("--n-envs", type=int, default=8, help="game copies stepped together")
     parser.add_argument("--save-every", type=int, default=20_000, help="learner steps")
