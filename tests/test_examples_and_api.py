@@ -85,7 +85,10 @@ def test_importing_the_package_does_not_import_torch():
 @pytest.mark.parametrize(
     "script, expected",
     [
-        ("tictactoe_selfplay.py", ["snapshot-0000", "vs random", "vs minimax"]),
+        (
+            "tictactoe_selfplay.py",
+            ["snapshot-0000", "exact walk", "value-losing positions", "NashConv", "vs minimax"],
+        ),
         ("connect_four_selfplay.py", ["snapshot-0000", "vs random", "vs alphabeta-d2"]),
     ],
 )
@@ -100,5 +103,8 @@ def test_example_runs_end_to_end_on_a_tiny_budget(script, expected, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     for text in expected:
         assert text in result.stdout
+    if script == "tictactoe_selfplay.py":  # the last line says plainly whether it is unbeatable
+        last = result.stdout.strip().splitlines()[-1]
+        assert last.startswith(("UNBEATABLE", "NOT UNBEATABLE:")), last
     assert (tmp_path / "model.zip").exists()
     assert (tmp_path / "archive" / "index.sqlite").exists()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 
-from sp_wrappers import CallablePolicy, SelfPlayEnv, SelfPlayVecEnv
+from sp_wrappers import CallablePolicy, RandomOpenings, SelfPlayEnv, SelfPlayVecEnv
+from sp_wrappers.envs.symmetric_view import resolve_symmetries
 from sp_wrappers.games.symmetries import Symmetry, board_symmetries, symmetries_for
 
 
@@ -71,6 +72,61 @@ def test_selfplay_env_episode_in_a_view_is_the_real_game_with_mapped_moves(
         assert summary_v == summary_r  # outcome, returns, length, seat, opponent
         outcomes.add((summary_r["outcome"], summary_r["length"]))
     assert len(outcomes) > 1  # the learner's moves mattered: not one fixed game
+
+
+def _with_openings():
+    return RandomOpenings(tictactoe_v3.env(), plies=(0, 3))
+
+
+@pytest.mark.parametrize("learner", ["player_1", "player_2"])
+def test_selfplay_env_combines_symmetries_with_random_openings(learner):
+    """Refused before ("Symmetry 'rot90' disagrees"); now the episode starts from the seeded
+    random opening, seen in the view, and plays as the real game with mapped moves."""
+    rot90 = _only("tictactoe_v3", "rot90")[0]
+    rng = np.random.default_rng(4)
+    stones_at_start = set()
+    for seed in range(8):
+        game = _with_openings()
+        mapped = SelfPlayEnv(game, learner=learner, opponent=_opponent(), symmetries=[rot90])
+        assert game.probability == 1.0  # the check played on copies: the env's game keeps them
+        real = SelfPlayEnv(_with_openings(), learner=learner, opponent=_opponent())
+        stones_at_start.add(int(real.reset(seed=seed)[0].sum()))
+        step_v, step_r = _play_pair(
+            mapped, real, rot90, seed, lambda m: int(rng.choice(np.flatnonzero(m)))
+        )
+        assert step_v[1:4] == step_r[1:4]
+    assert len(stones_at_start) > 1  # the openings were played: not always the empty board
+    auto = SelfPlayEnv(_with_openings, symmetries="auto")
+    assert len(auto.view.symmetries) == 8
+
+
+def test_vec_env_combines_symmetries_with_random_openings():
+    vec = SelfPlayVecEnv(_with_openings, n_envs=3, learner="player_1", symmetries="auto")
+    try:
+        vec.seed(0)
+        obs = vec.reset()
+        assert len(vec.symmetries) == 8
+        finished = 0
+        while finished < 9:
+            actions = np.array([np.flatnonzero(m)[0] for m in vec.action_masks()])
+            obs, _, dones, infos = vec.step(actions)
+            finished += int(dones.sum())
+        assert {info["selfplay"]["symmetry"] for info in infos if "selfplay" in info} <= set(
+            s.name for s in symmetries_for("tictactoe_v3")
+        )
+    finally:
+        vec.close()
+
+
+def test_resolving_auto_symmetries_builds_the_game_three_times_not_a_hundred():
+    built = []
+
+    def counting_env():
+        built.append(1)
+        return _with_openings()
+
+    assert len(resolve_symmetries("auto", counting_env)) == 8
+    assert len(built) == 3  # one to name the game, the real and the mapped copy of the check
 
 
 def test_selfplay_env_auto_draws_every_view_and_is_reproducible():

@@ -19,6 +19,7 @@ from sp_wrappers.games.symmetries import (
     check_symmetry,
     symmetries_for,
 )
+from sp_wrappers.games.wrappers import RandomOpenings
 
 GO_SIZE = 5
 GAMES = {
@@ -164,6 +165,34 @@ def test_a_permutation_of_the_wrong_size_is_refused_naming_the_symmetry():
 def test_a_permutation_that_is_not_a_bijection_is_refused_at_construction():
     with pytest.raises(ValueError, match=r"Symmetry 'dup'.*not a bijection"):
         Symmetry("dup", lambda x: x, [0, 1, 1])
+
+
+def test_symmetries_are_checked_from_the_fixed_start_of_a_game_with_random_openings():
+    # Both copies used to play the same unmirrored random opening, so every true symmetry was
+    # blamed for it; the check now plays from the fixed start (the opening is moves like any).
+    def with_openings():
+        return RandomOpenings(tictactoe_v3.env(), plies=(0, 3))
+
+    symmetries = symmetries_for("tictactoe_v3")
+    assert check_symmetries(with_openings, symmetries, n_positions=60, seed=2) == symmetries
+    (rot90,) = [s for s in symmetries if s.name == "rot90"]
+    twisted = Symmetry("twisted", rot90.observation_fn, symmetries[3].permutation)  # rot270's
+    with pytest.raises(ValueError, match="Symmetry 'twisted' disagrees with tictactoe_v3"):
+        check_symmetry(with_openings, twisted)  # a wrong one is still refused
+
+
+def test_the_check_builds_the_real_and_the_mapped_game_once_for_all_symmetries():
+    built = []
+
+    def counting_env():
+        built.append(1)
+        return RandomOpenings(tictactoe_v3.env(), plies=(0, 3))
+
+    check_symmetries(counting_env, symmetries_for("tictactoe_v3"), n_positions=50)
+    assert len(built) == 2  # used to be about 100 for the 8 symmetries
+    built.clear()
+    check_symmetry(counting_env, symmetries_for("tictactoe_v3")[1], n_positions=50)
+    assert len(built) == 2
 
 
 def test_duplicate_names_are_refused():

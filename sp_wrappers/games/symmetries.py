@@ -354,6 +354,78 @@ def _moves(moves: list[int]) -> str:
     return f"{len(moves)} moves, the last ones {moves[-10:]}"
 
 
+def _fixed_start(game: Any) -> Any:
+    """``game`` with its random openings turned off, so that a seeded reset of two copies gives
+    the same start: each :class:`~sp_wrappers.games.wrappers.RandomOpenings` layer of a fresh copy
+    built for the check plays none (the openings are moves of the game, checked as any other)."""
+    from .wrappers import RandomOpenings  # imports PettingZoo, as the games the check plays do
+
+    layer, seen = game, 0
+    while layer is not None and seen < 64:
+        if isinstance(layer, RandomOpenings):
+            layer.probability = 0.0
+        layer, seen = getattr(layer, "env", getattr(layer, "aec_env", None)), seen + 1
+    return game
+
+
+def _check_on(
+    real: Any, mapped: Any, symmetry: Symmetry, n_positions: int, seed: int
+) -> Symmetry:
+    """:func:`check_symmetry` on two games already built (reset here once per random game)."""
+    game_name = (getattr(real, "metadata", None) or {}).get("name", "the game")
+    rng = np.random.default_rng(seed)
+    position = game_index = 0
+    while position < n_positions:
+        real.reset(seed=seed + game_index)
+        mapped.reset(seed=seed + game_index)
+        agent = real.agent_selection
+        n_actions = getattr(real.action_space(agent), "n", None)
+        if n_actions != symmetry.n_actions:
+            raise ValueError(
+                f"Symmetry {symmetry.name!r} permutes {symmetry.n_actions} actions; "
+                f"{game_name}'s seat {agent!r} has the action space "
+                f"{real.action_space(agent)}. Build it for this game's actions."
+            )
+        moves: list[int] = []
+        while position < n_positions:
+            problem = _compare(symmetry, real, mapped)
+            if problem is not None:
+                raise ValueError(
+                    f"Symmetry {symmetry.name!r} disagrees with {game_name} at position "
+                    f"{position} (game {game_index}, after {_moves(moves)}): {problem}. "
+                    "Check that its observation function and its action permutation "
+                    "describe the same transformation, or leave it out of symmetries=."
+                )
+            position += 1
+            agent = real.agent_selection
+            if not real.agents or real.terminations[agent] or real.truncations[agent]:
+                break
+            _, mask = _position(real, agent)
+            legal = np.flatnonzero(mask) if mask is not None else np.arange(n_actions)
+            action = int(rng.choice(legal))
+            real.step(action)
+            mapped.step(symmetry.action_to_view(action))
+            moves.append(action)
+        game_index += 1
+    return symmetry
+
+
+def _checked_on_two_copies(
+    env_fn: Callable[[], Any], symmetries: Sequence[Symmetry], n_positions: int, seed: int
+) -> None:
+    """Build the real and the mapped game once each and check every symmetry on them."""
+    real = _fixed_start(as_aec_env(env_fn()))
+    try:
+        mapped = _fixed_start(as_aec_env(env_fn()))
+        try:
+            for symmetry in symmetries:
+                _check_on(real, mapped, symmetry, n_positions, seed)
+        finally:
+            mapped.close()
+    finally:
+        real.close()
+
+
 def check_symmetry(
     env_fn: Callable[[], Any], symmetry: Symmetry, n_positions: int = 200, seed: int = 0
 ) -> Symmetry:
@@ -366,7 +438,10 @@ def check_symmetry(
     seat's viewed observation must equal its observation of the second game, every legal action
     must map to a legal one, the viewed mask must equal the second game's mask, rewards and
     terminations must agree, and the inverse view (when given) must give the observation back.
-    This needs a deterministic game whose start is symmetric, as board games are.
+    This needs a deterministic game whose start is symmetric, as board games are: a game wrapped
+    in :class:`~sp_wrappers.games.wrappers.RandomOpenings` is checked from its fixed start (its
+    random openings are moves like the others, and the random games play them). Each of the two
+    games is built once and reset for every random game.
 
     :param env_fn: builds the PettingZoo game (AEC or Parallel).
     :param symmetry: the view to check.
@@ -387,46 +462,7 @@ transformation, or leave it out of symmetries=.
     """
     if n_positions < 1:
         raise ValueError(f"n_positions must be >= 1, got {n_positions}.")
-    rng = np.random.default_rng(seed)
-    position = game_index = 0
-    while position < n_positions:
-        real, mapped = as_aec_env(env_fn()), as_aec_env(env_fn())
-        game_name = (getattr(real, "metadata", None) or {}).get("name", "the game")
-        try:
-            real.reset(seed=seed + game_index)
-            mapped.reset(seed=seed + game_index)
-            agent = real.agent_selection
-            n_actions = getattr(real.action_space(agent), "n", None)
-            if n_actions != symmetry.n_actions:
-                raise ValueError(
-                    f"Symmetry {symmetry.name!r} permutes {symmetry.n_actions} actions; "
-                    f"{game_name}'s seat {agent!r} has the action space "
-                    f"{real.action_space(agent)}. Build it for this game's actions."
-                )
-            moves: list[int] = []
-            while position < n_positions:
-                problem = _compare(symmetry, real, mapped)
-                if problem is not None:
-                    raise ValueError(
-                        f"Symmetry {symmetry.name!r} disagrees with {game_name} at position "
-                        f"{position} (game {game_index}, after {_moves(moves)}): {problem}. "
-                        "Check that its observation function and its action permutation "
-                        "describe the same transformation, or leave it out of symmetries=."
-                    )
-                position += 1
-                agent = real.agent_selection
-                if not real.agents or real.terminations[agent] or real.truncations[agent]:
-                    break
-                _, mask = _position(real, agent)
-                legal = np.flatnonzero(mask) if mask is not None else np.arange(n_actions)
-                action = int(rng.choice(legal))
-                real.step(action)
-                mapped.step(symmetry.action_to_view(action))
-                moves.append(action)
-        finally:
-            real.close()
-            mapped.close()
-        game_index += 1
+    _checked_on_two_copies(env_fn, [symmetry], n_positions, seed)
     return symmetry
 
 
@@ -437,7 +473,8 @@ def check_symmetries(
     seed: int = 0,
 ) -> list[Symmetry]:
     """:func:`check_symmetry` on each symmetry, and that their names are unique; what an env
-    given ``symmetries=`` calls at construction.
+    given ``symmetries=`` calls at construction. The game is built twice in all (the real and
+    the mapped copy), however many symmetries there are.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> len(check_symmetries(tictactoe_v3.env, symmetries_for("tictactoe_v3"), n_positions=20))
@@ -453,6 +490,7 @@ def check_symmetries(
     doubles = sorted({n for n in names if names.count(n) > 1})
     if doubles:
         raise ValueError(f"Symmetry names must be unique, {doubles} appear twice; rename them.")
-    for symmetry in symmetries:
-        check_symmetry(env_fn, symmetry, n_positions=n_positions, seed=seed)
+    if n_positions < 1:
+        raise ValueError(f"n_positions must be >= 1, got {n_positions}.")
+    _checked_on_two_copies(env_fn, symmetries, n_positions, seed)
     return symmetries
