@@ -162,7 +162,8 @@ class SnapshotPayoffs:
 def archive_payoffs(archive: Any, ids: Sequence[str]) -> SnapshotPayoffs:
     """The scores between the snapshots ``ids`` from ``archive``'s match history (every recorded
     game between two of them, whatever its source, through :meth:`SnapshotArchive.scores_against
-    <sp_wrappers.SnapshotArchive.scores_against>`).
+    <sp_wrappers.SnapshotArchive.scores_against>`: one read of the archive's payoff table per
+    snapshot, whatever the length of the history).
 
     :param archive: a :class:`~sp_wrappers.SnapshotArchive`.
     :param ids: the snapshot ids, in the order of the matrix's rows.
