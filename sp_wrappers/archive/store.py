@@ -610,7 +610,9 @@ class SnapshotArchive:
 
     # -- ratings and matches: the match history's ----------------------------------------------
     def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``, each
+        snapshot's whole ratings object. To change some keys and keep the others (what a rating
+        writer wants when other processes rate the same archive), use :meth:`update_ratings`."""
         self._history.set_ratings(ratings)
 
     def update_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
