@@ -83,9 +83,7 @@ def assert_table_equals_rows(archive, decays=DECAYS) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_scores_read_from_the_payoff_table_equal_the_match_rows_on_random_histories(
-    tmp_path, seed
-):
+def test_scores_read_from_the_payoff_table_equal_the_match_rows_on_random_histories(tmp_path, seed):
     rng = np.random.default_rng(seed)
     archive = SnapshotArchive(tmp_path / "a")
     games = random_games(rng, int(rng.integers(50, 400)), halves=seed % 2 == 0)
