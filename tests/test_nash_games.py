@@ -11,6 +11,7 @@ from stable_baselines3.common.logger import configure
 
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
 from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.training.callbacks import SelfPlayCallback
 from sp_wrappers.training.nash_games import mixture_statistics
@@ -53,6 +54,16 @@ def test_a_nash_run_plays_the_missing_pairs_and_logs_and_stores_its_mixture(tmp_
     assert 1 <= int(float(last["selfplay/nash_support"])) <= 4
     assert float(last["selfplay/nash_entropy"]) >= 0.0
     assert last["selfplay/nash_top"].startswith("snapshot-")
+
+
+def test_a_nash_run_on_the_vector_env_plays_its_missing_pairs_too(tmp_path):
+    archive = SnapshotArchive(tmp_path / "archive")
+    sampler = OpponentSampler(archive, window=3, latest_ratio=0.0, strategy="nash", seed=0)
+    venv = SelfPlayVecEnv(tictactoe_v3.env, n_envs=2, opponent=sampler)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=128, batch_size=64, seed=0)
+    model.learn(1024, callback=SelfPlayCallback(archive, save_every=300))
+    assert len(archive) >= 3 and sampler.missing_pairs() == []
+    assert archive.matches(source="evaluation") and archive.stored_mixture() is not None
 
 
 def test_the_games_per_save_are_bounded(tmp_path):

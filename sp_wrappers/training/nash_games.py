@@ -84,9 +84,11 @@ class NashPayoffGames:
         return self._sampler
 
     def _env_fn(self, env: Any) -> Callable[[], Any] | None:
+        """The game's constructor: given, the vector env's own (``SelfPlayVecEnv``), or its
+        first copy's (``SelfPlayEnv`` built from a constructor)."""
         if self.env_fn is None:
             try:
-                self.env_fn = env.get_attr("env_fn", indices=[0])[0]
+                self.env_fn = getattr(env, "env_fn", None) or env.get_attr("env_fn", [0])[0]
             except Exception:  # noqa: BLE001 - no env_fn to find
                 self.env_fn = None
         return self.env_fn
