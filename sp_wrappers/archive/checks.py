@@ -87,6 +87,7 @@ _COLUMNS = {
         "team_b",
         "config",
     ],
+    "payoff": ["decay", "player", "opponent", "games", "score", "weight"],
 }
 # safetensors dtype names of the torch dtypes a policy holds, and their sizes in bytes
 _ST_DTYPES = {

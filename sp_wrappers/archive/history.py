@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from .checks import ArchiveFormatError
+from .checks import ArchiveFormatError, ArchiveWriteError
 from .index import INDEX_NAME, ArchiveIndex
 from .matches import (
     INSERT_MATCH,
@@ -24,12 +24,15 @@ from .matches import (
     decode_config,
     match_row,
 )
+from .payoff import add_decay, apply_games, read_scores, scores_from_rows, stored_decays
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, player_name
 
-__all__ = ["MatchHistory", "PLAYER_RATING_KEY"]
+__all__ = ["MatchHistory", "PLAYER_RATING_KEY", "MIXTURE_KEY"]
 
 #: The ``meta`` key prefix of a non-snapshot player's ratings: ``player_rating:<player>``.
 PLAYER_RATING_KEY = "player_rating:"
+#: The ``meta`` key of the opponent mixture a run stored (:meth:`MatchHistory.store_mixture`).
+MIXTURE_KEY = "nash_mixture"
 
 
 def _finite_ratings(player: str, values: Mapping[str, float]) -> dict[str, float]:
@@ -76,6 +79,39 @@ class MatchHistory:
                 )
             )
         self.index.write(statements)
+
+    def update_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Set some rating keys of snapshots, keeping their other keys: ``{snapshot_id: {"bt":
+        1180.2}}`` changes ``bt`` and leaves ``elo`` as stored.
+
+        Each snapshot's ratings are read, changed and written inside one write transaction, so
+        two processes rating one archive (``sp-wrappers ratings`` beside a training run) never
+        write back a key the other changed meanwhile. Snapshots not in the archive are skipped.
+
+        :param ratings: snapshot id -> rating name -> finite number (Elo points).
+        """
+        changes = {as_snapshot_id(sid): _finite_ratings(str(sid), v) for sid, v in ratings.items()}
+        if not changes:
+            return
+        with self.index.locked() as conn:
+            for sid, values in changes.items():
+                row = conn.execute("SELECT ratings FROM snapshots WHERE id = ?", (sid,)).fetchone()
+                if row is None:
+                    continue
+                try:
+                    stored = json.loads(row[0]) if isinstance(row[0], str) else None
+                except ValueError:
+                    stored = None
+                if not isinstance(stored, dict):
+                    raise ArchiveFormatError(
+                        f"{self.index.path / INDEX_NAME}: the ratings of snapshot {sid} are not a "
+                        "JSON object. Restore the index from a backup, or set them again with "
+                        "set_ratings()."
+                    )
+                conn.execute(
+                    "UPDATE snapshots SET ratings = ? WHERE id = ?",
+                    (json.dumps({**stored, **values}), sid),
+                )
 
     def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
         """Store the ratings of players that are not snapshots of this archive (the learner,
@@ -132,6 +168,60 @@ class MatchHistory:
             out[player] = {str(k): float(v) for k, v in ratings.items()}
         return out
 
+    def store_mixture(
+        self, mixture: Mapping[str, float], step: int | None = None, missing_pairs: int = 0
+    ) -> None:
+        """Store the opponent mixture a run draws snapshots from (the Nash mixture of
+        ``OpponentSampler(strategy="nash")``) in the ``meta`` row :data:`MIXTURE_KEY`, replacing
+        the one stored before: ``{"step", "wall_time", "mixture", "missing_pairs"}``.
+
+        :param mixture: snapshot id -> probability (finite, non-negative).
+        :param step: the learner step it was computed at.
+        :param missing_pairs: how many pairs of its snapshots had no game and counted as even.
+        """
+        clean = _finite_ratings("the mixture", mixture)
+        if any(p < 0 for p in clean.values()):
+            raise ValueError(f"A mixture's probabilities must be >= 0, got {clean}.")
+        record = {
+            "step": None if step is None else int(step),
+            "wall_time": time.time(),
+            "mixture": clean,
+            "missing_pairs": int(missing_pairs),
+        }
+        self.index.write(
+            [
+                (
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                    (MIXTURE_KEY, json.dumps(record)),
+                )
+            ]
+        )
+
+    def stored_mixture(self) -> dict[str, Any] | None:
+        """The mixture :meth:`store_mixture` stored last (``None`` when there is none)."""
+        row = (
+            self.index.connect()
+            .execute("SELECT value FROM meta WHERE key = ?", (MIXTURE_KEY,))
+            .fetchone()
+        )
+        if row is None:
+            return None
+        try:
+            record = json.loads(row[0]) if isinstance(row[0], str) else None
+        except ValueError:
+            record = None
+        mixture = record.get("mixture") if isinstance(record, dict) else None
+        if not isinstance(mixture, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) and v >= 0
+            for v in mixture.values()
+        ):
+            raise ArchiveFormatError(
+                f"{self.index.path / INDEX_NAME}: the meta row {MIXTURE_KEY!r} is not a stored "
+                "mixture of finite probabilities. Delete that row (the next run stores its "
+                "mixture again) or restore the index from a backup."
+            )
+        return record
+
     def _snapshot_ids(self) -> set[str]:
         rows = self.index.connect().execute("SELECT id FROM snapshots").fetchall()
         return {row[0] for row in rows}
@@ -176,21 +266,22 @@ class MatchHistory:
     def record_matches(self, matches: Iterable[Mapping[str, Any]]) -> None:
         """Append many games in one transaction (dicts with :meth:`record_match`'s arguments)."""
         now = time.time()
-        statements: list[tuple[str, Sequence[Any]]] = []
-        games: dict[str, int] = {}
-        for match in matches:
-            row = match_row(match, now, player_name)
-            a, b = row[2], row[3]
-            statements.append((INSERT_MATCH, row))
-            for player in (a, b):
-                games[player] = games.get(player, 0) + 1
-        if not statements:
+        rows = [match_row(match, now, player_name) for match in matches]
+        if not rows:
             return
-        statements += [
-            ("UPDATE snapshots SET games = games + ? WHERE id = ?", (n, player))
-            for player, n in games.items()
-        ]
-        self.index.write(statements)
+        games: dict[str, int] = {}
+        for row in rows:
+            for player in (row[2], row[3]):
+                games[player] = games.get(player, 0) + 1
+        with self.index.locked() as conn:
+            # The match rows, the snapshots' game counts and the payoff table's sums commit
+            # together: no reader ever sees one without the others.
+            conn.executemany(INSERT_MATCH, rows)
+            conn.executemany(
+                "UPDATE snapshots SET games = games + ? WHERE id = ?",
+                [(n, player) for player, n in games.items()],
+            )
+            apply_games(conn, [(row[2], row[3], row[4]) for row in rows])
 
     def matches(
         self,
@@ -247,6 +338,10 @@ class MatchHistory:
         :class:`~sp_wrappers.league.payoff.PayoffTable` decay their counts (``0.99``: a game 100
         games back weighs 0.37 of the newest). ``games`` is the undecayed count either way.
 
+        Read from the index's payoff table (:mod:`sp_wrappers.archive.payoff`), which every
+        write keeps in step with the match rows: the cost does not grow with the history. A
+        decay the table does not keep yet is added to it (computed once from the match rows).
+
         :param player: the player's name (or its snapshot).
         :param decay: the weight factor per later game of the pair, in ``(0, 1]``.
         """
@@ -259,54 +354,20 @@ class MatchHistory:
         cached = self._scores.get(key)
         if cached is not None and cached[0] == version:
             return dict(cached[1])
-        if decay < 1.0:
-            result = self._decayed_scores(player, decay)
-            self._scores[key] = (version, result)
-            return dict(result)
-        rows = (
-            self.index.connect()
-            .execute(
-                "SELECT player_b, sum(score_a), count(*) FROM matches WHERE player_a = ? "
-                "GROUP BY player_b UNION ALL "
-                "SELECT player_a, sum(1.0 - score_a), count(*) FROM matches WHERE player_b = ? "
-                "GROUP BY player_a",
-                (player, player),
-            )
-            .fetchall()
-        )
-        totals: dict[str, list[float]] = {}
-        for opponent, score, count in rows:
-            total = totals.setdefault(opponent, [0.0, 0])
-            total[0] += score
-            total[1] += count
-        result = {o: (s / n, int(n)) for o, (s, n) in totals.items() if o != player}
-        self._scores[key] = (version, result)
+        conn = self.index.connect()
+        path = self.index.path / INDEX_NAME
+        if decay in stored_decays(conn, path) or self._add_decay(decay):
+            result = read_scores(conn, player, decay, path)
+        else:  # the table keeps MAX_DECAYS already, or this process cannot write the archive
+            result = scores_from_rows(conn, player, decay)
+        self._scores[key] = (self.index.version(), result)
         return dict(result)
 
-    def _decayed_scores(self, player: str, decay: float) -> dict[str, tuple[float, int]]:
-        """:meth:`scores_against` with ``decay < 1``, reading only the games that still weigh
-        (older ones weigh under ``1e-9`` of the newest)."""
-        horizon = int(np.ceil(np.log(1e-9) / np.log(decay)))
-        rows = (
-            self.index.connect()
-            .execute(
-                "SELECT opponent, score, age, n FROM ("
-                " SELECT opponent, score,"
-                "  ROW_NUMBER() OVER (PARTITION BY opponent ORDER BY id DESC) - 1 AS age,"
-                "  COUNT(*) OVER (PARTITION BY opponent) AS n FROM ("
-                "   SELECT id, player_b AS opponent, score_a AS score FROM matches"
-                "   WHERE player_a = ? AND player_b != ? UNION ALL"
-                "   SELECT id, player_a AS opponent, 1.0 - score_a AS score FROM matches"
-                "   WHERE player_b = ? AND player_a != ?)"
-                ") WHERE age < ?",
-                (player, player, player, player, horizon),
-            )
-            .fetchall()
-        )
-        totals: dict[str, list[float]] = {}
-        for opponent, score, age, n in rows:
-            weight = decay ** int(age)
-            total = totals.setdefault(opponent, [0.0, 0.0, int(n)])
-            total[0] += weight * float(score)
-            total[1] += weight
-        return {o: (s / w, int(n)) for o, (s, w, n) in totals.items()}
+    def _add_decay(self, decay: float) -> bool:
+        """Have the payoff table keep ``decay``; ``False`` when it cannot (see
+        :func:`~sp_wrappers.archive.payoff.add_decay`, or a read-only archive)."""
+        try:
+            with self.index.locked() as conn:
+                return add_decay(conn, decay)
+        except ArchiveWriteError:
+            return False

@@ -3,7 +3,7 @@
 An archive's rows (snapshots, matches, ratings) live in ``index.sqlite`` in SQLite's WAL mode,
 so readers in other processes see a consistent view while one process writes. The index is
 opened once per process (a forked or unpickled archive reconnects), checked against
-:data:`FORMAT_VERSION` (a format-1 index is upgraded in place) and written in ``BEGIN
+:data:`FORMAT_VERSION` (an index of format 1 or 2 is upgraded in place) and written in ``BEGIN
 IMMEDIATE`` transactions: :meth:`ArchiveIndex.locked` holds SQLite's write lock across work that
 is more than SQL (a save numbers its snapshot, writes its file and inserts its row as one unit),
 so any number of processes can write one archive.
@@ -11,6 +11,7 @@ so any number of processes can write one archive.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -28,12 +29,15 @@ from .checks import (
     check_schema,
 )
 from .matches import upgrade_from_format_1
+from .payoff import DECAYS_KEY, DEFAULT_DECAYS, PAYOFF_SCHEMA, upgrade_from_format_2
 
 __all__ = ["ArchiveIndex", "FORMAT_VERSION", "INDEX_NAME"]
 
-FORMAT_VERSION = 2  # 2: match rows gained team_a, team_b and config
+# 2: match rows gained team_a, team_b and config; 3: the payoff table (archive/payoff.py)
+FORMAT_VERSION = 3
 INDEX_NAME = "index.sqlite"
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (
     seq INTEGER PRIMARY KEY,
@@ -64,6 +68,8 @@ CREATE TABLE IF NOT EXISTS matches (
 );
 CREATE INDEX IF NOT EXISTS matches_players ON matches (player_a, player_b);
 """
+    + PAYOFF_SCHEMA
+)
 
 
 class ArchiveIndex:
@@ -168,6 +174,7 @@ class ArchiveIndex:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA) if not self._has_schema(conn) else None
                 upgrade_from_format_1(conn)
+                upgrade_from_format_2(conn, index)
                 check_schema(conn, index)
                 self._check_format(conn)
                 check_matches(conn, index)
@@ -201,6 +208,10 @@ class ArchiveIndex:
                 )
                 conn.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('created', ?)", (repr(time.time()),)
+                )
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                    (DECAYS_KEY, json.dumps(list(DEFAULT_DECAYS))),
                 )
                 conn.execute("COMMIT")
             except BaseException:

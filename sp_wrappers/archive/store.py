@@ -56,6 +56,7 @@ from .files import snapshot_payload, write_snapshot_file
 from .history import MatchHistory
 from .index import FORMAT_VERSION, INDEX_NAME, ArchiveIndex
 from .matches import config_key
+from .payoff import rebuild_pairs
 from .policy_spec import (
     MAX_PARAMETERS,
     PATH_PLACEHOLDER,
@@ -202,6 +203,7 @@ class SnapshotArchive:
         self._history = MatchHistory(self._index)
         self._reader = SnapshotReader(self._index)
         self._index.connect()
+        self.sweep_pruned_files()
 
     # -- the index ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -496,7 +498,45 @@ class SnapshotArchive:
         self._uncache(info.id for info in drop)
         # After the commit: a reader that still finds a pruned row unpruned finds its file too.
         unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
+        self.sweep_pruned_files()  # what an earlier prune killed before its deletes left
         return [info.id for info in drop]
+
+    def sweep_pruned_files(self) -> list[str]:
+        """Delete the weights files that snapshots marked pruned (or discarded) still have on
+        disk: what a prune or a discard killed between its commit and its deletes left behind
+        (nothing else ever deletes the file of a row already marked pruned). Runs when the
+        archive opens and after every prune; a file that cannot be deleted (a read-only archive)
+        is left for the next writer. Returns the ids whose files it deleted.
+
+        Rows are never unpruned and ids never reused, so such a file is never read again; only
+        ``snapshots/<id>.safetensors`` of a row whose id is ``snapshot-%04d`` of its ``seq`` is
+        deleted, relative to ``snapshots/`` opened without following links.
+        """
+        directory = self.path / SNAPSHOT_DIR
+        check_not_linked(directory, directory=True)
+        try:
+            present = {name for name in os.listdir(directory) if name.endswith(".safetensors")}
+        except OSError:
+            return []
+        if not present:
+            return []
+        rows = self._index.connect().execute("SELECT seq, id FROM snapshots WHERE pruned = 1")
+        stale = sorted(
+            sid
+            for seq, sid in rows
+            if type(seq) is int
+            and 0 <= seq
+            and sid == f"snapshot-{seq:04d}"
+            and f"{sid}.safetensors" in present
+        )
+        if not stale:
+            return []
+        self._uncache(stale)
+        try:
+            unlink_all(directory, [f"{sid}.safetensors" for sid in stale])
+        except OSError:
+            return []
+        return stale
 
     def discard(
         self, snapshots: Iterable[str] = (), matches: Iterable[int] = ()
@@ -521,37 +561,40 @@ class SnapshotArchive:
         match_ids = sorted({int(m) for m in matches})
         if not snapshot_ids and not match_ids:
             return 0, 0
-        conn = self._index.connect()
-        statements: list[tuple[str, tuple[object, ...]]] = []
-        games: dict[str, int] = {}
-        for match_id in match_ids:
-            row = conn.execute(
-                "SELECT player_a, player_b FROM matches WHERE id = ?", (match_id,)
-            ).fetchone()
-            if row is None:
-                continue
-            for player in row:
-                games[player] = games.get(player, 0) + 1
-            statements.append(("DELETE FROM matches WHERE id = ?", (match_id,)))
-        deleted = len(statements)
-        statements += [
-            ("UPDATE snapshots SET games = max(0, games - ?) WHERE id = ?", (n, player))
-            for player, n in games.items()
-        ]
         discarded = []
-        for snapshot_id in snapshot_ids:
-            row = conn.execute("SELECT tags FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
-            if row is None:
-                continue
-            tags = [t for t in json.loads(row[0]) if t != DISCARDED_TAG] + [DISCARDED_TAG]
-            statements.append(
-                (
+        with self._index.locked() as conn:
+            games: dict[str, int] = {}
+            pairs = set()
+            deleted = 0
+            for match_id in match_ids:
+                row = conn.execute(
+                    "SELECT player_a, player_b FROM matches WHERE id = ?", (match_id,)
+                ).fetchone()
+                if row is None:
+                    continue
+                for player in row:
+                    games[player] = games.get(player, 0) + 1
+                pairs.add((row[0], row[1]))
+                conn.execute("DELETE FROM matches WHERE id = ?", (match_id,))
+                deleted += 1
+            conn.executemany(
+                "UPDATE snapshots SET games = max(0, games - ?) WHERE id = ?",
+                [(n, player) for player, n in games.items()],
+            )
+            # A decayed sum cannot take one game back out: the pairs' rows are summed again.
+            rebuild_pairs(conn, pairs)
+            for snapshot_id in snapshot_ids:
+                row = conn.execute(
+                    "SELECT tags FROM snapshots WHERE id = ?", (snapshot_id,)
+                ).fetchone()
+                if row is None:
+                    continue
+                tags = [t for t in json.loads(row[0]) if t != DISCARDED_TAG] + [DISCARDED_TAG]
+                conn.execute(
                     "UPDATE snapshots SET pruned = 1, tags = ? WHERE id = ?",
                     (json.dumps(tags), snapshot_id),
                 )
-            )
-            discarded.append(snapshot_id)
-        self._index.write(statements)
+                discarded.append(snapshot_id)
         directory = self.path / SNAPSHOT_DIR
         if discarded and directory.exists():
             check_not_linked(directory, directory=True)
@@ -567,8 +610,27 @@ class SnapshotArchive:
 
     # -- ratings and matches: the match history's ----------------------------------------------
     def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``, each
+        snapshot's whole ratings object. To change some keys and keep the others (what a rating
+        writer wants when other processes rate the same archive), use :meth:`update_ratings`."""
         self._history.set_ratings(ratings)
+
+    def update_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
+        """Set some rating keys of snapshots, keeping their other keys: ``{snapshot_id: {"bt":
+        1180.2}}`` changes ``bt`` and leaves ``elo`` as stored. Each snapshot's ratings are read,
+        changed and written in one write transaction, so processes rating one archive at once
+        never erase each other's keys (use this, not :meth:`set_ratings`, to store a rating).
+
+        >>> import tempfile, gymnasium as gym
+        >>> from stable_baselines3 import PPO
+        >>> archive = SnapshotArchive(tempfile.mkdtemp())
+        >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
+        >>> sid = archive.save(model, step=0, rating=1200.0).id
+        >>> archive.update_ratings({sid: {"bt": 1100.0}})
+        >>> archive.get(sid).ratings
+        {'elo': 1200.0, 'bt': 1100.0}
+        """
+        self._history.update_ratings(ratings)
 
     def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
         """Store the ratings of players that are not snapshots of this archive (the learner,
@@ -636,6 +698,24 @@ class SnapshotArchive:
         """How many games the match history holds."""
         return self._history.n_matches()
 
+    def store_mixture(
+        self, mixture: Mapping[str, float], step: int | None = None, missing_pairs: int = 0
+    ) -> None:
+        """Store the opponent mixture a run draws snapshots from (``OpponentSampler(strategy=
+        "nash")``'s, stored by :class:`~sp_wrappers.SelfPlayCallback` after each snapshot), in the
+        index's ``meta`` row ``nash_mixture``: ``{"step", "wall_time", "mixture",
+        "missing_pairs"}``. It replaces the one stored before.
+
+        :param mixture: snapshot id -> probability.
+        :param step: the learner step it was computed at.
+        :param missing_pairs: how many pairs of its snapshots had no recorded game (counted even).
+        """
+        self._history.store_mixture(mixture, step, missing_pairs)
+
+    def stored_mixture(self) -> dict[str, Any] | None:
+        """The mixture :meth:`store_mixture` stored last, or ``None``."""
+        return self._history.stored_mixture()
+
     def scores_against(
         self, player: str | SnapshotInfo, decay: float = 1.0
     ) -> dict[str, tuple[float, int]]:
@@ -646,6 +726,9 @@ class SnapshotArchive:
         games the pair played after it, exactly as AlphaStar's payoff and the league's
         :class:`~sp_wrappers.league.payoff.PayoffTable` decay their counts (``0.99``: a game 100
         games back weighs 0.37 of the newest). ``games`` is the undecayed count either way.
+
+        Read from the index's payoff table, kept in step with the match rows by every write
+        (``docs/formats.md``): a read costs the same at a million games as at a thousand.
 
         :param player: the player's name (or its snapshot).
         :param decay: the weight factor per later game of the pair, in ``(0, 1]``.

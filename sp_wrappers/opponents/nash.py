@@ -125,9 +125,15 @@ def symmetric_nash(scores: Any) -> np.ndarray:
     [1.0, 0.0]
     """
     matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.all(np.isfinite(matrix)):
+        raise ValueError(
+            f"symmetric_nash needs a square matrix of finite scores, got shape {matrix.shape}."
+        )
     if matrix.shape == (1, 1):
         return np.ones(1)
-    row, _, _ = solve_zero_sum(matrix - 0.5)
+    # The game is symmetric: the row player's maximin mixture is the equilibrium (the column
+    # player's is the same), so only one side is solved.
+    row, _ = _maximin(matrix - 0.5)
     return row
 
 
@@ -162,7 +168,8 @@ class SnapshotPayoffs:
 def archive_payoffs(archive: Any, ids: Sequence[str]) -> SnapshotPayoffs:
     """The scores between the snapshots ``ids`` from ``archive``'s match history (every recorded
     game between two of them, whatever its source, through :meth:`SnapshotArchive.scores_against
-    <sp_wrappers.SnapshotArchive.scores_against>`).
+    <sp_wrappers.SnapshotArchive.scores_against>`: one read of the archive's payoff table per
+    snapshot, whatever the length of the history).
 
     :param archive: a :class:`~sp_wrappers.SnapshotArchive`.
     :param ids: the snapshot ids, in the order of the matrix's rows.

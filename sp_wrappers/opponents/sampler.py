@@ -1,8 +1,5 @@
 """``OpponentSampler``: who the learner plays next, drawn from a snapshot archive.
 
-This module holds :class:`OpponentSampler`, :data:`STRATEGIES`, :data:`PFSP_DECAY` and
-:func:`pfsp_weights`.
-
 The sampler plugs into :class:`~sp_wrappers.SelfPlayEnv` (and the vector env) as the ``opponent``:
 the env calls :meth:`OpponentSampler.draw` at an episode start whenever its swap schedule says so
 (``swap_every`` episodes or learner steps, counted per env copy). A draw is, in order of
@@ -15,16 +12,19 @@ precedence:
    fictitious self-play (``strategy="pfsp"``) or from the Nash equilibrium of the game between
    them (``strategy="nash"``, PSRO's meta-solver: :mod:`sp_wrappers.opponents.nash`).
 
-PFSP reads the learner's *recent* results: each game against a snapshot is weighted
+PFSP and the Nash strategy read the archive's payoff table (:mod:`sp_wrappers.archive.payoff`),
+kept up to date as matches are recorded, so a draw costs the same at a million recorded games as at
+a thousand. PFSP reads the learner's *recent* results: each game against a snapshot is weighted
 ``pfsp_decay ** k``, ``k`` the number of later games against it (``PFSP_DECAY = 0.99``, AlphaStar's
 payoff decay, which the league's :class:`~sp_wrappers.league.payoff.PayoffTable` uses too), so a
 snapshot the learner lost to long ago and now beats stops being drawn as if it were still hard.
 
 The Nash strategy reads the snapshots' scores against each other (every recorded game between two
 eligible snapshots) and draws from the equilibrium of that symmetric zero-sum game, solved again
-whenever the eligible snapshots or the match history change. Pairs that never met count as even
-(0.5) for now; :meth:`OpponentSampler.missing_pairs` lists them so that evaluation games can be
-scheduled, and :attr:`OpponentSampler.nash_mixture` is the mixture drawn from.
+whenever the eligible snapshots or their results change. Pairs that never met count as even (0.5)
+until measured: :meth:`OpponentSampler.missing_pairs` lists them, and
+:class:`~sp_wrappers.SelfPlayCallback` plays evaluation games for them after each snapshot it
+saves (``nash_games``). :attr:`OpponentSampler.nash_mixture` is the mixture drawn from.
 
 Other processes may save into and prune the archive while a sampler draws: a snapshot pruned
 between the listing and its load, or found corrupt, is left out and the snapshot draw is made
@@ -207,8 +207,7 @@ class OpponentSampler:
         self.rng = np.random.default_rng(seed)
         self.latest: SB3Policy | None = None
         self.latest_version = -1
-        self._payoffs: tuple[tuple[tuple[str, ...], int], SnapshotPayoffs, dict[str, float]] | None
-        self._payoffs = None
+        self._payoffs: tuple[SnapshotPayoffs, dict[str, float]] | None = None
 
     # -- what the env calls ------------------------------------------------------------------------
     def draw(self, rng: np.random.Generator | None = None) -> Policy:
@@ -299,21 +298,20 @@ class OpponentSampler:
         return self._nash(self.eligible_ids())[0].missing_pairs
 
     def _nash(self, ids: Sequence[str]) -> tuple[SnapshotPayoffs, dict[str, float]]:
-        key = (tuple(ids), self.archive.n_matches())
+        # The payoffs are read from the archive's payoff table (one indexed read per snapshot,
+        # cached until the index changes), never by counting the match rows; the linear program
+        # is solved again only when the snapshots' game changed (games against the learner
+        # leave it as it was).
+        payoffs = archive_payoffs(self.archive, ids)
         cached = self._payoffs
-        if cached is None or cached[0] != key:
-            payoffs = archive_payoffs(self.archive, ids)
-            if (  # games against the learner only: the snapshots' game is unchanged
-                cached is not None
-                and cached[1].ids == payoffs.ids
-                and np.array_equal(cached[1].games, payoffs.games)
-                and np.array_equal(cached[1].scores, payoffs.scores)
-            ):
-                mixture = cached[2]
-            else:
-                mixture = payoffs.nash()
-            self._payoffs = cached = (key, payoffs, mixture)
-        return cached[1], cached[2]
+        if (
+            cached is None
+            or cached[0].ids != payoffs.ids
+            or not np.array_equal(cached[0].games, payoffs.games)
+            or not np.array_equal(cached[0].scores, payoffs.scores)
+        ):
+            self._payoffs = cached = (payoffs, payoffs.nash())
+        return cached[0], cached[1]
 
     def __getstate__(self) -> dict[str, Any]:
         # Worker processes rebuild the latest policy from the weights the callback sends.

@@ -263,7 +263,8 @@ def store_archive_ratings(archive: Any) -> ArchiveRatings:
 
     The fit is the one :class:`~sp_wrappers.SelfPlayCallback` stores under ``"bt"`` while
     training (Bradley-Terry over the whole match history, no anchor), so games played later, for
-    example by a tournament, reach the stored ratings too. Other keys (``"elo"``) are kept.
+    example by a tournament, reach the stored ratings too. Other keys (``"elo"``) are kept, also
+    when another process (a training run) changes them while the fit runs.
 
     :raises ValueError: the archive has no rateable games yet.
 
@@ -280,12 +281,10 @@ def store_archive_ratings(archive: Any) -> ArchiveRatings:
     """
     archive = as_archive(archive, create=False, owner="store_archive_ratings(archive=...)")
     ratings = archive_ratings(archive, anchor=None)
-    stored = {info.id: info.ratings for info in archive.snapshots()}
-    archive.set_ratings(
-        {
-            line.id: {**stored[line.id], "bt": line.rating}
-            for line in ratings.snapshots
-            if line.id in stored and math.isfinite(line.rating)
-        }
+    # Only "bt", merged into each snapshot's stored ratings inside one write transaction: a
+    # training run writing its Elo meanwhile keeps it (a read-modify-write of the whole ratings
+    # here put back the Elo read before the fit).
+    archive.update_ratings(
+        {line.id: {"bt": line.rating} for line in ratings.snapshots if math.isfinite(line.rating)}
     )
     return ratings

@@ -12,7 +12,7 @@ import itertools
 import os
 import warnings
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
 from ..ratings.elo import EloRatings
+from .nash_games import NashPayoffGames
 
 __all__ = [
     "SelfPlayCallback",
@@ -119,6 +120,15 @@ class SelfPlayCallback(BaseCallback):
         this many learner steps (0 turns it off); its ratings are logged and stored.
     :param learner_id: the player name the learner's matches are recorded under.
     :param tags: tags stored with every snapshot this callback saves.
+    :param nash_games: when the envs draw from an ``OpponentSampler(strategy="nash")``, play up
+        to this many evaluation games after each saved snapshot between eligible snapshots that
+        never met (:meth:`~sp_wrappers.OpponentSampler.missing_pairs`), recorded in the archive,
+        so the Nash mixture rests on measured results; then log the mixture
+        (``selfplay/nash_*``) and store it in the archive
+        (:meth:`~sp_wrappers.SnapshotArchive.store_mixture`). 0 turns the games off.
+    :param nash_games_per_pair: games per missing pair (seats alternate), at least 1.
+    :param eval_env_fn: the game's constructor for those games (default: the training env's own
+        ``env_fn``, which :class:`~sp_wrappers.SelfPlayEnv` keeps when built from one).
     :param verbose: 1 prints a line per saved snapshot.
 
     >>> import tempfile
@@ -145,6 +155,9 @@ class SelfPlayCallback(BaseCallback):
         fit_every: int = 0,
         learner_id: str = "learner",
         tags: Sequence[str] = (),
+        nash_games: int = 20,
+        nash_games_per_pair: int = 2,
+        eval_env_fn: Callable[[], Any] | None = None,
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
@@ -160,6 +173,11 @@ class SelfPlayCallback(BaseCallback):
             raise ValueError(f"win_rate_window must be at least 1, got {win_rate_window!r}.")
         if sync_latest_every < 0 or fit_every < 0:
             raise ValueError("sync_latest_every and fit_every must be >= 0 (0 turns them off).")
+        if int(nash_games) < 0 or int(nash_games_per_pair) < 1:
+            raise ValueError(
+                f"nash_games must be >= 0 (0 turns the games off) and nash_games_per_pair >= 1, "
+                f"got {nash_games!r} and {nash_games_per_pair!r}."
+            )
         self.archive = archive
         self.save_every = int(save_every)
         self.win_rate_threshold = win_rate_threshold
@@ -180,6 +198,9 @@ class SelfPlayCallback(BaseCallback):
         self.step_offset = 0
         self._sync_version = 0
         self._sync_warned = False
+        self.nash = NashPayoffGames(
+            self.archive, int(nash_games), int(nash_games_per_pair), eval_env_fn
+        )
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -323,6 +344,8 @@ class SelfPlayCallback(BaseCallback):
         self.outcomes.clear()
         if self.verbose:
             print(f"selfplay: saved {info.id} at step {info.step} (elo {learner_elo:.0f})")
+        if self.training_env is not None:
+            self.nash.after_save(self.training_env, self.logger, self.archive_step)
         return True
 
     def _sync_latest_weights(self) -> None:
@@ -379,11 +402,13 @@ class SelfPlayCallback(BaseCallback):
         self._store_elo()
 
     def _store_elo(self) -> None:
+        # Only the keys this callback owns, merged into what is stored inside one transaction
+        # (update_ratings): `sp-wrappers ratings` storing "bt" meanwhile keeps it, and this
+        # write never puts back an "elo" read before another process changed it.
         updates = {}
         for info in self.archive.snapshots():
             if info.id in self.elo.ratings:
-                ratings = dict(info.ratings or {})
-                ratings["elo"] = self.elo.ratings[info.id]
+                ratings = {"elo": self.elo.ratings[info.id]}
                 if info.id in self.bt_ratings:
                     ratings["bt"] = self.bt_ratings[info.id]
                 updates[info.id] = ratings
@@ -392,7 +417,7 @@ class SelfPlayCallback(BaseCallback):
         }
         try:
             if updates:
-                self.archive.set_ratings(updates)
+                self.archive.update_ratings(updates)
             if players:
                 self.archive.set_player_ratings(players)
         except OSError as error:

@@ -299,9 +299,9 @@ class TeamCallback(SelfPlayCallback):
             for info in archive.snapshots():
                 name = team_player(team, info.id)
                 if name in self.elo.ratings:
-                    updates[info.id] = {**(info.ratings or {}), "elo": self.elo.ratings[name]}
+                    updates[info.id] = {"elo": self.elo.ratings[name]}
             if updates:
-                archive.set_ratings(updates)
+                archive.update_ratings(updates)  # keeps the other keys, read inside the lock
 
     def _save_snapshot(self) -> bool:
         # the checkpoint first (as `sp-wrappers train`): a run killed between the two writes

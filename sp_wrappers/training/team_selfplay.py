@@ -497,13 +497,12 @@ class TeamSelfPlay:
                 if name in result.ratings:
                     low, high = result.intervals[name]
                     updates[info.id] = {
-                        **(info.ratings or {}),
                         "bt": result.ratings[name],
                         "bt_low": low,
                         "bt_high": high,
                     }
             if updates:
-                archive.set_ratings(updates)
+                archive.update_ratings(updates)  # keeps the other keys, read inside the lock
         return result
 
     def ratings(self) -> dict[str, dict[str, Any]]:

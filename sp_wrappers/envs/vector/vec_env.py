@@ -218,6 +218,7 @@ class SelfPlayVecEnv(VecEnv):
         if symmetries is not None and teams is not None:
             raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
         self.symmetries = resolve_symmetries(symmetries, env_fn)
+        self.env_fn = env_fn  # the game's constructor, for evaluation games (SelfPlayCallback)
         self.num_workers = num_workers
         self.device = device
         self.closed = False
