@@ -33,7 +33,8 @@ def choose_snapshot(archive: Any, which: str = "latest") -> Any:
     """The :class:`~sp_wrappers.SnapshotInfo` that ``which`` names: ``"latest"``, ``"best"``
     (the least exploitable where the run measured it, see
     :func:`~sp_wrappers.training.exploitability.least_exploitable`; else the highest stored
-    rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id or its number (``"3"`` is ``snapshot-0003``).
+    rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id or its number
+    (``"3"`` is ``snapshot-0003``).
 
     :raises CLIError: no such snapshot, or no stored ratings for ``"best"``.
     """
