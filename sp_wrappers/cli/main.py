@@ -19,6 +19,7 @@ Commands::
     sp-wrappers play RUN_DIR --snapshot best --seat 0 --record   # play a snapshot yourself
     sp-wrappers watch RUN_DIR --a latest --b minimax --out match.gif  # a replay (or as text)
     sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
+    sp-wrappers exploitability RUN_DIR          # exact NashConv per snapshot and mixture
 
 ``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
 "game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
@@ -41,6 +42,7 @@ from typing import Any, NoReturn
 
 from ..games.registry import GAMES
 from .common import BASELINES, PROG, CLIError, error_line, user_errors
+from .exploitability import add_exploitability_parser
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
 from .play import add_play_parser
 from .report import add_report_parser
@@ -50,7 +52,7 @@ __all__ = ["main", "build_parser", "CommandParser"]
 
 #: The commands that never need ``train`` or ``league`` (``main`` builds the parser without
 #: them, so these commands do not import the training stack).
-COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report")
+COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report", "exploitability")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -280,6 +282,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     add_play_parser(subparsers)
     add_watch_parser(subparsers)
     add_report_parser(subparsers)
+    add_exploitability_parser(subparsers)
 
     if include_train:
         _add_train_command(subparsers)

@@ -31,8 +31,10 @@ RATING_KEYS = ("bt", "elo")
 
 def choose_snapshot(archive: Any, which: str = "latest") -> Any:
     """The :class:`~sp_wrappers.SnapshotInfo` that ``which`` names: ``"latest"``, ``"best"``
-    (the highest stored rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id
-    or its number (``"3"`` is ``snapshot-0003``).
+    (the least exploitable where the run measured it, see
+    :func:`~sp_wrappers.training.exploitability.least_exploitable`; else the highest stored
+    rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id or its number
+    (``"3"`` is ``snapshot-0003``).
 
     :raises CLIError: no such snapshot, or no stored ratings for ``"best"``.
     """
@@ -42,6 +44,11 @@ def choose_snapshot(archive: Any, which: str = "latest") -> Any:
     if which == "latest":
         return listing[-1]
     if which == "best":
+        from ..training.exploitability import least_exploitable
+
+        measured = least_exploitable(archive)  # the least exploitable, where that is known
+        if measured is not None:
+            return archive.get(measured)
         for key in RATING_KEYS:
             rated = [info for info in listing if key in info.ratings]
             if rated:
@@ -113,7 +120,10 @@ def play_run(
         archive.close()
 
 
-SNAPSHOT_HELP = "the opponent: latest (default), best (highest stored rating) or a snapshot id"
+SNAPSHOT_HELP = (
+    "the opponent: latest (default), best (the least exploitable where measured, else the highest "
+    "stored rating) or a snapshot id"
+)
 SEAT_HELP = "your seat: an index in the game's agents, an agent name, the side's name (white, X)"
 SEAT_HELP += " or random (default)"
 GAME_KWARG_HELP = "a keyword argument of the game constructor (JSON value), repeatable"

@@ -282,6 +282,17 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "the run)",
     )
     parser.add_argument(
+        "--exploitability-every",
+        type=int,
+        default=None,
+        metavar="STEPS",
+        help="games small enough to walk (tictactoe_v3; Kuhn and Leduc poker through "
+        "openspiel_env): measure the exact exploitability of the learner, of the archive's Nash "
+        "mixture and of each snapshot every STEPS learner steps, logging eval/exploitability "
+        "and eval/nash_conv and writing exploitability.json; 0: off (default: a tenth of runs "
+        "of at least 20,000 steps)",
+    )
+    parser.add_argument(
         "--strength-plies",
         type=int,
         default=None,

@@ -38,7 +38,11 @@ def resolve_player(name: str, archive: Any, game: str) -> Any:
     :param archive: the run's archive.
     :param game: the game's name (checks that a reference player plays it).
     """
-    if name in ("latest", "best") or name in archive:
+    if name == "best":
+        from ..training.exploitability import least_exploitable
+
+        return least_exploitable(archive) or name  # the least exploitable, where that is known
+    if name == "latest" or name in archive:
         return name
     key = bot_name(name)  # alphabeta2, the older spelling, is alphabeta-d2
     if key in BASELINES:

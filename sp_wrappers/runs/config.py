@@ -174,6 +174,9 @@ class RunConfig(JsonConfig):
         tenth of the run).
     :param strength_plies: forced opening moves of the strength evaluations (``None``: the
         game's).
+    :param exploitability_every: exact exploitability measurement interval in learner steps,
+        for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
+        :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
     :param history: one entry per ``train`` call on the run (written by :func:`train`).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
@@ -201,6 +204,7 @@ class RunConfig(JsonConfig):
     symmetries: Any = None
     strength_every: int | None = None
     strength_plies: int | None = field(default=None, metadata=WHEN_SET)
+    exploitability_every: int | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -340,6 +344,12 @@ def check_config(config: RunConfig) -> None:
     if every is not None and (int(every) != every or every < 0):
         raise TrainError(
             f"--strength-every must be a number of learner steps >= 0 (0: off), got {every!r}."
+        )
+    every = config.exploitability_every
+    if every is not None and (int(every) != every or every < 0):
+        raise TrainError(
+            f"--exploitability-every must be a number of learner steps >= 0 (0: off), got "
+            f"{every!r}."
         )
     plies = config.strength_plies
     if plies is not None and (int(plies) != plies or plies < 0):

@@ -45,6 +45,8 @@ __all__ = [
     "linear_schedule",
     "BOARD_EXTRACTOR",
     "GO",
+    "KUHN_POKER",
+    "LEDUC_POKER",
 ]
 
 #: The import path of :class:`~sp_wrappers.core.networks.BoardExtractor`, as recipes and
@@ -52,6 +54,15 @@ __all__ = [
 BOARD_EXTRACTOR = "sp_wrappers.core.networks:BoardExtractor"
 #: Go's game name for ``sp-wrappers train`` (an import path: Go is not a registered game).
 GO = "pettingzoo.classic.go_v5:env"
+#: OpenSpiel's Kuhn and Leduc poker for ``sp-wrappers train`` (import paths: not registered
+#: games; through ``openspiel_env``, Leduc observing its information state).
+KUHN_POKER = "sp_wrappers.games.openspiel_games:kuhn_poker"
+LEDUC_POKER = "sp_wrappers.games.openspiel_games:leduc_poker"
+
+_POKER_NOTE = (
+    "The figures are pending measurement: benchmarks/exploitability.py measures exploitability "
+    "over wall time per opponent strategy and seed (docs/benchmarks.md). "
+)
 
 
 #: The sampler settings a recipe may set, with OpponentSampler's defaults (``random_ratio`` is the
@@ -436,6 +447,57 @@ RECIPES: dict[str, Recipe] = {
         notes="Pong's recipe (RAM scaled to [0, 1], frame_skip=4) for two teams of two; both "
         "teams have the same spaces, so one model plays both (train --shared, the default "
         "for teams whose spaces agree). Not measured.",
+    ),
+    KUHN_POKER: Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 256,
+            "n_epochs": 4,
+            "learning_rate": 1e-4,
+            "ent_coef": 0.05,
+            "gamma": 1.0,
+            "gae_lambda": 0.95,
+            "policy_kwargs": {"net_arch": [64, 64]},
+        },
+        _sampler(window=None, latest_ratio=0.3, strategy="nash", random_ratio=0.0),
+        timesteps=1_000_000,
+        n_envs=8,
+        save_every=20_000,
+        eval_games=200,
+        tuned=True,
+        notes="Kuhn poker (OpenSpiel through openspiel_env), one network for both seats. From "
+        "issue #32's 10-minute runs on 2 cores: entropy 0.05 and learning rate 1e-4 brought a "
+        "single PPO policy to NashConv 0.26-0.45 where SB3's defaults stayed at 0.58-1.6, and a "
+        "Nash mixture over the snapshots reached 0.119; so the opponents are drawn from the "
+        "archive's Nash mixture (strategy nash, PSRO's meta-solver) and the run measures the "
+        "mixture's exploitability (sp-wrappers exploitability). Target: the Nash mixture's "
+        "exploitability at most 0.05 (NashConv 0.10) within 10 minutes. " + _POKER_NOTE,
+    ),
+    LEDUC_POKER: Recipe(
+        "maskable_ppo",
+        {
+            "n_steps": 256,
+            "batch_size": 512,
+            "n_epochs": 4,
+            "learning_rate": 1e-4,
+            "ent_coef": 0.03,
+            "gamma": 1.0,
+            "gae_lambda": 0.95,
+            "policy_kwargs": {"net_arch": [128, 128]},
+        },
+        _sampler(window=None, latest_ratio=0.3, strategy="nash", random_ratio=0.0),
+        timesteps=5_000_000,
+        n_envs=8,
+        save_every=50_000,
+        eval_games=200,
+        tuned=True,
+        notes="Leduc poker (OpenSpiel through openspiel_env) observing OpenSpiel's "
+        "information-state tensor (leduc_poker's default here): Shimmy's observation drops the "
+        "betting history, a floor of about 0.3 NashConv for any policy that sees only it. "
+        "Kuhn's settings with a wider network; opponents from the archive's Nash mixture. "
+        "Target: NashConv at most 1.0 within 60 minutes on 2 cores (0.5 the stretch). "
+        + _POKER_NOTE,
     ),
     GO: Recipe(
         "maskable_ppo",

@@ -8,7 +8,8 @@ against its training step, Bradley-Terry ratings with 95% intervals over the who
 (:func:`~sp_wrappers.ratings.archive_ratings.archive_ratings`), the payoff matrix
 (:func:`~sp_wrappers.evaluation.plots.plot_payoff`), the strength against the reference players
 (``ratings.json``'s evaluation games and each snapshot's record against the baselines), the
-archive's size and a replay of the latest snapshot against the best earlier one
+exact exploitability curve where the run measured it (``exploitability.json``), the archive's
+size and a replay of the latest snapshot against the best earlier one
 (:mod:`sp_wrappers.evaluation.replay`, an animated GIF).
 
 Everything is inside the one file: images are base64 ``data:`` URIs, the style sheet is inline,
@@ -292,6 +293,60 @@ def _reference_section(run_dir: Path, ratings: Any) -> str:
     return _section(title, body or _note("This run has no games against reference players."))
 
 
+def _exploitability_section(run_dir: Path) -> str:
+    """The exploitability curve of ``exploitability.json`` (empty when the run has none)."""
+    from ..training.exploitability import (
+        EXPLOITABILITY_HISTORY,
+        plot_exploitability,
+        read_exploitability,
+    )
+
+    title = "Exact exploitability"
+    path = run_dir / EXPLOITABILITY_HISTORY
+    if not path.is_file():
+        return ""
+    try:
+        history = read_exploitability(path)
+    except ValueError as error:
+        return _section(title, _note(str(error)))
+    evaluations = history["evaluations"]
+    if not evaluations:
+        return _section(title, _note(f"{path.name} holds no measurement yet."))
+    try:
+        body = _image(
+            _png_from_file(lambda out: plot_exploitability(history, out)), "image/png", title
+        )
+    except ImportError as error:
+        body = _no_plot(error)
+    rows = []
+    for e in evaluations:
+        mixture = e.get("nash_mixture")
+        rows.append(
+            [
+                f"{e['step']:,d}",
+                f"{e['learner']['exploitability']:.4f}",
+                f"{e['learner']['nash_conv']:.4f}",
+                f"{mixture['exploitability']:.4f}" if mixture else "-",
+                len(mixture["weights"]) if mixture else "-",
+            ]
+        )
+    header = ["learner step", "learner", "learner NashConv", "Nash mixture", "snapshots mixed"]
+    measured = history.get("snapshots", {})
+    best = min(measured.items(), key=lambda kv: kv[1]["nash_conv"], default=None)
+    text = (
+        f"<p class='sub'>What a best-responding opponent wins per game ({_e(history['method'])}, "
+        f"{'greedy play' if history['deterministic'] else 'sampled play'}); NashConv is its sum "
+        "over the two seats, 0 at a Nash equilibrium.</p>"
+    )
+    if best is not None:
+        text += (
+            f"<p class='sub'>Least exploitable snapshot: {_e(best[0])} (exploitability "
+            f"{best[1]['exploitability']:.4f}).</p>"
+        )
+    details = f"<details><summary>Every measurement</summary>{_table(header, rows)}</details>"
+    return _section(title, body + text + details)
+
+
 def _archive_section(archive: Any, archive_path: Path, disk: int) -> str:
     every = archive.snapshots(include_pruned=True)
     pruned = sum(1 for s in every if s.pruned)
@@ -451,6 +506,7 @@ def _page(
         _ratings_section(ratings, problem),
         _payoff_section(archive),
         _reference_section(home, ratings),
+        _exploitability_section(home),
         _archive_section(archive, archive_path, disk),
     ]
     if replay:

@@ -1,6 +1,7 @@
 """The logs a single-learner run writes besides its archive: SB3's logger with TensorBoard and
 ``progress.csv``, the strength evaluations of a game with reference players (and their line in
-the run's summary), and the check of ``symmetries``.
+the run's summary), the exact exploitability of a game small enough to walk, and the check of
+``symmetries``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..games.registry import GAMES
+from ..games.registry import GAMES, game_factory
+from ..training.exploitability import ExploitabilityCallback, exploitability_fits
 from ..training.strength import StrengthCallback
 from .config import RunConfig, TrainError
 
@@ -17,6 +19,9 @@ __all__ = [
     "progress_logger",
     "strength_callback",
     "strength_line",
+    "exploitability_callback",
+    "EXPLOITABILITY_FRACTION",
+    "EXPLOITABILITY_MIN_RUN",
     "checked_symmetries",
     "STRENGTH_FRACTION",
     "STRENGTH_MIN_RUN",
@@ -97,6 +102,49 @@ def strength_callback(
         plots=plots,
         **kwargs,
     )
+
+
+#: Without ``exploitability_every``, a game that fits is measured every this fraction of the run
+#: (plus at its start and end); a measurement costs milliseconds (Kuhn poker) to a second or two
+#: (Leduc poker, greedy tic-tac-toe) per policy measured.
+EXPLOITABILITY_FRACTION = 0.1
+#: ... and not at all in runs shorter than this many learner steps (a smoke run);
+#: ``exploitability_every`` set measures any run.
+EXPLOITABILITY_MIN_RUN = 20_000
+
+
+def exploitability_callback(
+    config: RunConfig, run: Path, archive: Any, notes: list[str]
+) -> ExploitabilityCallback | None:
+    """The exact exploitability measurements of a run, or ``None`` (``exploitability_every`` 0,
+    a short run without it, or a game that does not fit; ``notes`` says so when the config
+    asked for them).
+
+    A game fits when :func:`~sp_wrappers.evaluation.exploitability.exploitability_method` accepts
+    it: tic-tac-toe, and two-player zero-sum OpenSpiel games through ``openspiel_env`` (Kuhn
+    poker, Leduc poker).
+
+    :param config: the run's configuration: ``game``, ``game_kwargs``, ``timesteps`` (the whole
+        run's) and ``exploitability_every`` (learner steps; ``None``:
+        :data:`EXPLOITABILITY_FRACTION` of runs of at least :data:`EXPLOITABILITY_MIN_RUN`).
+    :param run: the run directory (``exploitability.json``).
+    :param archive: the run's archive (its Nash mixture and snapshots are measured too).
+    :param notes: the run's notes.
+    """
+    every = config.exploitability_every
+    if every == 0:
+        return None
+    if every is None and int(config.timesteps) < EXPLOITABILITY_MIN_RUN:
+        return None  # (a game that fits gets a note below only when asked)
+    env_fn = game_factory(config.game, config.game_kwargs)
+    problem = exploitability_fits(env_fn)
+    if problem is not None:
+        if every is not None:
+            notes.append(f"no exploitability measurements: {problem}")
+        return None
+    if every is None:
+        every = max(1, round(int(config.timesteps) * EXPLOITABILITY_FRACTION))
+    return ExploitabilityCallback(env_fn, archive, every=int(every), run_dir=run)
 
 
 def checked_symmetries(symmetries: Any, env_fn: Callable[[], Any]) -> Any:

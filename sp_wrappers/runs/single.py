@@ -21,6 +21,10 @@ A run directory holds::
                     (e.g. alpha-beta depths 1, 2, 4) from forced openings every --strength-every
                     steps, and its rating on the ladder's Bradley-Terry scale
                     (sp_wrappers.training.strength; kept across --resume)
+    exploitability.json  games small enough to walk (tic-tac-toe, Kuhn and Leduc poker through
+                    openspiel_env): the exact exploitability of the learner, of the archive's
+                    Nash mixture and of every snapshot every --exploitability-every steps
+                    (sp_wrappers.training.exploitability; kept across --resume)
     progress.csv    what SB3's logger records (rollout/, train/, selfplay/, eval/<rung>/score,
                     eval/rating), one row per dump; a resumed call writes progress-<step>.csv
     plots/          ratings.png, payoff.png, strength.png (when matplotlib is installed)
@@ -45,11 +49,18 @@ from stable_baselines3.common.callbacks import BaseCallback
 from ..core.jsonio import write_json
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
+from ..training.exploitability import EXPLOITABILITY_HISTORY, exploitability_line
 from ..training.strength import HISTORY_NAME, PLOT_NAME
 from .config import CONFIG_FORMAT_VERSION, RunConfig, TeamRunConfig, TrainError, probe_or_fail
 from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
 from .report import report_at_end
-from .run_logs import checked_symmetries, progress_logger, strength_callback, strength_line
+from .run_logs import (
+    checked_symmetries,
+    exploitability_callback,
+    progress_logger,
+    strength_callback,
+    strength_line,
+)
 from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, tensorboard_dir, write_plots
 from .summary import duration, evaluate_final, rate_archive, ratings_json
 
@@ -222,6 +233,8 @@ class TrainResult:
     :param notes: things skipped and why (no tensorboard, no matplotlib).
     :param strength: the last strength evaluation (``strength.json``'s last entry; ``None``
         without a ladder).
+    :param exploitability: the last exploitability measurement (``exploitability.json``'s last
+        entry; ``None`` where the game does not fit or measurements were off).
     """
 
     run_dir: Path
@@ -235,6 +248,7 @@ class TrainResult:
     written: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     strength: dict[str, Any] | None = None
+    exploitability: dict[str, Any] | None = None
 
     def summary(self) -> str:
         """A few lines: steps and speed, the final rating, the record against each baseline."""
@@ -280,6 +294,8 @@ class TrainResult:
                 )
         if self.strength is not None:
             lines.append(strength_line(self.strength))
+        if self.exploitability is not None:
+            lines.append(exploitability_line(self.exploitability))
         lines.extend(f"Note: {note}" for note in self.notes)
         return "\n".join(lines)
 
@@ -422,6 +438,9 @@ def train(
         strength = strength_callback(config, run, plots, notes)
         if strength is not None:
             callbacks.append(strength)
+        exploit = exploitability_callback(config, run, archive, notes)
+        if exploit is not None:
+            callbacks.append(exploit)
         if progress:
             callbacks.append(ProgressBar(steps, selfplay))
         logger, csv_name = progress_logger(run, tb, int(entry["from_step"]), resume)
@@ -450,6 +469,8 @@ def train(
         final = archive.latest()
         if final is None or final.step != selfplay.archive_step:
             final = archive.save(model, step=selfplay.archive_step, tags=("final",))
+        if exploit is not None:
+            exploit.measure_snapshots()  # the final snapshot too, for --snapshot best
         evaluation = evaluate_final(
             model,
             final.id,
@@ -462,7 +483,10 @@ def train(
     ratings = rate_archive(archive)
     written = [CONFIG_NAME, MODEL_NAME, f"{ARCHIVE_DIR}/"]
     if ratings is not None:
-        write_json(run / "ratings.json", ratings_json(ratings, final.id, evaluation))
+        rated = ratings_json(ratings, final.id, evaluation)
+        if exploit is not None and exploit.last is not None:
+            rated["exploitability"] = exploit.last
+        write_json(run / "ratings.json", rated)
         written.append("ratings.json")
     if plots and ratings is not None:
         written += write_plots(run, archive, ratings, notes)
@@ -470,6 +494,8 @@ def train(
         written.append(HISTORY_NAME)
         if strength.plot_path is not None and strength.plot_path.exists():
             written.append(f"plots/{PLOT_NAME}")
+    if exploit is not None:
+        written.append(EXPLOITABILITY_HISTORY)
     written.append(csv_name)
     if tb is not None:
         written.append("tb/")
@@ -490,6 +516,7 @@ def train(
         written,
         notes,
         strength.history["evaluations"][-1] if strength is not None else None,
+        exploit.last if exploit is not None else None,
     )
 
 

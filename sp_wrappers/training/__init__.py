@@ -2,7 +2,8 @@
 
 The self-play callback that snapshots the learner and rates it, budget schedules for learning in
 chunks, k-opponent rollouts, environment generators (curricula, handicaps), strength measured
-against reference players while training, and asymmetric self-play over teams.
+against reference players and exact exploitability while training, and asymmetric self-play
+over teams.
 
 It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, ``archive``,
 ``games`` and ``core``.
@@ -17,6 +18,7 @@ from .callbacks import SelfPlayCallback
 from .env_generator import EnvGenerator, win_rates_by_config
 from .env_history import ConfigResult, EnvHistory, GameConfig
 from .errors import TeamChangeError
+from .exploitability import ExploitabilityCallback, least_exploitable
 from .k_opponents import EpisodeResult, KOpponentRecord, KOpponentRollouts, novelty_reward
 from .schedules import BudgetSchedules
 from .strength import StrengthCallback
@@ -34,6 +36,8 @@ __all__ = [
     "EnvHistory",
     "ConfigResult",
     "StrengthCallback",
+    "ExploitabilityCallback",
+    "least_exploitable",
     "TeamSelfPlay",
     "swap_steps",
     "make_team_vec_env",
