@@ -306,7 +306,6 @@ def train_teams(
             probe.has_masks[team],
         )
     config = config.replace(models=groups)
-    n_models = len(groups)
     if resume and not (run / STATE_NAME).is_file():
         raise TrainError(
             f"{run / STATE_NAME} does not exist, so there is nothing to resume; start the run "
@@ -347,9 +346,11 @@ def train_teams(
                 tb,
                 device,
             )
-        if config.team_change is None:  # none asked for: about a tenth, fitting the rollouts
-            rollouts = rollout_sizes({} if "shared" in models else models)
-            config = config.replace(team_change=fitting_team_change(max(1, steps // 10), rollouts))
+        if config.team_change is None:  # none asked for: about a tenth of the budget, fitting
+            rollouts = rollout_sizes({} if "shared" in models else models)  # every rollout
+            config = config.replace(
+                team_change=fitting_team_change(max(1, steps // 10), rollouts, budget=steps)
+            )
         s = config.sampler
         try:
             selfplay = TeamSelfPlay(
@@ -387,16 +388,16 @@ def train_teams(
             sp_wrappers_version=__version__,
         )
         write_json(run / CONFIG_NAME, config.to_json())
-        target = selfplay.total_steps + steps * n_models
+        goals = {name: start_steps[name] + steps for name in models}
         started = time.perf_counter()
-        say = report if (progress and report is not None) else None
-        while selfplay.total_steps < target:
-            chunk = int(config.team_change) if say is not None else target
-            learning = selfplay.learning_team
-            selfplay.learn(min(target, selfplay.total_steps + chunk), schedule_timesteps=target)
-            if say is not None:
-                say(_progress_line(selfplay, learning))
+        _learn_to_goals(selfplay, goals, report if (progress and report is not None) else None)
         seconds = time.perf_counter() - started
+        idle = [name for name, model in models.items() if int(model.num_timesteps) == 0]
+        if idle:
+            raise TrainError(
+                f"The run in {run} ended with team(s) {', '.join(idle)} at 0 learner steps; "
+                "resume it with --resume to train them."
+            )
         # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
         evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
         for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
@@ -423,6 +424,32 @@ def train_teams(
         written,
         notes,
     )
+
+
+def _learn_to_goals(
+    selfplay: Any, goals: Mapping[str, int], say: Callable[[str], None] | None
+) -> None:
+    """Train until every model has ``goals[name]`` learner steps: the teams take turns of
+    ``team_change`` steps, and a team that has its budget ends its turn early so that the teams
+    still short of theirs learn (no team is left at its start because another took the budget).
+    With ``say``, one progress line per turn (per ``team_change`` steps of a shared model)."""
+    schedule = sum(goals.values())
+    while True:
+        behind = {
+            name: goal - int(selfplay.models[name].num_timesteps)
+            for name, goal in goals.items()
+            if int(selfplay.models[name].num_timesteps) < goal
+        }
+        if not behind:
+            return
+        learning = selfplay.learning_team
+        if learning not in behind:
+            selfplay.change_team()
+            continue
+        chunk = behind[learning] if say is None else min(behind[learning], selfplay.team_change)
+        selfplay.learn(selfplay.total_steps + chunk, schedule_timesteps=schedule)
+        if say is not None:
+            say(_progress_line(selfplay, learning))
 
 
 def _model_path(run: Path, name: str) -> Path:
