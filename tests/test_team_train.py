@@ -438,3 +438,12 @@ def test_a_team_change_longer_than_the_budget_still_trains_every_team(tmp_path, 
         assert status == 0, err
         after = _steps_of(out)
         assert all(after[team] >= before[team] + 192 for team in before), (argv, before, after)
+
+
+def test_a_team_runs_banner_names_its_recipe_as_a_single_learner_run_does():
+    from sp_wrappers.cli.team_train import team_run_banner
+    from sp_wrappers.runs.resolve import resolve_run
+
+    config = resolve_run("simple_tag_v3", {"timesteps": 384})
+    assert config.recipe in ("tuned", "generic")  # not a third word, "game"
+    assert f"({config.recipe})" in team_run_banner(config, Path("runs/x"), resume=False)
