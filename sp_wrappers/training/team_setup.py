@@ -51,9 +51,7 @@ def rollout_sizes(models: Mapping[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def fitting_team_change(
-    target: int, rollouts: Mapping[str, int], budget: int | None = None
-) -> int:
+def fitting_team_change(target: int, rollouts: Mapping[str, int], budget: int | None = None) -> int:
     """The multiple of every rollout size nearest to ``target`` learner steps (at least one).
 
     With ``budget`` (the learner steps each team trains in the run), the turn also fits the
