@@ -163,6 +163,7 @@ def test_train_teams_prints_each_turn_and_each_teams_rating(tmp_path, capsys):
     summary = out[out.index("Trained ppo") :]
     assert "  adversary  Elo" in summary and "  agent      Elo" in summary
     assert "against random teams" in summary
+    assert "final games against random teams" in err  # a bar while the last games play
 
 
 def test_resume_continues_with_the_same_learning_team_and_step_counts(tmp_path, capsys):

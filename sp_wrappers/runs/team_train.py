@@ -399,7 +399,9 @@ def train_teams(
                 "resume it with --resume to train them."
             )
         # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
-        evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
+        evaluation = _evaluate_teams(
+            selfplay, env_fn, config, probe, progress=progress and report is not None
+        )
         for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
             venv.close()
     ratings = _team_ratings(selfplay)
@@ -474,19 +476,34 @@ def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, in
 
 
 def _evaluate_teams(
-    selfplay: Any, env_fn: Callable[[], Any], config: TeamRunConfig, probe: _TeamProbe
+    selfplay: Any,
+    env_fn: Callable[[], Any],
+    config: TeamRunConfig,
+    probe: _TeamProbe,
+    progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Each team's final model (sampling its actions, as it trained) against random teams, and
-    random play in its place against the same random teams (the baseline of its team return)."""
+    random play in its place against the same random teams (the baseline of its team return);
+    with ``progress``, a tqdm bar over the games (long episodes take minutes)."""
+    from tqdm.auto import tqdm
+
     n_games = int(config.eval_games)
     if n_games == 0:
         return {}
     results = {}
+    bar = tqdm(
+        total=2 * n_games * len(probe.teams),
+        desc="final games against random teams",
+        unit="game",
+        disable=not progress,
+        leave=False,
+    )
     for index, team in enumerate(probe.teams):
         model = selfplay.models.get(team, selfplay.models.get("shared"))
         seed = int(config.seed) + 10_000 * (index + 1)
-        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed)
-        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed)
+        bar.set_postfix_str(team)
+        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed, bar.update)
+        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed, bar.update)
         results[team] = {
             "games": trained["games"],
             "wins": trained["wins"],
@@ -497,14 +514,22 @@ def _evaluate_teams(
             "learner": "sampled actions",
             "opponents": "random",
         }
+    bar.close()
     return results
 
 
 def _play_against_random(
-    model: Any, env_fn: Callable[[], Any], teams: Any, team: str, n_games: int, seed: int
+    model: Any,
+    env_fn: Callable[[], Any],
+    teams: Any,
+    team: str,
+    n_games: int,
+    seed: int,
+    on_game: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """``n_games`` episodes of ``team`` (``model``, or uniform random actions when ``None``)
-    against random teams: wins, draws, losses (team against team) and the mean team return."""
+    against random teams: wins, draws, losses (team against team) and the mean team return;
+    ``on_game()`` after each."""
     import numpy as np
 
     from ..training.team_setup import make_team_vec_env
@@ -530,6 +555,8 @@ def _play_against_random(
                     continue  # one record per game copy: its team's first slot
                 outcomes.append(float(summary["outcome"]))
                 returns.append(float(summary.get("team_return", summary.get("return", 0.0))))
+                if on_game is not None:
+                    on_game()
     finally:
         venv.close()
     return {
