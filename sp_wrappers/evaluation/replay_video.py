@@ -2,9 +2,10 @@
 
 Encoded with imageio; the install hints name the extra to add when it is missing.
 
-A video holds exactly ``len(replay.moves) + 1`` frames: one per move (the game after that move,
-the move in a caption band below it), then a closing frame (the final position, dimmed) whose
-caption carries the players' names and the result. The caption numbers the moves, so no two
+A video holds exactly ``len(replay.moves) + 2`` frames: the position before the first move (the
+empty board), one per move (the game after that move, the move in a caption band below it),
+then a closing frame (the final position, dimmed) whose caption carries the players' names and
+the result. The caption numbers the moves, so no two
 consecutive frames are identical: a GIF encoder would merge identical frames (Pillow adds their
 durations together), and Atari games repeat pictures while nothing moves.
 
@@ -18,7 +19,7 @@ draws the captions, comes with it and with matplotlib). MP4 also needs imageio's
 >>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"), RandomPolicy(),
 ...                      RandomPolicy(policy_id="random-2"), seed=0)
 >>> frames = replay_frames(replay, size=200)
->>> len(frames) == len(replay.moves) + 1, frames[0].shape == frames[-1].shape
+>>> len(frames) == len(replay.moves) + 2, frames[0].shape == frames[-1].shape
 (True, True)
 """
 
@@ -94,9 +95,10 @@ def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) 
 
 
 def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
-    """The frames a video of ``replay`` shows: one per move (the game after that move, with the
-    move in the caption), then the closing frame with the players' names and the result;
-    ``len(replay.moves) + 1`` frames of one size.
+    """The frames a video of ``replay`` shows: the start position (``replay.start_frame``, the
+    empty board), one per move (the game after that move, with the move in the caption), then
+    the closing frame with the players' names and the result; ``len(replay.moves) + 2`` frames
+    of one size (``+ 1`` for a replay recorded without its start frame).
 
     :param replay: a replay recorded with frames.
     :param size: the longer side of the game's picture, in pixels.
@@ -108,7 +110,12 @@ def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
             "play it again with a game that renders rgb_array frames, or print replay.text()."
         )
     n = len(replay.moves)
+    start = [] if replay.start_frame is None else [replay.start_frame]
     frames = [
+        _compose(frame, size, [replay.title, f"move 0/{n}: the start position"], closing=False)
+        for frame in start
+    ]
+    frames += [
         _compose(frame, size, [replay.title, f"move {move.ply}/{n}: {move.text}"], closing=False)
         for frame, move in zip(replay.frames, replay.moves, strict=True)
     ]
