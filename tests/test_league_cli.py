@@ -104,3 +104,17 @@ def test_a_player_that_sat_a_round_out_shows_no_score_and_no_speed():
     assert lines[0] == "round 3: 320/384 steps, 0 frozen players"
     assert "score  1.00 over    1 games      128 steps/s" in lines[1]
     assert "sat this round out" in lines[2] and "nan" not in lines[2] and "steps/s" not in lines[2]
+
+
+def test_every_league_option_has_help_text():
+    import argparse
+
+    from sp_wrappers.cli.league import add_league_parser
+
+    parser = add_league_parser(argparse.ArgumentParser().add_subparsers())
+    silent = [
+        action.option_strings[0]
+        for action in parser._actions  # argparse lists its options only here
+        if action.option_strings and not (action.help or "").split("(default")[0].strip()
+    ]
+    assert silent == []
