@@ -184,7 +184,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="Ray CPUs per player (default: 1, or an equal share when the cluster has fewer)",
     )
     running.add_argument("--num-gpus", type=float, default=0, help="Ray GPUs per player")
-    running.add_argument("--out", default=None, metavar="DIR", help="(default: runs/league-GAME)")
+    running.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="the run directory to write (default: runs/league-GAME)",
+    )
     running.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a league")
     running.add_argument(
         "--stall-seconds",
