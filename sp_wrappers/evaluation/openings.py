@@ -397,7 +397,7 @@ def _current(holder: list[Any]) -> Callable[[], Any]:
 
 
 #: Games a batched :func:`play_openings` plays at once (one env each).
-BATCH_GAMES = 64
+_BATCH_GAMES = 64
 
 
 def _play_batched(
@@ -410,7 +410,7 @@ def _play_batched(
     seed: int,
 ) -> OpeningsResult:
     """:func:`play_openings` for a deterministic ``a`` (greedy: no random draws), up to
-    :data:`BATCH_GAMES` games at once, each in its own env: one ``a.act`` call per ply for every
+    64 games at once, each in its own env: one ``a.act`` call per ply for every
     game whose opening is over, as the vectorised envs batch their opponents. The games, their
     seeds and their order are those of the game-by-game loop."""
     jobs = [
@@ -438,7 +438,7 @@ def _play_batched(
         active[slot] = (job, forced_a, obs)
 
     try:
-        for slot in range(min(BATCH_GAMES, len(jobs))):
+        for slot in range(min(_BATCH_GAMES, len(jobs))):
             holders.append([None])
             envs.append(
                 SelfPlayEnv(as_aec_env(env_fn()), learner="random", opponent=_current(holders[-1]))
