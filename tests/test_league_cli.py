@@ -87,7 +87,9 @@ def test_a_player_that_sat_a_round_out_shows_no_score_and_no_speed():
     lines: list[str] = []
     learners = {
         "main_agent_0": SimpleNamespace(role="main_agent", steps=256, snapshots=[], resets=0),
-        "main_exploiter_0": SimpleNamespace(role="main_exploiter", steps=64, snapshots=[], resets=0),
+        "main_exploiter_0": SimpleNamespace(
+            role="main_exploiter", steps=64, snapshots=[], resets=0
+        ),
     }
     league = SimpleNamespace(
         round=3,

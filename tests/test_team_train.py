@@ -411,7 +411,9 @@ def test_a_short_run_of_the_recipe_trains_every_team_its_budget(tmp_path, capsys
     # 32 x 2 x 3 = 192 and 32 x 2 = 64 and dividing 384), not a fixed 24,576 the budget never
     # reaches (which trained the predators alone)
     out = tmp_path / "run"
-    status, stdout, err = train(capsys, "simple_tag_v3", "--timesteps", 384, *TAG_TINY, "--out", out)
+    status, stdout, err = train(
+        capsys, "simple_tag_v3", "--timesteps", 384, *TAG_TINY, "--out", out
+    )
     assert status == 0, err
     assert json.loads((out / "config.json").read_text())["team_change"] == 192
     assert _steps_of(out) == {"adversary": 384, "agent": 384}
