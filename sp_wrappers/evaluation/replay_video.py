@@ -34,7 +34,14 @@ import numpy as np
 
 from .replay import Replay
 
-__all__ = ["write_replay", "replay_frames", "VIDEO_HINT", "MP4_HINT", "VIDEO_SUFFIXES"]
+__all__ = [
+    "write_replay",
+    "replay_frames",
+    "replay_captions",
+    "VIDEO_HINT",
+    "MP4_HINT",
+    "VIDEO_SUFFIXES",
+]
 
 VIDEO_HINT = 'pip install "sp-wrappers[video]"'
 MP4_HINT = 'pip install "sp-wrappers[video-mp4]"'
@@ -109,18 +116,60 @@ def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
             "This replay has no frames (its game was not built with render_mode='rgb_array'); "
             "play it again with a game that renders rgb_array frames, or print replay.text()."
         )
+    captions = replay_captions(replay)
+    pictures = ([] if replay.start_frame is None else [replay.start_frame]) + list(replay.frames)
+    pictures.append(base)
+    return [
+        _compose(picture, size, [replay.title, caption], closing=k == len(captions) - 1)
+        for k, (picture, caption) in enumerate(zip(pictures, captions, strict=True))
+    ]
+
+
+def replay_captions(replay: Replay) -> list[str]:
+    """The second caption line of each frame of :func:`replay_frames` (the first is the title):
+    the start (when the replay has its start frame), each move, then the result. In an Atari
+    game whose rewards go down as well as up (Pong: +1 to the side that scores, -1 to the one
+    that misses) a move's caption counts the points the screen shows, not the net returns.
+
+    >>> from sp_wrappers.evaluation.replay import Move
+    >>> replay = Replay("pong_v3", "a", "b", {"first_0": "a", "second_0": "b"}, ("first_0",),
+    ...                 turn_based=False, returns={"first_0": 0.0, "second_0": 0.0})
+    >>> replay.moves = [Move(1, {}, "score 1 : -1", {"first_0": 1.0, "second_0": -1.0}),
+    ...                 Move(2, {}, "score 0 : 0", {"first_0": 0.0, "second_0": 0.0})]
+    >>> replay_captions(replay)
+    ['move 1/2: points 1 : 0', 'move 2/2: points 1 : 1', 'result: draw 0 : 0 (points 1 : 1)']
+    """
     n = len(replay.moves)
-    start = [] if replay.start_frame is None else [replay.start_frame]
-    frames = [
-        _compose(frame, size, [replay.title, f"move 0/{n}: the start position"], closing=False)
-        for frame in start
-    ]
-    frames += [
-        _compose(frame, size, [replay.title, f"move {move.ply}/{n}: {move.text}"], closing=False)
-        for frame, move in zip(replay.frames, replay.moves, strict=True)
-    ]
-    frames.append(_compose(base, size, [replay.title, f"result: {replay.result}"], closing=True))
-    return frames
+    texts = [move.text for move in replay.moves]
+    result = replay.result
+    points = _points(replay)
+    if points is not None:  # Atari: the points the screen shows, not the net returns
+        texts = [f"points {' : '.join(f'{p:g}' for p in row.values())}" for row in points]
+        result += f" (points {texts[-1].removeprefix('points ')})"
+    start = [] if replay.start_frame is None else [f"move 0/{n}: the start position"]
+    moves = [f"move {move.ply}/{n}: {text}" for move, text in zip(replay.moves, texts, strict=True)]
+    return [*start, *moves, f"result: {result}"]
+
+
+def _points(replay: Replay) -> list[dict[str, float]] | None:
+    """Each seat's points after each move of a simultaneous game whose rewards go down as well
+    as up (Pong: +1 to the seat that scores, -1 to the one that misses): the sum of its rewards
+    above 0, what the screen counts; ``None`` for a turn-based game or one with no lost points
+    (its returns are its points)."""
+    if replay.turn_based or not replay.moves:
+        return None
+    rows: list[dict[str, float]] = []
+    before = dict.fromkeys(replay.moves[0].returns, 0.0)
+    points = dict(before)
+    lost = False
+    for move in replay.moves:
+        for seat, total in move.returns.items():
+            change = float(total) - before.get(seat, 0.0)
+            points[seat] = points.get(seat, 0.0) + max(0.0, change)
+            lost = lost or change < 0
+            before[seat] = float(total)
+        rows.append(dict(points))
+    return rows if lost else None
 
 
 def _import_imageio() -> Any:
