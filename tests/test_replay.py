@@ -239,3 +239,26 @@ def test_a_tictactoe_gif_starts_from_the_empty_board():
     board = slice(0, 200)  # the picture above the caption band
     assert not np.array_equal(frames[0][board], frames[1][board])  # move 1 marks the board
     assert np.array_equal(frames[0][board], replay_frames(replay, size=200)[0][board])
+
+
+def test_a_won_tictactoe_gif_draws_the_winning_line_on_its_closing_frame():
+    from pettingzoo.classic import tictactoe_v3
+
+    from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+
+    replay = play_replay(
+        lambda: tictactoe_v3.env(render_mode="rgb_array"),
+        PerfectTicTacToePolicy(),
+        RandomPolicy(),
+        seed=0,
+    )
+    assert replay.outcome_a == 1.0  # perfect play beats random play here
+    frames = replay_frames(replay, size=200)
+
+    def red(frame: np.ndarray) -> int:
+        picture = frame[:200].astype(int)
+        return int(
+            ((picture[..., 0] > 120) & (picture[..., 1] < 40) & (picture[..., 2] < 40)).sum()
+        )
+
+    assert red(frames[-1]) > 300 and red(frames[-2]) < 50  # a line across three cells, dimmed

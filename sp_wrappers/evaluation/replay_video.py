@@ -104,7 +104,8 @@ def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) 
 def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
     """The frames a video of ``replay`` shows: the start position (``replay.start_frame``, the
     empty board), one per move (the game after that move, with the move in the caption), then
-    the closing frame with the players' names and the result; ``len(replay.moves) + 2`` frames
+    the closing frame with the players' names and the result (tic-tac-toe's winning line drawn
+    through it); ``len(replay.moves) + 2`` frames
     of one size (``+ 1`` for a replay recorded without its start frame).
 
     :param replay: a replay recorded with frames.
@@ -118,11 +119,51 @@ def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
         )
     captions = replay_captions(replay)
     pictures = ([] if replay.start_frame is None else [replay.start_frame]) + list(replay.frames)
-    pictures.append(base)
+    pictures.append(_with_winning_line(replay, base))
     return [
         _compose(picture, size, [replay.title, caption], closing=k == len(captions) - 1)
         for k, (picture, caption) in enumerate(zip(pictures, captions, strict=True))
     ]
+
+
+#: Tic-tac-toe's three-in-a-row, as PettingZoo's cell indices (cell ``i``: column ``i // 3``,
+#: row ``i % 3``).
+_TICTACTOE_LINES = (
+    *((3 * c, 3 * c + 1, 3 * c + 2) for c in range(3)),
+    *((r, r + 3, r + 6) for r in range(3)),
+    (0, 4, 8),
+    (2, 4, 6),
+)
+
+
+def _with_winning_line(replay: Replay, picture: np.ndarray) -> np.ndarray:
+    """``picture`` (the final position) with tic-tac-toe's winning line drawn through it, where
+    the game has one; other games' pictures as they are."""
+    if replay.game != "tictactoe_v3" or not replay.finished:
+        return picture
+    owner = {int(a): seat for move in replay.moves for seat, a in move.actions.items()}
+    line = next(
+        (c for c in _TICTACTOE_LINES if c[0] in owner and len({owner.get(i) for i in c}) == 1),
+        None,
+    )
+    if line is None:
+        return picture
+    image_mod, draw_mod, _ = _pillow()
+    image = image_mod.fromarray(picture)
+    side = image.height  # PettingZoo draws cell i's mark at these offsets (tictactoe render)
+    tile = int(side / 4)
+
+    def centre(i: int) -> tuple[float, float]:
+        column, row = divmod(i, 3)
+        return (
+            side / 3.1 * column + side / 17 + tile / 2,
+            side / 3.145 * row + side / 19 + tile / 2,
+        )
+
+    draw_mod.Draw(image).line(
+        [centre(line[0]), centre(line[-1])], fill=(230, 40, 40), width=max(3, side // 40)
+    )
+    return np.asarray(image)
 
 
 def replay_captions(replay: Replay) -> list[str]:
