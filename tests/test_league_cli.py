@@ -49,3 +49,74 @@ def test_ray_options_without_the_ray_backend_name_the_flags(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--num-cpus only apply to --backend ray" in err and "Traceback" not in err
+
+
+def test_chunks_shorter_than_a_rollout_are_one_warning_line_and_the_counts_say_why(
+    tmp_path, capsys
+):
+    # rollouts of 32 x 2 = 64 steps; chunks of 32 x 3 players split 50/25/25 plan 48/24/24, so
+    # every player learns 64 and the round overshoots a budget of 96
+    out = tmp_path / "run"
+    tiny = [a for a in TINY if a != "--no-progress"]
+    tiny[tiny.index("--chunk-steps") + 1] = "32"
+    argv = ["league", "tictactoe_v3", "--timesteps", "96", *tiny, "--no-plots", "--out", str(out)]
+    assert main(argv) == 0
+    printed, err = capsys.readouterr()
+    assert "UserWarning" not in err and "Traceback" not in err, err
+    warned = [line for line in err.splitlines() if "in a chunk of" in line]
+    assert len(warned) == 1 and warned[0].startswith("sp-wrappers league: "), err
+    assert "round 1: 192 steps, past the 96 asked (players learn whole rollouts" in printed
+    assert "(33% of the league's; its compute share 50%)" in printed
+    assert "Steps apart from the compute shares (main_agent_0" in printed
+
+    # a resume takes this call's --eval-games
+    resume = ["league", "--resume", str(out), "--timesteps", "384", "--eval-games", "2"]
+    assert main([*resume, "--backend", "serial", "--no-progress", "--no-plots"]) == 0
+    assert json.loads((out / "config.json").read_text())["eval_games"] == 2
+    evaluation = json.loads((out / "ratings.json").read_text())["evaluation"]["main_agent_0"]
+    assert {bot: match["games"] for bot, match in evaluation.items()} == dict.fromkeys(
+        evaluation, 2
+    )
+
+
+def test_a_player_that_sat_a_round_out_shows_no_score_and_no_speed():
+    from types import SimpleNamespace
+
+    from sp_wrappers.runs.league import LeagueProgress
+
+    lines: list[str] = []
+    learners = {
+        "main_agent_0": SimpleNamespace(role="main_agent", steps=256, snapshots=[], resets=0),
+        "main_exploiter_0": SimpleNamespace(
+            role="main_exploiter", steps=64, snapshots=[], resets=0
+        ),
+    }
+    league = SimpleNamespace(
+        round=3,
+        frozen=[],
+        learners=learners,
+        round_steps={"main_agent_0": 64, "main_exploiter_0": 0},
+        total_steps=lambda: 320,
+    )
+    results = {
+        "main_agent_0": SimpleNamespace(matches=[{"score_a": 1.0}], learn_seconds=0.5),
+        "main_exploiter_0": SimpleNamespace(matches=[], learn_seconds=0.001),
+    }
+    LeagueProgress(384, report=lines.append)(league, results)
+    assert lines[0] == "round 3: 320/384 steps, 0 frozen players"
+    assert "score  1.00 over    1 games      128 steps/s" in lines[1]
+    assert "sat this round out" in lines[2] and "nan" not in lines[2] and "steps/s" not in lines[2]
+
+
+def test_every_league_option_has_help_text():
+    import argparse
+
+    from sp_wrappers.cli.league import add_league_parser
+
+    parser = add_league_parser(argparse.ArgumentParser().add_subparsers())
+    silent = [
+        action.option_strings[0]
+        for action in parser._actions  # argparse lists its options only here
+        if action.option_strings and not (action.help or "").split("(default")[0].strip()
+    ]
+    assert silent == []

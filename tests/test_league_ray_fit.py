@@ -73,6 +73,24 @@ def test_a_num_cpus_the_cluster_cannot_hold_is_refused_before_training(tmp_path)
     assert f"--num-cpus {cpus:g} each" in line and "CPU in all" in line, line
     assert "Pass --num-cpus" in line and "num_cpus=" not in line, line
     assert not (out / "league.json").exists()  # stopped before training
+    # and left nothing behind: the corrected command starts there, not "already holds a run"
+    assert not out.exists()
+
+
+def test_an_address_with_no_ray_running_is_one_line_naming_ray_start(tmp_path):
+    if ray.is_initialized():  # pragma: no cover - the module's cluster is shut down by now
+        pytest.skip("a Ray is running in this process")
+    out = tmp_path / "run"
+    done = league_command(
+        "tictactoe_v3", "--backend", "ray", "--address", "auto", *TINY, "--out", str(out),
+        timeout=120,
+    )  # fmt: skip
+    if done.returncode == 0:  # pragma: no cover - a Ray cluster runs on this machine
+        pytest.skip("a Ray cluster is running on this machine")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    line = done.stderr.strip().splitlines()[-1]
+    assert "ray start --head" in line and "--address" in line, line
+    assert not out.exists()
 
 
 @pytest.fixture(scope="module")

@@ -123,3 +123,40 @@ def test_summary_is_json_ready_with_results_per_seat_and_opening():
     assert (summary["wins"], summary["draws"], summary["losses"]) == (1, 1, 1)
     assert summary["by_opening"] == {"o": {"0": [0, 1, 0]}, "x": {"0": [1, 0, 0], "1": [0, 0, 1]}}
     assert summary["openings"] == 2 and summary["distinct_games"] == 2  # moves (0,) twice
+
+
+class _Counting:
+    """An SB3 policy's ``act``, counting calls and rows; ``deterministic`` as the policy's."""
+
+    def __init__(self, policy, deterministic: bool) -> None:
+        self.policy, self.policy_id, self.calls, self.rows = policy, "learner", 0, 0
+        if deterministic:
+            self.deterministic = True
+
+    def act(self, observations, action_masks, rng):
+        self.calls += 1
+        self.rows += len(observations)
+        return self.policy.act(observations, action_masks, rng)
+
+
+def test_a_greedy_network_plays_its_openings_in_batches_with_the_same_games():
+    # the strength callback's games: a network, greedy, from every opening in every seat; its
+    # forward passes go in one call per ply across the games, as the vectorised envs do
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers import SelfPlayVecEnv
+    from sp_wrappers.core.policies import SB3Policy
+
+    model = MaskablePPO("MlpPolicy", SelfPlayVecEnv(connect_four_v3.env, n_envs=1), seed=0)
+    greedy = SB3Policy(model, deterministic=True, policy_id="learner")
+    openings = legal_openings(connect_four_v3.env, plies=2)[:12]
+    one_by_one, batched = _Counting(greedy, False), _Counting(greedy, True)
+    rung = AlphaBetaConnectFourPolicy(depth=1)
+    expected = play_openings(connect_four_v3.env, one_by_one, rung, openings, seed=3)
+    result = play_openings(connect_four_v3.env, batched, rung, openings, seed=3)
+    assert result.games == expected.games and len(result.games) == 24
+    assert batched.rows == one_by_one.rows == one_by_one.calls
+    assert batched.calls * 5 < one_by_one.calls  # about one call per ply, not per move
+    mixed = play_openings(connect_four_v3.env, batched, RandomPolicy(), openings, repeats=2)
+    again = play_openings(connect_four_v3.env, one_by_one, RandomPolicy(), openings, repeats=2)
+    assert mixed.games == again.games  # the opponent's draws are the game-by-game loop's

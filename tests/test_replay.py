@@ -76,7 +76,7 @@ def _gif_frames(path: Path) -> list[np.ndarray]:
         ("pong_v3", "random", ("--max-moves", PONG_MOVES)),
     ],
 )
-def test_watch_writes_one_gif_frame_per_move_plus_the_closing_frame(
+def test_watch_writes_the_start_one_gif_frame_per_move_and_the_closing_frame(
     runs, sp_wrappers, tmp_path, game, reference, extra
 ):
     out = tmp_path / "match.gif"
@@ -85,8 +85,9 @@ def test_watch_writes_one_gif_frame_per_move_plus_the_closing_frame(
     assert status == 0, err
     moves = _moves_in_summary(stdout)
     frames = _gif_frames(out)
-    assert len(frames) == moves + 1
+    assert len(frames) == moves + 2  # the GIF starts from the empty board, before move 1
     assert len({f.shape for f in frames}) == 1
+    assert not np.array_equal(frames[0], frames[1])
     # the closing frame differs from the last move's frame: names and result in its caption
     assert not np.array_equal(frames[-1], frames[-2])
     assert "snapshot-0000" in stdout and reference in stdout
@@ -110,9 +111,9 @@ def test_the_gif_keeps_frames_whose_pictures_repeat(tmp_path):
     assert len(replay.frames) == 12 and not replay.finished
     assert any(np.array_equal(a, b) for a, b in pairwise(replay.frames))
     frames = replay_frames(replay, size=160)
-    assert len(frames) == 13
+    assert len(frames) == 14  # the start, 12 moves, the closing frame
     assert all(not np.array_equal(a, b) for a, b in pairwise(frames))
-    assert len(_gif_frames(write_replay(replay, tmp_path / "pong.gif", size=160))) == 13
+    assert len(_gif_frames(write_replay(replay, tmp_path / "pong.gif", size=160))) == 14
 
 
 def test_text_replay_prints_every_move_the_board_and_the_result(runs, sp_wrappers):
@@ -196,8 +197,8 @@ def test_watch_writes_an_mp4_with_the_ffmpeg_plugin(runs, sp_wrappers, tmp_path)
     status, stdout, err = sp_wrappers("watch", runs["tictactoe_v3"], "--b", "minimax", "--out", out)
     assert status == 0, err
     frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(out))
-    # each move shows 0.8 s and the closing frame 3 s, at 1.25 frames per second
-    assert frames == _moves_in_summary(stdout) + 4 and seconds > 3
+    # the start and each move show 0.8 s and the closing frame 3 s, at 1.25 frames per second
+    assert frames == _moves_in_summary(stdout) + 5 and seconds > 3
 
 
 def test_watch_play_and_report_do_not_load_the_training_commands(runs):
@@ -222,3 +223,42 @@ def test_watch_play_and_report_do_not_load_the_training_commands(runs):
             env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
         )
         assert result.stdout.strip().splitlines()[-1] == "0 []", result.stdout + result.stderr
+
+
+def test_a_tictactoe_gif_starts_from_the_empty_board():
+    from pettingzoo.classic import tictactoe_v3
+
+    replay = play_replay(
+        lambda: tictactoe_v3.env(render_mode="rgb_array"),
+        RandomPolicy(),
+        RandomPolicy(policy_id="random-2"),
+        seed=0,
+    )
+    frames = replay_frames(replay, size=200)
+    assert len(frames) == len(replay.moves) + 2
+    board = slice(0, 200)  # the picture above the caption band
+    assert not np.array_equal(frames[0][board], frames[1][board])  # move 1 marks the board
+    assert np.array_equal(frames[0][board], replay_frames(replay, size=200)[0][board])
+
+
+def test_a_won_tictactoe_gif_draws_the_winning_line_on_its_closing_frame():
+    from pettingzoo.classic import tictactoe_v3
+
+    from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+
+    replay = play_replay(
+        lambda: tictactoe_v3.env(render_mode="rgb_array"),
+        PerfectTicTacToePolicy(),
+        RandomPolicy(),
+        seed=0,
+    )
+    assert replay.outcome_a == 1.0  # perfect play beats random play here
+    frames = replay_frames(replay, size=200)
+
+    def red(frame: np.ndarray) -> int:
+        picture = frame[:200].astype(int)
+        return int(
+            ((picture[..., 0] > 120) & (picture[..., 1] < 40) & (picture[..., 2] < 40)).sum()
+        )
+
+    assert red(frames[-1]) > 300 and red(frames[-2]) < 50  # a line across three cells, dimmed

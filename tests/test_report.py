@@ -173,6 +173,7 @@ def test_league_ends_with_report_html(tmp_path, sp_wrappers):
     text = (run / "report.html").read_text()
     assert "<h2>Bradley-Terry ratings (95% intervals)</h2>" in text and "report.html" in out
     assert "<h2>Replay: the latest snapshot against the best earlier one</h2>" in text
+    assert "<td>main_agent_0 vs random</td>" in text and "vs main_agent_0" not in text
 
 
 # ------------------------------------------------------------------------------------------------
@@ -312,3 +313,43 @@ def test_headless_chromium_loads_every_image_without_a_console_error(report, tmp
         pixels = np.asarray(image.convert("RGB"))
     assert pixels.shape[0] > 900 and pixels.std() > 10  # the whole page, not a blank one
     shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_elo_section_lists_every_snapshot_and_names_those_it_cannot_draw(report, trained_run):
+    from sp_wrappers import SnapshotArchive
+
+    text = report.read_text()
+    section = text[text.index("<h2>Elo over learner steps</h2>") : text.index("<h2>Bradley")]
+    with SnapshotArchive(trained_run / "archive") as archive:
+        snapshots = archive.snapshots()
+    assert all(f"<td>{s.id}</td>" in section for s in snapshots)  # three snapshots, three rows
+    unrated = [s.id for s in snapshots if "elo" not in s.ratings]
+    assert ("Not drawn, without a stored Elo" in section) == bool(unrated)
+    assert all(sid in section.split("Not drawn")[-1] for sid in unrated)
+
+
+def test_the_payoff_matrix_shows_at_its_own_size_with_its_numbers_as_text(report):
+    text = report.read_text()
+    section = text[text.index("<h2>Payoff matrix</h2>") : text.index("<h2>Strength against")]
+    assert "<div class='wide'><img" in section and ".wide img{max-width:none}" in text
+    assert "The payoff numbers as text" in section and "<pre>" in section
+
+
+def test_snapshots_all_at_one_step_get_no_curve_on_an_axis_around_nothing(tmp_path):
+    # a team whose learner never stepped had its snapshots at step 0: the page drew "0 learner
+    # steps" on an axis from -0.04 to 0.04; now it says so and lists them (one without Elo)
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers import SelfPlayEnv, SnapshotArchive
+
+    model = MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env(), learner="random"))
+    with SnapshotArchive(tmp_path / "archive") as archive:
+        first = archive.save(model, step=0)
+        second = archive.save(model, step=0)
+        archive.set_ratings({first.id: {"elo": 1200.0}})
+    text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
+    section = text[text.index("<h2>Elo over learner steps</h2>") : text.index("<h2>Bradley")]
+    assert "at learner step 0, so there is no curve to draw" in section
+    assert "<img" not in section and f"<td>{first.id}</td>" in section
+    assert f"no game rated them yet): {second.id}." in section

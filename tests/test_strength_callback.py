@@ -152,3 +152,14 @@ def test_the_default_ladders_climb():
     assert isinstance(default_ladder("tictactoe_v3")[1], PerfectTicTacToePolicy)
     depths = [p.depth for p in default_ladder("connect_four_v3")]
     assert depths == [1, 2, 4]
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_an_evaluation_shows_a_progress_bar_over_its_matches_when_asked(progress, capsys):
+    # the ladder's games and the learner's can take minutes: a bar says what is being played
+    strength = callback(None, openings=[(0,), (4,)], progress=progress)
+    strength.init_callback(tiny_model())
+    strength.evaluate()
+    err = capsys.readouterr().err
+    assert ("the ladder's own games" in err and "strength at step 0" in err) is progress, err
+    assert "vs minimax" in err or not progress

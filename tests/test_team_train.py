@@ -156,6 +156,7 @@ def test_train_teams_prints_each_turn_and_each_teams_rating(tmp_path, capsys):
     summary = out[out.index("Trained ppo") :]
     assert "  adversary  Elo" in summary and "  agent      Elo" in summary
     assert "against random teams" in summary
+    assert "final games against random teams" in err  # a bar while the last games play
 
 
 def test_resume_continues_with_the_same_learning_team_and_step_counts(tmp_path, capsys):
@@ -387,3 +388,58 @@ def test_a_killed_team_run_resumes_with_its_learning_team_steps_and_elo(tmp_path
     assert sum(resumed["steps"].values()) > sum(killed["steps"].values())
     first = json.loads((out / "config.json").read_text())["history"]
     assert [h["resumed"] for h in first] == [False, True]
+
+
+# ------------------------------------------------------------------------------------------------
+# Every team gets its budget (#34)
+# ------------------------------------------------------------------------------------------------
+
+
+def _steps_of(run: Path) -> dict[str, int]:
+    return json.loads((run / "team_selfplay.json").read_text())["steps"]
+
+
+def test_a_short_run_of_the_recipe_trains_every_team_its_budget(tmp_path, capsys):
+    # the recipe sets no team_change: it comes from the budget (a tenth, fitting the rollouts of
+    # 32 x 2 x 3 = 192 and 32 x 2 = 64 and dividing 384), not a fixed 24,576 the budget never
+    # reaches (which trained the predators alone)
+    out = tmp_path / "run"
+    status, stdout, err = train(
+        capsys, "simple_tag_v3", "--timesteps", 384, *TAG_TINY, "--out", out
+    )
+    assert status == 0, err
+    assert json.loads((out / "config.json").read_text())["team_change"] == 192
+    assert _steps_of(out) == {"adversary": 384, "agent": 384}
+    assert (out / "models" / "agent.zip").is_file() and (out / "models" / "adversary.zip").is_file()
+    assert "384 / 384 learner steps" in stdout
+
+
+def test_a_team_change_longer_than_the_budget_still_trains_every_team(tmp_path, capsys):
+    # named teams, a turn longer than the whole run: the first team ends its turn at its budget
+    out = tmp_path / "run"
+    teams = json.dumps({"red": ["adversary_0", "adversary_1", "adversary_2"], "blue": ["agent_0"]})
+    status, _, err = train(
+        capsys, "simple_tag_v3", "--no-shared", "--teams", teams, "--timesteps", 192,
+        "--team-change", 1920, *TAG_TINY, "--out", out,
+    )  # fmt: skip
+    assert status == 0, err
+    assert _steps_of(out) == {"red": 192, "blue": 192}
+    for argv in (["--resume", out, "--timesteps", 192], ["--resume", out]):
+        before = _steps_of(out)
+        config = json.loads((out / "config.json").read_text())
+        if len(argv) == 2:  # the run's own budget, raised: resume trains what each team lacks
+            config["timesteps"] = max(before.values()) + 192
+            (out / "config.json").write_text(json.dumps(config))
+        status, _, err = train(capsys, *argv, "--no-progress")
+        assert status == 0, err
+        after = _steps_of(out)
+        assert all(after[team] >= before[team] + 192 for team in before), (argv, before, after)
+
+
+def test_a_team_runs_banner_names_its_recipe_as_a_single_learner_run_does():
+    from sp_wrappers.cli.team_train import team_run_banner
+    from sp_wrappers.runs.resolve import resolve_run
+
+    config = resolve_run("simple_tag_v3", {"timesteps": 384})
+    assert config.recipe in ("tuned", "generic")  # not a third word, "game"
+    assert f"({config.recipe})" in team_run_banner(config, Path("runs/x"), resume=False)

@@ -332,3 +332,14 @@ def test_opponent_draw_and_illegal_action_are_recorded_kept_on_resume_and_applie
     assert "chose illegal action" in err and "--illegal-action loss" in err
     status, _, err = train(capsys, *argv[:-1], tmp_path / "lenient", *common)
     assert status == 0, err
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_out_naming_a_file_is_one_line_and_exit_2(below, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("not a run")
+    out = afile / below if below else afile
+    status, _, err = train(capsys, "tictactoe_v3", "--timesteps", 64, "--out", out)
+    assert status == 2 and "Traceback" not in err, err
+    assert f"{afile} is a file" in err.strip().splitlines()[-1] and "--out" in err
+    assert afile.read_text() == "not a run"

@@ -47,12 +47,28 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "game", nargs="?", metavar="GAME", help=f"{', '.join(GAMES)} or module:function"
     )
     roles = parser.add_argument_group("league")
-    roles.add_argument("--main-agents", type=int, default=None, metavar="N", help="(default: 1)")
     roles.add_argument(
-        "--main-exploiters", type=int, default=None, metavar="N", help="(default: 1)"
+        "--main-agents",
+        type=int,
+        default=None,
+        metavar="N",
+        help="players trained against the whole league by PFSP and against themselves; the "
+        "run's result (default: 1)",
     )
     roles.add_argument(
-        "--league-exploiters", type=int, default=None, metavar="N", help="(default: 1)"
+        "--main-exploiters",
+        type=int,
+        default=None,
+        metavar="N",
+        help="players trained against the main agents only, to find their weaknesses (default: 1)",
+    )
+    roles.add_argument(
+        "--league-exploiters",
+        type=int,
+        default=None,
+        metavar="N",
+        help="players trained against the whole league by PFSP, to find the league's blind "
+        "spots (default: 1)",
     )
     roles.add_argument(
         "--selfplay",
@@ -64,21 +80,26 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help=f"(default: {ALPHASTAR_DEFAULTS['snapshot_min_steps']:,d})",
+        help="learner steps since a player's last snapshot before it may be snapshotted "
+        "into the frozen pool "
+        f"(default: {ALPHASTAR_DEFAULTS['snapshot_min_steps']:,d})",
     )
     roles.add_argument(
         "--snapshot-max-steps",
         type=int,
         default=None,
         metavar="N",
-        help=f"(default: {ALPHASTAR_DEFAULTS['snapshot_max_steps']:,d})",
+        help="learner steps since a player's last snapshot after which it is snapshotted "
+        f"whatever its win rate (default: {ALPHASTAR_DEFAULTS['snapshot_max_steps']:,d})",
     )
     roles.add_argument(
         "--snapshot-win-rate",
         type=float,
         default=None,
         metavar="P",
-        help=f"(default: {ALPHASTAR_DEFAULTS['snapshot_win_rate']})",
+        help="between the two: a player is snapshotted once its lowest win rate against the "
+        "players it is meant to beat exceeds P "
+        f"(default: {ALPHASTAR_DEFAULTS['snapshot_win_rate']})",
     )
     roles.add_argument(
         "--main-agents-compute",
@@ -119,15 +140,42 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         help="every player's learner, any installed one (see sp-wrappers train --help)",
     )
-    training.add_argument("--hp", action="append", metavar="KEY=VALUE", help="hyperparameter")
-    training.add_argument("--game-kwarg", action="append", metavar="KEY=VALUE")
-    training.add_argument("--n-envs", type=int, default=None, metavar="N")
-    training.add_argument("--seed", type=int, default=None, help="(default: 0)")
-    training.add_argument("--eval-games", type=int, default=None, metavar="N")
-    training.add_argument("--device", default="cpu")
-    training.add_argument("--threads", type=int, default=1, metavar="N", help="torch threads")
+    training.add_argument(
+        "--hp",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a hyperparameter of the learner, over the recipe's (repeatable; VALUE as JSON)",
+    )
+    training.add_argument(
+        "--game-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a keyword argument of the game's constructor (repeatable; VALUE as JSON)",
+    )
+    training.add_argument(
+        "--n-envs", type=int, default=None, metavar="N", help="game copies per player"
+    )
+    training.add_argument("--seed", type=int, default=None, help="the run's seed (default: 0)")
+    training.add_argument(
+        "--eval-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help="end-of-run games of each main agent against each reference player (default: "
+        "the recipe's; on --resume, this call's)",
+    )
+    training.add_argument("--device", default="cpu", help="torch device of the players")
+    training.add_argument(
+        "--threads", type=int, default=1, metavar="N", help="torch threads per player"
+    )
     running = parser.add_argument_group("running")
-    running.add_argument("--backend", choices=BACKENDS, default="process")
+    running.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="process",
+        help="where the players learn: serial (this process, one after the other), process "
+        "(one process each, the default) or ray (one Ray actor each)",
+    )
     running.add_argument("--address", default=None, help="Ray cluster address (--backend ray)")
     running.add_argument(
         "--num-cpus",
@@ -136,7 +184,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="Ray CPUs per player (default: 1, or an equal share when the cluster has fewer)",
     )
     running.add_argument("--num-gpus", type=float, default=0, help="Ray GPUs per player")
-    running.add_argument("--out", default=None, metavar="DIR", help="(default: runs/league-GAME)")
+    running.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="the run directory to write (default: runs/league-GAME)",
+    )
     running.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a league")
     running.add_argument(
         "--stall-seconds",
@@ -146,8 +199,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="report on stderr a round in which no player finishes for S seconds "
         f"(default: {DEFAULT_STALL_SECONDS:g})",
     )
-    running.add_argument("--no-progress", action="store_true")
-    running.add_argument("--no-plots", action="store_true")
+    running.add_argument(
+        "--no-progress", action="store_true", help="print no line per round, only the summary"
+    )
+    running.add_argument(
+        "--no-plots", action="store_true", help="do not draw plots/league_payoff.png"
+    )
     running.add_argument(
         "--no-report", action="store_true", help="do not write report.html at the end"
     )

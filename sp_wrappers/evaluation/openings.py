@@ -371,6 +371,9 @@ def play_openings(
     if unknown:
         env.close()
         raise ValueError(f"Unknown seats {sorted(unknown)}; the game has {env.learner_seats}.")
+    if getattr(a, "deterministic", False) and not getattr(a, "recurrent", False):
+        env.close()  # a network playing greedily: its forward passes batched across games
+        return _play_batched(env_fn, a, b, openings, seats, repeats, seed)
     result = OpeningsResult(a.policy_id, b.policy_id)
     index = 0
     try:
@@ -406,6 +409,105 @@ def play_openings(
                     )
     finally:
         env.close()
+    return result
+
+
+def _current(holder: list[Any]) -> Callable[[], Any]:
+    """An env's opponent: whatever ``holder`` holds (this game's side of ``b``)."""
+    return lambda: holder[0]
+
+
+#: Games a batched :func:`play_openings` plays at once (one env each).
+_BATCH_GAMES = 64
+
+
+def _play_batched(
+    env_fn: Callable[[], Any],
+    a: Any,
+    b: Any,
+    openings: Sequence[Sequence[int]],
+    seats: Sequence[str],
+    repeats: int,
+    seed: int,
+) -> OpeningsResult:
+    """:func:`play_openings` for a deterministic ``a`` (greedy: no random draws), up to
+    64 games at once, each in its own env: one ``a.act`` call per ply for every
+    game whose opening is over, as the vectorised envs batch their opponents. The games, their
+    seeds and their order are those of the game-by-game loop."""
+    jobs = [
+        (tuple(int(x) for x in opening), seat, repeat)
+        for opening in openings
+        for seat in seats
+        for repeat in range(repeats)
+    ]
+    games: list[OpeningGame | None] = [None] * len(jobs)
+    holders: list[list[Any]] = []
+    envs: list[SelfPlayEnv] = []
+    # slot -> (job index, a's side of the game's script, its observation)
+    active: dict[int, tuple[int, ForcedOpening, Any]] = {}
+    upcoming = iter(range(len(jobs)))
+
+    def start(slot: int) -> None:
+        job = next(upcoming, None)
+        if job is None:
+            active.pop(slot, None)
+            return
+        opening, seat, _ = jobs[job]
+        forced_a, forced_b = ForcedOpening.pair(a, b, opening)
+        holders[slot][0] = forced_b
+        obs, _ = envs[slot].reset(seed=seed + job, options={"learner_seat": seat})
+        active[slot] = (job, forced_a, obs)
+
+    try:
+        for slot in range(min(_BATCH_GAMES, len(jobs))):
+            holders.append([None])
+            envs.append(
+                SelfPlayEnv(as_aec_env(env_fn()), learner="random", opponent=_current(holders[-1]))
+            )
+            start(slot)
+        while active:
+            actions: dict[int, Any] = {}
+            chosen = []
+            for slot, (_, forced_a, obs) in active.items():
+                mask = envs[slot].driver.learner_mask()
+                if len(forced_a.script.moves) < len(forced_a.script.opening):
+                    masks = None if mask is None else mask[None]
+                    stacked = stack_observations([obs])
+                    actions[slot] = forced_a.act(stacked, masks, envs[slot].np_random)[0]
+                else:
+                    chosen.append((slot, mask))
+            if chosen:
+                masks = None if chosen[0][1] is None else np.stack([m for _, m in chosen])
+                stacked = stack_observations([active[slot][2] for slot, _ in chosen])
+                picked = np.asarray(a.act(stacked, masks, envs[chosen[0][0]].np_random))
+                for (slot, _), action in zip(chosen, picked, strict=True):
+                    active[slot][1].script.moves.append(
+                        int(action) if np.ndim(action) == 0 else tuple(action.tolist())
+                    )
+                    actions[slot] = action
+            for slot, action in actions.items():
+                job, forced_a, _ = active[slot]
+                obs, _, terminated, truncated, info = envs[slot].step(action)
+                if not (terminated or truncated):
+                    active[slot] = (job, forced_a, obs)
+                    continue
+                summary = info["selfplay"]
+                others = [r for s, r in summary["returns"].items() if s != summary["seat"]]
+                games[job] = OpeningGame(
+                    opening=jobs[job][0],
+                    seat=summary["seat"],
+                    repeat=jobs[job][2],
+                    outcome=float(summary["outcome"]),
+                    return_a=float(summary["return"]),
+                    return_b=float(np.mean(others)) if others else 0.0,
+                    moves=tuple(forced_a.script.moves),
+                )
+                start(slot)
+    finally:
+        for env in envs:
+            env.close()
+    result = OpeningsResult(a.policy_id, b.policy_id)
+    result.games.extend(game for game in games if game is not None)
     return result
 
 

@@ -2,9 +2,10 @@
 
 Encoded with imageio; the install hints name the extra to add when it is missing.
 
-A video holds exactly ``len(replay.moves) + 1`` frames: one per move (the game after that move,
-the move in a caption band below it), then a closing frame (the final position, dimmed) whose
-caption carries the players' names and the result. The caption numbers the moves, so no two
+A video holds exactly ``len(replay.moves) + 2`` frames: the position before the first move (the
+empty board), one per move (the game after that move, the move in a caption band below it),
+then a closing frame (the final position, dimmed) whose caption carries the players' names and
+the result. The caption numbers the moves, so no two
 consecutive frames are identical: a GIF encoder would merge identical frames (Pillow adds their
 durations together), and Atari games repeat pictures while nothing moves.
 
@@ -18,7 +19,7 @@ draws the captions, comes with it and with matplotlib). MP4 also needs imageio's
 >>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"), RandomPolicy(),
 ...                      RandomPolicy(policy_id="random-2"), seed=0)
 >>> frames = replay_frames(replay, size=200)
->>> len(frames) == len(replay.moves) + 1, frames[0].shape == frames[-1].shape
+>>> len(frames) == len(replay.moves) + 2, frames[0].shape == frames[-1].shape
 (True, True)
 """
 
@@ -33,7 +34,14 @@ import numpy as np
 
 from .replay import Replay
 
-__all__ = ["write_replay", "replay_frames", "VIDEO_HINT", "MP4_HINT", "VIDEO_SUFFIXES"]
+__all__ = [
+    "write_replay",
+    "replay_frames",
+    "replay_captions",
+    "VIDEO_HINT",
+    "MP4_HINT",
+    "VIDEO_SUFFIXES",
+]
 
 VIDEO_HINT = 'pip install "sp-wrappers[video]"'
 MP4_HINT = 'pip install "sp-wrappers[video-mp4]"'
@@ -94,9 +102,11 @@ def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) 
 
 
 def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
-    """The frames a video of ``replay`` shows: one per move (the game after that move, with the
-    move in the caption), then the closing frame with the players' names and the result;
-    ``len(replay.moves) + 1`` frames of one size.
+    """The frames a video of ``replay`` shows: the start position (``replay.start_frame``, the
+    empty board), one per move (the game after that move, with the move in the caption), then
+    the closing frame with the players' names and the result (tic-tac-toe's winning line drawn
+    through it); ``len(replay.moves) + 2`` frames
+    of one size (``+ 1`` for a replay recorded without its start frame).
 
     :param replay: a replay recorded with frames.
     :param size: the longer side of the game's picture, in pixels.
@@ -107,13 +117,100 @@ def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
             "This replay has no frames (its game was not built with render_mode='rgb_array'); "
             "play it again with a game that renders rgb_array frames, or print replay.text()."
         )
-    n = len(replay.moves)
-    frames = [
-        _compose(frame, size, [replay.title, f"move {move.ply}/{n}: {move.text}"], closing=False)
-        for frame, move in zip(replay.frames, replay.moves, strict=True)
+    captions = replay_captions(replay)
+    pictures = ([] if replay.start_frame is None else [replay.start_frame]) + list(replay.frames)
+    pictures.append(_with_winning_line(replay, base))
+    return [
+        _compose(picture, size, [replay.title, caption], closing=k == len(captions) - 1)
+        for k, (picture, caption) in enumerate(zip(pictures, captions, strict=True))
     ]
-    frames.append(_compose(base, size, [replay.title, f"result: {replay.result}"], closing=True))
-    return frames
+
+
+#: Tic-tac-toe's three-in-a-row, as PettingZoo's cell indices (cell ``i``: column ``i // 3``,
+#: row ``i % 3``).
+_TICTACTOE_LINES = (
+    *((3 * c, 3 * c + 1, 3 * c + 2) for c in range(3)),
+    *((r, r + 3, r + 6) for r in range(3)),
+    (0, 4, 8),
+    (2, 4, 6),
+)
+
+
+def _with_winning_line(replay: Replay, picture: np.ndarray) -> np.ndarray:
+    """``picture`` (the final position) with tic-tac-toe's winning line drawn through it, where
+    the game has one; other games' pictures as they are."""
+    if replay.game != "tictactoe_v3" or not replay.finished:
+        return picture
+    owner = {int(a): seat for move in replay.moves for seat, a in move.actions.items()}
+    line = next(
+        (c for c in _TICTACTOE_LINES if c[0] in owner and len({owner.get(i) for i in c}) == 1),
+        None,
+    )
+    if line is None:
+        return picture
+    image_mod, draw_mod, _ = _pillow()
+    image = image_mod.fromarray(picture)
+    side = image.height  # PettingZoo draws cell i's mark at these offsets (tictactoe render)
+    tile = int(side / 4)
+
+    def centre(i: int) -> tuple[float, float]:
+        column, row = divmod(i, 3)
+        return (
+            side / 3.1 * column + side / 17 + tile / 2,
+            side / 3.145 * row + side / 19 + tile / 2,
+        )
+
+    draw_mod.Draw(image).line(
+        [centre(line[0]), centre(line[-1])], fill=(230, 40, 40), width=max(3, side // 40)
+    )
+    return np.asarray(image)
+
+
+def replay_captions(replay: Replay) -> list[str]:
+    """The second caption line of each frame of :func:`replay_frames` (the first is the title):
+    the start (when the replay has its start frame), each move, then the result. In an Atari
+    game whose rewards go down as well as up (Pong: +1 to the side that scores, -1 to the one
+    that misses) a move's caption counts the points the screen shows, not the net returns.
+
+    >>> from sp_wrappers.evaluation.replay import Move
+    >>> replay = Replay("pong_v3", "a", "b", {"first_0": "a", "second_0": "b"}, ("first_0",),
+    ...                 turn_based=False, returns={"first_0": 0.0, "second_0": 0.0})
+    >>> replay.moves = [Move(1, {}, "score 1 : -1", {"first_0": 1.0, "second_0": -1.0}),
+    ...                 Move(2, {}, "score 0 : 0", {"first_0": 0.0, "second_0": 0.0})]
+    >>> replay_captions(replay)
+    ['move 1/2: points 1 : 0', 'move 2/2: points 1 : 1', 'result: draw 0 : 0 (points 1 : 1)']
+    """
+    n = len(replay.moves)
+    texts = [move.text for move in replay.moves]
+    result = replay.result
+    points = _points(replay)
+    if points is not None:  # Atari: the points the screen shows, not the net returns
+        texts = [f"points {' : '.join(f'{p:g}' for p in row.values())}" for row in points]
+        result += f" (points {texts[-1].removeprefix('points ')})"
+    start = [] if replay.start_frame is None else [f"move 0/{n}: the start position"]
+    moves = [f"move {move.ply}/{n}: {text}" for move, text in zip(replay.moves, texts, strict=True)]
+    return [*start, *moves, f"result: {result}"]
+
+
+def _points(replay: Replay) -> list[dict[str, float]] | None:
+    """Each seat's points after each move of a simultaneous game whose rewards go down as well
+    as up (Pong: +1 to the seat that scores, -1 to the one that misses): the sum of its rewards
+    above 0, what the screen counts; ``None`` for a turn-based game or one with no lost points
+    (its returns are its points)."""
+    if replay.turn_based or not replay.moves:
+        return None
+    rows: list[dict[str, float]] = []
+    before = dict.fromkeys(replay.moves[0].returns, 0.0)
+    points = dict(before)
+    lost = False
+    for move in replay.moves:
+        for seat, total in move.returns.items():
+            change = float(total) - before.get(seat, 0.0)
+            points[seat] = points.get(seat, 0.0) + max(0.0, change)
+            lost = lost or change < 0
+            before[seat] = float(total)
+        rows.append(dict(points))
+    return rows if lost else None
 
 
 def _import_imageio() -> Any:

@@ -25,6 +25,7 @@ from multiprocessing.connection import wait as wait_for_connections
 from typing import Any
 
 from ..core.processes import require_main_guard
+from .errors import LeagueSetupError
 from .faults import (
     OnStall,
     PlayersDoNotFitError,
@@ -308,7 +309,18 @@ class RayBackend:
         self.ray = ray
         self._started_ray = False
         if not ray.is_initialized():
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            try:
+                ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            except ConnectionError as error:
+                if address is None:
+                    raise
+                raise LeagueSetupError(
+                    f"Cannot connect to a Ray cluster at address {address!r} "
+                    f"({str(error).splitlines()[0] if str(error) else type(error).__name__}). "
+                    "Start one on this machine with `ray start --head` (or pass the address of "
+                    "a running cluster), or drop the address (--address) to start a local Ray "
+                    "for this run."
+                ) from None
             self._started_ray = address is None
         options = dict(actor_options or {})
         unknown = sorted(set(options) - set(workers))

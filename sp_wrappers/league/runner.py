@@ -127,7 +127,8 @@ class League:
     :param min_games: games a pair needs before PFSP trusts its win rate.
     :param torch_threads: torch threads in each player.
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
-    :param on_round: called with ``(league, results)`` after each round (progress display).
+    :param on_round: called with ``(league, results)`` after each round (progress display;
+        :attr:`round_steps` then holds what each player learned in it).
     :param on_stall: receives a :class:`~sp_wrappers.league.faults.StallReport` when a round
         makes no progress for ``stall_seconds`` (default: a
         :class:`~sp_wrappers.league.faults.LeagueStalledWarning`).
@@ -210,6 +211,9 @@ class League:
         self.torch_threads = torch_threads
         self.vec_env_kwargs = dict(vec_env_kwargs or {})
         self.on_round = on_round
+        #: each learning player's learner steps in the last round (0: it sat the round out,
+        #: ahead of its compute share), for the progress display
+        self.round_steps: dict[str, int] = {}
         self.on_stall = on_stall if on_stall is not None else _warn_stalled
         self.specs = specs
         try:
@@ -598,6 +602,9 @@ class League:
                     on_lost=lambda name, why, attempt: lost.append(f"{name}: {why}"),
                 )
                 self._absorb(results)
+                self.round_steps = {
+                    name: result.steps - before[name] for name, result in results.items()
+                }
                 for name, result in results.items():
                     learn_seconds[name] += result.learn_seconds
                     learned_steps[name] += result.steps - before[name]

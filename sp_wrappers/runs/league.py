@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import Any
 from ..core.jsonio import write_json
 from ..games.registry import game_factory
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
+from ..league.errors import LeagueSetupError
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
 from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
@@ -124,7 +126,8 @@ def resolve_league(
     resume: str | Path | None = None,
 ) -> LeagueConfig:
     """The configuration of a new league of ``game`` (its recipe, then ``overrides``), or of the
-    league in ``resume`` (``overrides``' ``timesteps``, the total to reach, replaces its own).
+    league in ``resume`` (``overrides``' ``timesteps``, the total to reach, and ``eval_games``
+    replace its own).
 
     :param game: a registered game or ``module:function``.
     :param overrides: the user's choices (keys of :data:`LEAGUE_OVERRIDES`).
@@ -146,8 +149,9 @@ def resolve_league(
         if stored.get("command") != "league":
             raise LeagueError(f"{run} holds a train run, not a league; use sp-wrappers train.")
         config = LeagueConfig.from_json(stored, run / CONFIG_NAME)
-        if given.get("timesteps") is not None:
-            config = config.replace(timesteps=int(given["timesteps"]))
+        for key in ("timesteps", "eval_games"):  # this call's budget and end-of-run games
+            if given.get(key) is not None:
+                config = config.replace(**{key: int(given[key])})
         return config
     if game is None:
         raise LeagueError("Name the game: sp-wrappers league GAME (e.g. tictactoe_v3).")
@@ -254,7 +258,6 @@ class LeagueProgress:
         self.tb_dir = tb_dir
         self.report = report
         self._writers: dict[str, Any] = {}
-        self._steps: dict[str, int] = {}  # each player's steps after the previous round
 
     def _writer(self, name: str) -> Any:
         if self.tb_dir is None:
@@ -266,25 +269,26 @@ class LeagueProgress:
         return self._writers[name]
 
     def __call__(self, league: League, results: Mapping[str, Any]) -> None:
-        done = league.total_steps()
         if self.report is not None:
-            self.report(
-                f"round {league.round}: {done:,d}/{self.total:,d} steps, "
-                f"{len(league.frozen)} frozen players"
-            )
+            self.report(self.round_line(league))
         for name, result in results.items():
             learner = league.learners[name]
             outcomes = [m["score_a"] for m in result.matches]
             score = sum(outcomes) / len(outcomes) if outcomes else float("nan")
-            learned = result.steps - self._steps.get(name, result.steps - league.chunk_steps)
-            self._steps[name] = result.steps  # (players learn their compute share, not a chunk)
-            rate = (learned / result.learn_seconds) if result.learn_seconds else 0.0
+            learned = league.round_steps.get(name, 0)  # players learn their compute share
+            rate = learned / result.learn_seconds if learned and result.learn_seconds else 0.0
             if self.report is not None:
-                self.report(
-                    f"  {name:<20} {learner.role:<16} steps {learner.steps:>10,d}  score "
-                    f"{score:5.2f} over {len(outcomes):4d} games  snapshots "
-                    f"{len(learner.snapshots):3d}  resets {learner.resets:2d}  {rate:7.0f} steps/s"
+                played = (
+                    f"score {score:5.2f} over {len(outcomes):4d} games  {rate:7.0f} steps/s"
+                    if learned
+                    else "sat this round out (ahead of its compute share)"
                 )
+                self.report(
+                    f"  {name:<20} {learner.role:<16} steps {learner.steps:>10,d}  snapshots "
+                    f"{len(learner.snapshots):3d}  resets {learner.resets:2d}  {played}"
+                )
+            if not learned:
+                continue
             writer = self._writer(name)
             if writer is not None:
                 writer.add_scalar("league/score", score, learner.steps)
@@ -294,6 +298,17 @@ class LeagueProgress:
                 writer.add_scalar("league/frozen_pool", len(league.frozen), learner.steps)
                 writer.add_scalar("time/steps_per_second", rate, learner.steps)
                 writer.flush()
+
+    def round_line(self, league: League) -> str:
+        """The round's first line: the league's steps against the run's budget."""
+        done = league.total_steps()
+        steps = (
+            f"{done:,d}/{self.total:,d} steps"
+            if done <= self.total
+            else f"{done:,d} steps, past the {self.total:,d} asked (players learn whole "
+            "rollouts, longer than their chunks)"
+        )
+        return f"round {league.round}: {steps}, {len(league.frozen)} frozen players"
 
     def close(self) -> None:
         """Close the TensorBoard writers."""
@@ -316,6 +331,21 @@ def _builder(config: LeagueConfig) -> Any:
         )
     except (TypeError, ValueError) as error:
         raise LeagueError(str(error)) from None
+
+
+def _remove_new(run_dir: Path, kept: set[Path], existed: bool) -> None:
+    """Remove what a failed start wrote in ``run_dir``: everything but ``kept`` (and the folder
+    itself when it did not exist)."""
+    import shutil
+
+    if not existed:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return
+    for path in set(run_dir.iterdir()) - kept:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def run_league(
@@ -344,10 +374,12 @@ def run_league(
     :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
 
     A round that makes no progress for ``stall_seconds`` is reported to ``warn``; a Ray cluster
-    too small for the players stops the run before training with an error naming
-    ``--num-cpus`` / ``--num-gpus``. With ``html_report`` the run ends by writing
-    ``report.html`` (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be
-    written is a note.
+    too small for the players, or a Ray ``address`` with no cluster, stops the run before
+    training with an error naming the fix (``--num-cpus`` / ``--num-gpus``, ``ray start
+    --head``), and a new league's directory is left as it was found, so the corrected command
+    starts there. The league's warnings (a chunk shorter than a rollout) go to ``warn``. With
+    ``html_report`` the run ends by writing ``report.html``
+    (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be written is a note.
     """
     if not isinstance(config, LeagueConfig):
         config = LeagueConfig.from_json(config)
@@ -355,6 +387,11 @@ def run_league(
     env_fn = game_factory(config.game, config.game_kwargs)
     probe = probe_or_fail(env_fn, config.game, config.game_kwargs, "random")
     check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
+    # What a start that fails before training must remove, so that the corrected command can
+    # start the league here: everything this call creates in a directory that held no league.
+    fresh = not (run_dir / CONFIG_NAME).exists() and not (run_dir / "league.json").exists()
+    existed = run_dir.exists()
+    kept = set(run_dir.iterdir()) if existed else set()
     run_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     tb = tensorboard_dir(run_dir, notes)
@@ -386,17 +423,25 @@ def run_league(
     config = config.replace(history=(*config.history, entry))
     write_json(run_dir / CONFIG_NAME, config.to_json())
     try:
-        result = league.run(
-            int(config.timesteps),
-            backend=backend,
-            address=address,
-            num_cpus=num_cpus,
-            num_gpus=num_gpus,
-            stall_seconds=stall_seconds,
-        )
-    except PlayersDoNotFitError as error:
-        flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
-        raise LeagueError(str(error.for_flag(flag))) from None
+        with warnings.catch_warnings():
+            if warn is not None:  # the league's warnings (chunks shorter than a rollout): a line
+                warnings.showwarning = lambda message, *_, **__: warn(str(message))
+            result = league.run(
+                int(config.timesteps),
+                backend=backend,
+                address=address,
+                num_cpus=num_cpus,
+                num_gpus=num_gpus,
+                stall_seconds=stall_seconds,
+            )
+    except LeagueSetupError as error:  # before training: nothing may block the retry
+        reporter.close()
+        if fresh:
+            _remove_new(run_dir, kept, existed)
+        if isinstance(error, PlayersDoNotFitError):
+            flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
+            raise LeagueError(str(error.for_flag(flag))) from None
+        raise
     finally:
         reporter.close()
     for lost in result.lost_workers:

@@ -57,20 +57,33 @@ def summary(
         f"{duration(result.seconds)}.",
         f"Run directory: {league.root}  ({', '.join(written)})",
     ]
+    total = max(1, league.total_steps())
     for learner in league.learners.values():
         rate = result.steps_per_second.get(learner.name, float("nan"))
+        rate_text = f"{rate:6.0f} steps/s" if rate == rate else "  (no step this call)"
         line = (
             f"  {learner.name:<20} {learner.role:<16} {learner.steps:>10,d} steps "
-            f"({learner.steps / max(1, league.total_steps()):.0%}, share "
+            f"({learner.steps / total:.0%} of the league's; its compute share "
             f"{league.shares[learner.name]:.0%})  "
             f"{len(learner.snapshots):3d} snapshots  {learner.resets:2d} resets  "
-            f"{rate:6.0f} steps/s"
+            f"{rate_text}"
         )
         final = league.final_snapshots.get(learner.name)
         if ratings is not None and final in ratings.ratings:
             low, high = ratings.intervals[final]
             line += f"  rating {ratings.ratings[final]:.0f} [{low:.0f}, {high:.0f}] ({final})"
         lines.append(line)
+    apart = [
+        learner.name
+        for learner in league.learners.values()
+        if abs(learner.steps / total - league.shares[learner.name]) > 0.05
+    ]
+    if apart:
+        lines.append(
+            f"Steps apart from the compute shares ({', '.join(apart)}): each player learns whole "
+            "rollouts (n_steps x n_envs), longer than its share of a round's chunk_steps x "
+            "players; a --chunk-steps whose shares are multiples of the rollout keeps them."
+        )
     if ratings is not None:
         scale = f"{ratings.anchor} = 1000" if ratings.anchor else "mean = 1500"
         lines.append(f"Ratings: Bradley-Terry over every game in the archive, Elo scale, {scale}.")

@@ -409,14 +409,15 @@ RECIPES: dict[str, Recipe] = {
         game_kwargs={"max_cycles": 25},
         eval_games=100,
         teams="prefix",
-        team_change=24_576,
         notes="Two PPO learners, one per team (adversary: three predators sharing one network; "
         "agent: the prey), trained by TeamSelfPlay: one team learns for team_change of its own "
         "steps against snapshots of the other team. timesteps and save_every count each team's "
         "learner steps (a step of every agent of the team). gamma 0.95 as in the MPE papers "
-        "(25-step episodes). team_change is a multiple of both teams' rollouts (128 steps x 8 "
-        "copies x 3 predators = 3,072 steps; x 1 prey = 1,024), so the turns have equal length "
-        "and the budget ends on a turn boundary. Not tuned. Measured (benchmarks/teams.py, seed "
+        "(25-step episodes). team_change is derived from the budget (about a tenth of it, a "
+        "multiple of both teams' rollouts: 128 steps x 8 copies x 3 predators = 3,072 steps; x 1 "
+        "prey = 1,024, and a divisor of the budget when it can be: 24,576 at this budget), so the "
+        "turns have equal length and the budget ends on a turn boundary, whatever --timesteps "
+        "says. Not tuned. Measured (benchmarks/teams.py, seed "
         "0, 1000 episodes per match-up, players sampling their actions) at this budget: trained "
         "predators catch random prey 2.96 times per episode (95% interval 2.81-3.12; random "
         "predators 0.42, 0.36-0.49); the trained prey is caught by random predators 0.49 times "
@@ -443,7 +444,6 @@ RECIPES: dict[str, Recipe] = {
         game_kwargs={"frame_skip": 4},
         eval_games=4,
         teams={team: list(agents) for team, agents in QUADRAPONG_TEAMS.items()},
-        team_change=24_576,
         notes="Pong's recipe (RAM scaled to [0, 1], frame_skip=4) for two teams of two; both "
         "teams have the same spaces, so one model plays both (train --shared, the default "
         "for teams whose spaces agree). Not measured.",

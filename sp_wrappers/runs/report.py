@@ -52,6 +52,7 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{padding:4px 10px;border-bottom:1px solid #e3e5ea;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f0f1f4}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
+.wide{overflow-x:auto}.wide img{max-width:none}
 pre{background:#f0f1f4;padding:12px;border-radius:6px;overflow:auto;font-size:12px;
 white-space:pre-wrap;word-break:break-all}
 summary{cursor:pointer;color:#3b4a7a;margin:6px 0}
@@ -168,8 +169,25 @@ def _elo_section(snapshots: list[Any]) -> str:
     points = [(s.step, float(s.ratings["elo"]), s.id) for s in snapshots if "elo" in s.ratings]
     if not points:
         return _section("Elo over learner steps", _note("No snapshot has a stored Elo rating."))
-    rows = [[sid, f"{step:,d}", f"{elo:.0f}"] for step, elo, sid in points]
+    rows = [
+        [s.id, f"{s.step:,d}", f"{float(s.ratings['elo']):.0f}" if "elo" in s.ratings else "-"]
+        for s in snapshots
+    ]
     table = _table(["snapshot", "learner step", "Elo"], rows)
+    unrated = [s.id for s in snapshots if "elo" not in s.ratings]
+    missing = (
+        f"<p class='sub'>Not drawn, without a stored Elo (no game rated them yet): "
+        f"{_e(', '.join(unrated))}.</p>"
+        if unrated
+        else ""
+    )
+    if len({step for step, _, _ in points}) < 2:  # one step: no curve, an axis around nothing
+        step = points[0][0]
+        text = (
+            f"<p class='sub'>Every rated snapshot is at learner step {step:,d}, so there is no "
+            "curve to draw; the table has their Elo.</p>"
+        )
+        return _section("Elo over learner steps", text + missing + table)
     try:
         from ..evaluation.plots import new_figure
 
@@ -191,7 +209,7 @@ def _elo_section(snapshots: list[Any]) -> str:
         "Bradley-Terry fit below re-rates every game at once.</p>"
     )
     details = f"<details><summary>Elo of each snapshot</summary>{table}</details>"
-    return _section("Elo over learner steps", body + note + details)
+    return _section("Elo over learner steps", body + note + missing + details)
 
 
 def _ratings_section(ratings: Any, problem: str | None) -> str:
@@ -247,27 +265,42 @@ def _payoff_section(archive: Any) -> str:
     if len(payoff.players) < 2:
         return _section(title, _note("Fewer than two players have games; nothing to show."))
     kind = "evaluation games" if evaluated else "all games (no tournament yet)"
+    numbers = f"<pre>{_e(payoff.table())}</pre>"
     try:
         from ..evaluation.plots import plot_payoff
 
         png = _png_from_file(lambda path: plot_payoff(payoff, path, title=f"Payoff, {kind}"))
     except ImportError as error:
-        return _section(title, _no_plot(error) + f"<pre>{_e(payoff.table())}</pre>")
-    return _section(title, _image(png, "image/png", f"payoff matrix, {kind}"))
+        return _section(title, _no_plot(error) + numbers)
+    # at its own size (scrolling sideways), so the numbers in its cells stay readable
+    image = f"<div class='wide'>{_image(png, 'image/png', f'payoff matrix, {kind}')}</div>"
+    details = f"<details><summary>The payoff numbers as text</summary>{numbers}</details>"
+    return _section(title, image + details)
+
+
+def _is_record(tree: Any) -> bool:
+    return isinstance(tree, Mapping) and {"games", "wins", "draws", "losses"} <= tree.keys()
 
 
 def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
-    """``[who, games, wins, draws, losses, score]`` from ratings.json's evaluation, however
-    deeply it is nested (train: baseline -> record; league: player -> baseline -> record)."""
+    """``[match, games, wins, draws, losses, score]`` from ratings.json's evaluation, however
+    deeply it is nested: train: opponent -> record (``vs random``); league: player -> opponent
+    -> record (``main_agent_0 vs random``); teams: team -> record naming its ``opponents``
+    (``agent vs random``)."""
     if not isinstance(tree, Mapping):
         return []
-    if {"games", "wins", "draws", "losses"} <= tree.keys():
+    if _is_record(tree):
         games = int(tree["games"] or 0)
         score = (tree["wins"] + 0.5 * tree["draws"]) / games if games else float("nan")
         return [[label, games, tree["wins"], tree["draws"], tree["losses"], f"{score:.2f}"]]
     rows: list[list[Any]] = []
     for key, value in tree.items():
-        rows += _evaluation_rows(value, f"{label} vs {key}" if label else f"vs {key}")
+        if not _is_record(value):  # a player whose records follow
+            rows += _evaluation_rows(value, f"{label} {key}".strip())
+        elif "opponents" in value:  # a team's record against the teams it names
+            rows += _evaluation_rows(value, f"{label} {key} vs {value['opponents']}".strip())
+        else:
+            rows += _evaluation_rows(value, f"{label} vs {key}".strip())
     return rows
 
 

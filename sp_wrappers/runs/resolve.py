@@ -345,12 +345,11 @@ def _new_team_run(
     except KeyError:
         raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.") from None
     spec = GAMES.get(game)
-    own = RECIPES.get(game)  # the game's own (untuned) recipe is "game", not "generic"
     data = TeamRunConfig(
         game=game,
         game_kwargs=dict(recipe.game_kwargs),
         algo=recipe.algo,
-        recipe="tuned" if recipe.tuned else ("game" if recipe is own else "generic"),
+        recipe="tuned" if recipe.tuned else "generic",  # as a single-learner run says
         hyperparams=dict(recipe.hyperparams),
         teams=recipe.teams if recipe.teams is not None else (spec.teams if spec else None),
         team_change=recipe.team_change,

@@ -39,9 +39,16 @@ def slug(game: str) -> str:
 
 
 def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
-    """``run`` for a new run, refused when it already holds one (its ``config.json``);
-    ``another`` ends the message (how to pick another directory)."""
+    """``run`` for a new run, refused when it already holds one (its ``config.json``) or when it
+    or a folder above it is a file; ``another`` ends the message (how to pick another
+    directory)."""
     run = Path(run)
+    for folder in (run, *run.parents):
+        if folder.exists() and not folder.is_dir():
+            raise TrainError(
+                f"{folder} is a file, so {run} cannot be a run directory; pass --out with a "
+                "folder (a new one, or a run's to --resume)."
+            )
     if (run / CONFIG_NAME).exists():
         raise TrainError(
             f"{run} already holds a run; continue it with --resume {run}, or {another}."

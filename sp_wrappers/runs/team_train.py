@@ -306,7 +306,6 @@ def train_teams(
             probe.has_masks[team],
         )
     config = config.replace(models=groups)
-    n_models = len(groups)
     if resume and not (run / STATE_NAME).is_file():
         raise TrainError(
             f"{run / STATE_NAME} does not exist, so there is nothing to resume; start the run "
@@ -347,9 +346,11 @@ def train_teams(
                 tb,
                 device,
             )
-        if config.team_change is None:  # none asked for: about a tenth, fitting the rollouts
-            rollouts = rollout_sizes({} if "shared" in models else models)
-            config = config.replace(team_change=fitting_team_change(max(1, steps // 10), rollouts))
+        if config.team_change is None:  # none asked for: about a tenth of the budget, fitting
+            rollouts = rollout_sizes({} if "shared" in models else models)  # every rollout
+            config = config.replace(
+                team_change=fitting_team_change(max(1, steps // 10), rollouts, budget=steps)
+            )
         s = config.sampler
         try:
             selfplay = TeamSelfPlay(
@@ -387,18 +388,20 @@ def train_teams(
             sp_wrappers_version=__version__,
         )
         write_json(run / CONFIG_NAME, config.to_json())
-        target = selfplay.total_steps + steps * n_models
+        goals = {name: start_steps[name] + steps for name in models}
         started = time.perf_counter()
-        say = report if (progress and report is not None) else None
-        while selfplay.total_steps < target:
-            chunk = int(config.team_change) if say is not None else target
-            learning = selfplay.learning_team
-            selfplay.learn(min(target, selfplay.total_steps + chunk), schedule_timesteps=target)
-            if say is not None:
-                say(_progress_line(selfplay, learning))
+        _learn_to_goals(selfplay, goals, report if (progress and report is not None) else None)
         seconds = time.perf_counter() - started
+        idle = [name for name, model in models.items() if int(model.num_timesteps) == 0]
+        if idle:
+            raise TrainError(
+                f"The run in {run} ended with team(s) {', '.join(idle)} at 0 learner steps; "
+                "resume it with --resume to train them."
+            )
         # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
-        evaluation = _evaluate_teams(selfplay, env_fn, config, probe)
+        evaluation = _evaluate_teams(
+            selfplay, env_fn, config, probe, progress=progress and report is not None
+        )
         for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
             venv.close()
     ratings = _team_ratings(selfplay)
@@ -425,6 +428,32 @@ def train_teams(
     )
 
 
+def _learn_to_goals(
+    selfplay: Any, goals: Mapping[str, int], say: Callable[[str], None] | None
+) -> None:
+    """Train until every model has ``goals[name]`` learner steps: the teams take turns of
+    ``team_change`` steps, and a team that has its budget ends its turn early so that the teams
+    still short of theirs learn (no team is left at its start because another took the budget).
+    With ``say``, one progress line per turn (per ``team_change`` steps of a shared model)."""
+    schedule = sum(goals.values())
+    while True:
+        behind = {
+            name: goal - int(selfplay.models[name].num_timesteps)
+            for name, goal in goals.items()
+            if int(selfplay.models[name].num_timesteps) < goal
+        }
+        if not behind:
+            return
+        learning = selfplay.learning_team
+        if learning not in behind:
+            selfplay.change_team()
+            continue
+        chunk = behind[learning] if say is None else min(behind[learning], selfplay.team_change)
+        selfplay.learn(selfplay.total_steps + chunk, schedule_timesteps=schedule)
+        if say is not None:
+            say(_progress_line(selfplay, learning))
+
+
 def _model_path(run: Path, name: str) -> Path:
     return run / MODELS_DIR / f"{name}.zip"
 
@@ -447,19 +476,34 @@ def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, in
 
 
 def _evaluate_teams(
-    selfplay: Any, env_fn: Callable[[], Any], config: TeamRunConfig, probe: _TeamProbe
+    selfplay: Any,
+    env_fn: Callable[[], Any],
+    config: TeamRunConfig,
+    probe: _TeamProbe,
+    progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Each team's final model (sampling its actions, as it trained) against random teams, and
-    random play in its place against the same random teams (the baseline of its team return)."""
+    random play in its place against the same random teams (the baseline of its team return);
+    with ``progress``, a tqdm bar over the games (long episodes take minutes)."""
+    from tqdm.auto import tqdm
+
     n_games = int(config.eval_games)
     if n_games == 0:
         return {}
     results = {}
+    bar = tqdm(
+        total=2 * n_games * len(probe.teams),
+        desc="final games against random teams",
+        unit="game",
+        disable=not progress,
+        leave=False,
+    )
     for index, team in enumerate(probe.teams):
         model = selfplay.models.get(team, selfplay.models.get("shared"))
         seed = int(config.seed) + 10_000 * (index + 1)
-        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed)
-        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed)
+        bar.set_postfix_str(team)
+        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed, bar.update)
+        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed, bar.update)
         results[team] = {
             "games": trained["games"],
             "wins": trained["wins"],
@@ -470,14 +514,22 @@ def _evaluate_teams(
             "learner": "sampled actions",
             "opponents": "random",
         }
+    bar.close()
     return results
 
 
 def _play_against_random(
-    model: Any, env_fn: Callable[[], Any], teams: Any, team: str, n_games: int, seed: int
+    model: Any,
+    env_fn: Callable[[], Any],
+    teams: Any,
+    team: str,
+    n_games: int,
+    seed: int,
+    on_game: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """``n_games`` episodes of ``team`` (``model``, or uniform random actions when ``None``)
-    against random teams: wins, draws, losses (team against team) and the mean team return."""
+    against random teams: wins, draws, losses (team against team) and the mean team return;
+    ``on_game()`` after each."""
     import numpy as np
 
     from ..training.team_setup import make_team_vec_env
@@ -505,6 +557,8 @@ def _play_against_random(
                     continue  # one record per game copy: its team's first slot
                 outcomes.append(float(summary["outcome"]))
                 returns.append(float(summary.get("team_return", summary.get("return", 0.0))))
+                if on_game is not None:
+                    on_game()
     finally:
         venv.close()
     return {

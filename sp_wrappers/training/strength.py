@@ -101,6 +101,8 @@ class StrengthCallback(BaseCallback):
     :param eval_at_start: evaluate the learner before it trains.
     :param plots: draw ``plots/strength.png`` in ``run_dir`` (when matplotlib is installed).
     :param verbose: 1 prints one line per evaluation.
+    :param progress: show a progress bar (tqdm, on stderr) over each evaluation's matches, which
+        can take minutes on large ladders; ``None``: when stderr is a terminal.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> from sp_wrappers.games.baselines import PerfectTicTacToePolicy
@@ -125,6 +127,7 @@ class StrengthCallback(BaseCallback):
         eval_at_start: bool = True,
         plots: bool = True,
         verbose: int = 0,
+        progress: bool | None = None,
     ) -> None:
         super().__init__(verbose)
         if int(eval_every) != eval_every or eval_every < 1:
@@ -151,6 +154,7 @@ class StrengthCallback(BaseCallback):
         self.seed = seed
         self.eval_at_start = eval_at_start
         self.plots = plots
+        self.progress = progress
         self.history: dict[str, Any] = {}
         self._next_eval = 0
         self._warned = False
@@ -210,12 +214,14 @@ class StrengthCallback(BaseCallback):
         self.num_timesteps = self.model.num_timesteps
         start = time.perf_counter()
         learner = SB3Policy(self.model, deterministic=True, policy_id=LEARNER)
-        results = {
-            rung.policy_id: play_openings(
-                self.env_fn, learner, rung, self.openings, repeats=self.repeats, seed=self.seed
-            )
-            for rung in self.ladder
-        }
+        results = {}
+        with self._bar(len(self.ladder), f"strength at step {self.num_timesteps:,d}") as bar:
+            for rung in self.ladder:
+                bar.set_postfix_str(f"vs {rung.policy_id}")
+                results[rung.policy_id] = play_openings(
+                    self.env_fn, learner, rung, self.openings, repeats=self.repeats, seed=self.seed
+                )
+                bar.update()
         games = self._rung_games() + [
             (LEARNER, rung, g.outcome) for rung, result in results.items() for g in result.games
         ]
@@ -243,6 +249,13 @@ class StrengthCallback(BaseCallback):
             scores = ", ".join(f"{r} {s:.2f}" for r, s in record["scores"].items())
             print(f"strength at step {record['step']}: {scores}; rating {record['rating']:.0f}")
         return record
+
+    def _bar(self, total: int, description: str) -> Any:
+        """A tqdm bar over ``total`` matches (see ``progress``)."""
+        from tqdm.auto import tqdm
+
+        disable = None if self.progress is None else not self.progress
+        return tqdm(total=total, desc=description, unit="match", disable=disable, leave=False)
 
     def _log(self, record: dict[str, Any]) -> None:
         """Record the evaluation through SB3's logger (none before ``learn`` sets one up)."""
@@ -273,11 +286,14 @@ class StrengthCallback(BaseCallback):
 
     def _play_rungs(self) -> list[dict[str, Any]]:
         matches = []
-        for i, a in enumerate(self.ladder):
-            for b in self.ladder[i + 1 :]:
+        pairs = [(a, b) for i, a in enumerate(self.ladder) for b in self.ladder[i + 1 :]]
+        with self._bar(len(pairs), "strength: the ladder's own games") as bar:
+            for a, b in pairs:
+                bar.set_postfix_str(f"{a.policy_id} vs {b.policy_id}")
                 result = play_openings(
                     self.env_fn, a, b, self.openings, repeats=self.repeats, seed=self.seed
                 )
+                bar.update()
                 wins, draws, losses = result.wdl()
                 matches.append(
                     {

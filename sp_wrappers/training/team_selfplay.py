@@ -447,6 +447,13 @@ class TeamSelfPlay:
             num_opponent_agents=learner_agents,
         )
 
+    def change_team(self) -> None:
+        """End the learning team's turn now (before ``team_change`` of its steps): the next team
+        learns from the next :meth:`learn` call. A run that gives every team its own budget calls
+        it when the learning team has had its budget and another team has not."""
+        if not self.shared:
+            self._change_team()
+
     def _change_team(self) -> None:
         team = self.learning_team
         self.checkpoint(team)

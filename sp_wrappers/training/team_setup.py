@@ -6,7 +6,7 @@ per team, or one shared model), opens each team's archive and checks the teams' 
 team's env to the other teams' samplers and to refuse a ``team_change`` shorter than an
 on-policy team's rollout (:class:`TeamChangeError`). Every refusal names the fix. The
 functions here build a team's env (:func:`make_team_vec_env`) and pick a ``team_change`` that fits
-every team's rollout (what a run that sets none gets).
+every team's rollout and the run's budget (what a run that sets none gets).
 """
 
 from __future__ import annotations
@@ -51,19 +51,36 @@ def rollout_sizes(models: Mapping[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def fitting_team_change(target: int, rollouts: Mapping[str, int]) -> int:
+def fitting_team_change(target: int, rollouts: Mapping[str, int], budget: int | None = None) -> int:
     """The multiple of every rollout size nearest to ``target`` learner steps (at least one).
+
+    With ``budget`` (the learner steps each team trains in the run), the turn also fits the
+    budget, so that every team gets its share: no longer than the budget (unless one rollout
+    already is), and a divisor of it when the budget is a multiple of the rollouts (the run then
+    ends on a turn boundary, every team having had the same number of turns).
 
     :param target: the turn length wanted (learner steps).
     :param rollouts: ``{team: rollout size}`` (:func:`rollout_sizes`).
+    :param budget: each team's learner steps in the run (``None``: no limit).
 
     >>> fitting_team_change(819, {"adversary": 1024, "agent": 1024})
     1024
     >>> fitting_team_change(5000, {"adversary": 1024, "agent": 768})
     6144
+    >>> fitting_team_change(24_576, {"adversary": 3072, "agent": 1024}, budget=4096)
+    3072
+    >>> fitting_team_change(19_660, {"adversary": 3072, "agent": 1024}, budget=196_608)
+    24576
     """
     unit = math.lcm(*rollouts.values()) if rollouts else 1
-    return max(1, round(int(target) / unit)) * unit
+    units = max(1, round(int(target) / unit))
+    if budget is None:
+        return units * unit
+    whole = max(1, int(budget) // unit)  # turns of one unit that fit the budget
+    if int(budget) % unit == 0:  # the divisor of the budget nearest the target (the larger on ties)
+        divisors = [k for k in range(1, whole + 1) if whole % k == 0]
+        return min(divisors, key=lambda k: (abs(k - int(target) / unit), -k)) * unit
+    return min(units, whole) * unit
 
 
 class TeamSetup:
