@@ -95,8 +95,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--num-workers", type=int, default=0,
                         help="worker processes stepping each player's games")  # fmt: skip
     parser.add_argument("--heartbeat", type=float, default=60.0, help="seconds between lines")
-    parser.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE",
-                        help="more hyperparameters for every player (smoke: n_steps=32)")  # fmt: skip
+    parser.add_argument(
+        "--hp", action="append", default=[], metavar="KEY=VALUE", help="more hyperparameters"
+    )
     parser.add_argument("--report", action="store_true", help="only print OUT/league.json's table")
     return parser.parse_args(argv)
 
