@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import shutil
 import threading
@@ -261,7 +262,8 @@ def single_timing(directory: Path) -> dict[str, Any]:
         if session["from_step"] == 0:
             eval_seconds += history.get("ladder_seconds", 0.0)
     steps = model_steps("maskable_ppo", directory / "model.zip") - session["from_step"]
-    return {"learn_seconds": session["seconds"] - eval_seconds, "measured_steps": steps}
+    seconds = session.get("seconds", math.nan)  # nan: killed after its last step
+    return {"learn_seconds": seconds - eval_seconds, "measured_steps": steps}
 
 
 def league_features(args: argparse.Namespace) -> str:
