@@ -422,7 +422,10 @@ def report(result: dict[str, Any]) -> str:
         "training wall time (sessions)",
         lambda m, a: f"{arms[a]['wall_seconds'] / 60:.1f} min ({arms[a]['sessions']})",
     )
-    row("load average (mean / max)", lambda m, a: f"{arms[a]['load_mean']} / {arms[a]['load_max']}")
+    row(
+        "load average (mean / max)",
+        lambda m, a: f"{arms[a]['load_mean']:.1f} / {arms[a]['load_max']:.1f}",
+    )
     return "\n".join(lines)
 
 
