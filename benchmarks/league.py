@@ -18,13 +18,23 @@ players do not replay one game):
 5. with --overhead-steps N, the same league run for N steps on the process and on the Ray
    backend: learner steps per second per player (learning only) and seconds per round.
 
-Run (the full comparison takes hours on a few cores):
-    python benchmarks/league.py --timesteps 3000000 --exploit-steps 300000 --out runs/bench-league
+Run (the full comparison takes hours on a few cores), one arm per command so that each survives
+a session's end, then the measurements:
+    python benchmarks/league.py --timesteps 1500000 --arms league --resume --out runs/bench-league
+    python benchmarks/league.py --timesteps 1500000 --arms selfplay --resume --out runs/bench-league
+    python benchmarks/league.py --timesteps 1500000 --exploit-steps 200000 --out runs/bench-league
     python benchmarks/league.py --ladder-only --depths 1 2 4 6 --out runs/bench-ladder
     python benchmarks/league.py --timesteps 6000 --chunk-steps 1024 --exploit-steps 2048 \\
         --depths 1 2 --overhead-steps 6144 --out /tmp/bench-league-tiny      # a smoke test
 
-Writes OUT/league.json and prints one table per measurement.
+Each arm is a League in OUT/ARM, which writes its league.json, model files and archive at the end
+of every round: with `--resume` an arm killed mid-way continues from its last complete round
+(without it a half-trained arm is refused); a trained arm (OUT/ARM/done.json) is not trained
+again, and each exploitability figure is kept in OUT/exploit-NAME.json once measured. Writes as
+it goes OUT/results.jsonl (one JSON line per event: `start`, `heartbeat` every `--heartbeat`
+seconds with the arm's steps and the load average, `trained`), at the end OUT/league.json, and
+prints one table per measurement; `--report` prints the docs/benchmarks.md table again from
+OUT/league.json.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ import argparse
 import itertools
 import json
 import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -48,11 +59,15 @@ from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
 
+sys.path.insert(0, str(Path(__file__).parent))  # the journal of strength_mechanisms.py
+from strength_mechanisms import Journal, heartbeat  # noqa: E402
+
 GAME = "connect_four_v3"
+ARMS = ("league", "selfplay")
 OPENINGS = list(itertools.product(range(7), repeat=2))
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=3_000_000, help="per arm, all players")
     parser.add_argument("--chunk-steps", type=int, default=16_384)
@@ -71,7 +86,20 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
-    return parser.parse_args()
+    parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS),
+                        help="train these arms; the measurements need both")  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true", help="continue a half-trained arm from its last round"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per player")
+    parser.add_argument("--num-workers", type=int, default=0,
+                        help="worker processes stepping each player's games")  # fmt: skip
+    parser.add_argument("--heartbeat", type=float, default=60.0, help="seconds between lines")
+    parser.add_argument(
+        "--hp", action="append", default=[], metavar="KEY=VALUE", help="more hyperparameters"
+    )
+    parser.add_argument("--report", action="store_true", help="only print OUT/league.json's table")
+    return parser.parse_args(argv)
 
 
 # -- players -----------------------------------------------------------------------------------
@@ -137,19 +165,58 @@ def record(games: list, a: str, b: str) -> tuple[int, int, int]:
 
 
 # -- training ----------------------------------------------------------------------------------
-def train_arm(name: str, builder: Any, args: argparse.Namespace, make_model: RecipeModel) -> Any:
+def train_arm(name: str, builder: Any, args: argparse.Namespace, make_model: RecipeModel) -> dict:
+    """Train (or, with ``--resume``, continue) one arm; its ``done.json``: steps, speed, time,
+    load and its main agent's final snapshot."""
+    directory = args.out / name
+    done = directory / "done.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    if (directory / "league.json").exists() and not args.resume:
+        raise SystemExit(
+            f"arm {name} in {directory} was started and not finished: pass --resume to continue "
+            "it from its last complete round, or remove the directory to train it again."
+        )
+    journal = Journal(args.out)
     league = League(
         game_factory(GAME),
         builder,
         make_model,
-        args.out / name,
+        directory,
         chunk_steps=args.chunk_steps,
         n_envs=args.n_envs,
         seed=args.seed,
+        torch_threads=args.threads,
+        vec_env_kwargs={"num_workers": args.num_workers},
     )
-    result = league.run(args.timesteps, backend=args.backend)
+    before = league.total_steps()
+    players = {n: p.steps for n, p in league.learners.items()}
+    journal.write("start", name, step=before, threads=args.threads, num_workers=args.num_workers)
+    with heartbeat(journal, name, league.total_steps, args.heartbeat):
+        result = league.run(args.timesteps, backend=args.backend)
     print(result, flush=True)
-    return league, result
+    learn_seconds = sum(  # this session's learning time, summed over the players
+        (p.steps - players[p.name]) / result.steps_per_second[p.name]
+        for p in result.learners
+        if result.steps_per_second.get(p.name)
+    )
+    rate = (league.total_steps() - before) / learn_seconds if learn_seconds else None
+    journal.write("trained", name, step=league.total_steps(), steps_per_second=rate)
+    main = "main_agent_0" if "main_agent_0" in result.final_snapshots else "learner_0"
+    info = {
+        "steps": league.total_steps(),
+        "steps_per_player": {p.name: p.steps for p in result.learners},
+        "steps_per_second": rate,
+        "rounds": result.rounds,
+        "archive": str(league.archive.path),
+        "final_snapshot": result.final_snapshots[main],
+        "summary": str(result),
+        "threads": args.threads,
+        "num_workers": args.num_workers,
+        **journal.wall_and_load(name),
+    }
+    done.write_text(json.dumps(info, indent=1))
+    return info
 
 
 def exploitability(
@@ -179,7 +246,11 @@ def exploitability(
 def make_model_for(args: argparse.Namespace) -> RecipeModel:
     """MaskablePPO with the connect_four_v3 recipe's hyperparameters."""
     recipe = recipe_for(GAME)
-    return RecipeModel(recipe.algo, recipe.hyperparams, seed=args.seed)
+    hyperparams = dict(recipe.hyperparams)
+    for pair in args.hp:
+        key, _, raw = pair.partition("=")
+        hyperparams[key] = json.loads(raw)
+    return RecipeModel(recipe.algo, hyperparams, seed=args.seed)
 
 
 def alphastar_league(args: argparse.Namespace) -> AlphaStarLeague:
@@ -231,9 +302,21 @@ def ladder(args: argparse.Namespace) -> None:
     (args.out / "ladder.json").write_text(json.dumps(report, indent=2))
 
 
-def main() -> None:
-    args = parse_args()
+def cached(path: Path, measure: Any) -> Any:
+    """``measure()``, kept in ``path`` once measured (a resumed run does not measure it again)."""
+    if path.exists():
+        return json.loads(path.read_text())
+    value = measure()
+    path.write_text(json.dumps(value))
+    return value
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        print(report(json.loads((args.out / "league.json").read_text())))
+        return
     if args.ladder_only:
         ladder(args)
         return
@@ -243,21 +326,22 @@ def main() -> None:
         return
     make_model = make_model_for(args)
     start = time.perf_counter()
-    league, league_result = train_arm("league", alphastar_league(args), args, make_model)
-    selfplay = SelfPlayLeague(save_every=args.save_every, latest_ratio=0.5, window=20)
-    plain, plain_result = train_arm("selfplay", selfplay, args, make_model)
+    builders = {
+        "league": alphastar_league(args),
+        "selfplay": SelfPlayLeague(save_every=args.save_every, latest_ratio=0.5, window=20),
+    }
+    arms = {name: train_arm(name, builders[name], args, make_model) for name in args.arms}
+    missing = [name for name in ARMS if not (args.out / name / "done.json").exists()]
+    if missing:
+        print(f"trained {sorted(arms)}; train {missing} (--arms) before the measurements")
+        return
+    arms = {name: json.loads((args.out / name / "done.json").read_text()) for name in ARMS}
     mains = {
-        "league-main": (
-            "snapshot",
-            (str(league.archive.path), league_result.final_snapshots["main_agent_0"]),
-        ),
-        "selfplay": (
-            "snapshot",
-            (str(plain.archive.path), plain_result.final_snapshots["learner_0"]),
-        ),
+        "league-main": ("snapshot", (arms["league"]["archive"], arms["league"]["final_snapshot"])),
+        "selfplay": ("snapshot", (arms["selfplay"]["archive"], arms["selfplay"]["final_snapshot"])),
     }
     bots = {f"alphabeta-d{d}": ("bot", d) for d in args.depths}
-    print(f"trained both arms in {time.perf_counter() - start:.0f}s; playing", flush=True)
+    print(f"both arms trained ({time.perf_counter() - start:.0f}s here); playing", flush=True)
     pairs = list(itertools.combinations(bots.items(), 2))
     pairs += [(m, b) for m in mains.items() for b in bots.items()]
     pairs += [tuple(mains.items())]
@@ -269,23 +353,80 @@ def main() -> None:
     for a, b in [(x[0], y[0]) for x, y in pairs]:
         table[f"{a} vs {b}"] = record(games, a, b)
         print(f"  {a:>14} vs {b:<14} {'-'.join(map(str, table[f'{a} vs {b}']))} (W-D-L)")
-    exploit = {name: exploitability(spec, args, make_model) for name, spec in mains.items()}
+    exploit = {
+        name: cached(
+            args.out / f"exploit-{name}-{args.exploit_steps}.json",
+            lambda spec=spec: exploitability(spec, args, make_model),
+        )
+        for name, spec in mains.items()
+    }
     print(f"\nexploitability (fresh exploiter, {args.exploit_steps} steps, its mean score):")
     for name, score in exploit.items():
         print(f"  {name:<12} {score:.3f}")
     overhead = ray_overhead(args, make_model) if args.overhead_steps else {}
-    report = {
+    result = {
         "args": {k: str(v) for k, v in vars(args).items()},
-        "league": str(league_result),
-        "selfplay": str(plain_result),
+        "arms": arms,
+        "league": arms["league"]["summary"],
+        "selfplay": arms["selfplay"]["summary"],
+        "depths": args.depths,
         "records": table,
         "ratings": {row.player: row._asdict() for row in ratings.table()},
         "exploitability": exploit,
+        "exploit_steps": args.exploit_steps,
         "ray_overhead": overhead,
+        "evaluation_load": list(os.getloadavg()),
         "seconds": time.perf_counter() - start,
     }
-    (args.out / "league.json").write_text(json.dumps(report, indent=2))
-    print(f"\nwrote {args.out / 'league.json'} in {report['seconds']:.0f}s")
+    (args.out / "league.json").write_text(json.dumps(result, indent=2))
+    print("\n" + report(result))
+    print(f"\nwrote {args.out / 'league.json'} in {result['seconds']:.0f}s")
+
+
+def report(result: dict[str, Any]) -> str:
+    """The docs/benchmarks.md table: per arm its W-D-L per depth, rating with its 95% interval,
+    the head to head, exploitability, steps, steps/s, wall time and load."""
+    names = {"league-main": "league", "selfplay": "selfplay"}
+    columns = " | ".join(["league main agent", "plain self-play"])
+    lines = [f"| from 49 openings x both seats | {columns} |", "|---|---|---|"]
+
+    def row(label: str, cell: Any) -> None:
+        lines.append(f"| {label} | " + " | ".join(cell(m, a) for m, a in names.items()) + " |")
+
+    depths = result["depths"]
+    row(
+        "vs alpha-beta depth " + " / ".join(map(str, depths)) + " (W-D-L)",
+        lambda m, a: " / ".join(
+            "-".join(map(str, result["records"][f"{m} vs alphabeta-d{d}"])) for d in depths
+        ),
+    )
+
+    def rating(m: str, a: str) -> str:
+        r = result["ratings"][m]
+        return f"{r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]"
+
+    row("Bradley-Terry rating (depth 1 = 1000; 95% interval)", rating)
+    lines.append(
+        "| head to head (W-D-L, league main first) | "
+        + "-".join(map(str, result["records"]["league-main vs selfplay"]))
+        + " | |"
+    )
+    row(
+        f"exploitability: a fresh MaskablePPO's score after {result['exploit_steps']:,d} steps",
+        lambda m, a: f"{result['exploitability'][m]:.3f}",
+    )
+    arms = result["arms"]
+    row("learner steps (all players)", lambda m, a: f"{arms[a]['steps']:,d}")
+    row("learner steps/s", lambda m, a: f"{arms[a]['steps_per_second'] or float('nan'):.0f}")
+    row(
+        "training wall time (sessions)",
+        lambda m, a: f"{arms[a]['wall_seconds'] / 60:.1f} min ({arms[a]['sessions']})",
+    )
+    row(
+        "load average (mean / max)",
+        lambda m, a: f"{arms[a]['load_mean']:.1f} / {arms[a]['load_max']:.1f}",
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

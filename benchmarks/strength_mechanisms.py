@@ -24,20 +24,40 @@ strength curve every `--eval-every` steps against depths 1, 2 and 4
 (`sp_wrappers.training.strength.StrengthCallback`; `ARM/strength.json`, `ARM/plots/
 strength.png`). Learner steps per second exclude those evaluations.
 
-Run (about 2.5 hours on 2 CPU cores at 2M steps per arm):
-    python benchmarks/strength_mechanisms.py --out runs/mechanisms
-    python benchmarks/strength_mechanisms.py --out runs/mechanisms --arms league   # add an arm
+Run (about 2.5 hours on 2 CPU cores at 2M steps per arm), one arm at a time so that each
+survives a session's end:
+    python benchmarks/strength_mechanisms.py --out runs/mechanisms --arms board --resume
+    python benchmarks/strength_mechanisms.py --out runs/mechanisms --arms league --resume
+    python benchmarks/strength_mechanisms.py --out runs/mechanisms --report     # the table
     python benchmarks/strength_mechanisms.py --out runs/smoke --timesteps 200000 --arms mlp board
 
-Writes OUT/results.json (everything below) and prints one table; an arm already trained in OUT
-(its `done.json`) is evaluated again, not retrained.
+Checkpoints: a single-learner arm is an `sp-wrappers train` run, whose model.zip, archive and
+strength.json are rewritten at every snapshot (`--save-every`, the recipe's 100k rounded to
+whole rollouts so that a resumed arm ends on the step an uninterrupted one does); the league
+arm's league.json, model files and strength.json at the end of every round. With `--resume`
+an arm killed mid-way continues from its last checkpoint (the steps after it are trained
+again; without `--resume` a half-trained arm is refused). An arm already trained in OUT (its
+`done.json`) is evaluated again, not retrained.
+
+Writes, as it goes, OUT/results.jsonl: one JSON line per event (`start` of a session,
+`heartbeat` every `--heartbeat` seconds with the arm's checkpointed step and the load average,
+`trained`, `evaluated`), so a session cut short still shows its time and load; at the end
+OUT/results.json (everything below) and one table. `--report` prints that table again from the
+results files (the docs/benchmarks.md table) and writes it to OUT/report.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import math
+import os
+import shutil
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,36 +111,159 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="more hyperparameters for every arm (smoke: n_steps=32)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true",
+                        help="continue a half-trained arm from its last checkpoint")  # fmt: skip
+    parser.add_argument(
+        "--save-every",
+        type=int,
+        default=None,
+        help="single arms' snapshot and model.zip interval (default: the recipe's, in whole "
+        "rollouts)",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner")
+    parser.add_argument(
+        "--num-workers",
+        type=int,
+        default=0,
+        help="league arm: worker processes stepping each player's games (single arms: "
+        "sp-wrappers train has no such option yet)",
+    )
+    parser.add_argument("--heartbeat", type=float, default=60.0, help="seconds between lines")
+    parser.add_argument("--report", action="store_true", help="only print the results' table")
     return parser.parse_args(argv)
+
+
+# -- results as they go ---------------------------------------------------------------------------
+class Journal:
+    """OUT/results.jsonl: one JSON line per event, appended and flushed at once, each with the
+    time and the load average; ``session`` tells this process's lines from a killed one's."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / "results.jsonl"
+        self.session = f"{os.getpid()}-{time.time():.0f}"
+        self.lock = threading.Lock()
+
+    def write(self, event: str, arm: str, **fields: Any) -> None:
+        line = {"event": event, "arm": arm, "session": self.session, "time": time.time(),
+                "load": list(os.getloadavg()), **fields}  # fmt: skip
+        with self.lock, self.path.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+
+    def lines(self, arm: str | None = None) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        rows = [json.loads(x) for x in self.path.read_text().splitlines() if x.strip()]
+        return [r for r in rows if arm is None or r["arm"] == arm]
+
+    def wall_and_load(self, arm: str) -> dict[str, Any]:
+        """The arm's training time over all its sessions (a killed one up to its last line)
+        and the load averages its lines saw."""
+        sessions: dict[str, list[float]] = {}
+        loads = []
+        for r in self.lines(arm):
+            if r["event"] in ("start", "heartbeat", "trained"):
+                sessions.setdefault(r["session"], []).append(r["time"])
+                loads.append(r["load"][0])
+        return {
+            "wall_seconds": round(sum(max(t) - min(t) for t in sessions.values()), 1),
+            "sessions": len(sessions),
+            "load_mean": round(sum(loads) / len(loads), 2) if loads else None,
+            "load_max": max(loads) if loads else None,
+        }
+
+
+@contextmanager
+def heartbeat(journal: Journal, arm: str, step: Callable[[], int | None], every: float
+              ) -> Iterator[None]:  # fmt: skip
+    """A daemon thread writing a ``heartbeat`` line every ``every`` seconds while training."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            try:
+                journal.write("heartbeat", arm, step=step())
+            except Exception:  # a checkpoint being replaced: the next beat reads it
+                pass
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def rollout_size(args: argparse.Namespace) -> int:
+    """Learner steps per rollout of every arm (n_steps x n_envs, overrides included)."""
+    recipe = recipe_for(GAME)
+    n_steps = recipe.hyperparams["n_steps"]
+    for pair in args.hp:
+        key, _, raw = pair.partition("=")
+        n_steps = json.loads(raw) if key == "n_steps" else n_steps
+    return int(n_steps) * (args.n_envs or recipe.n_envs)
+
+
+def save_every(args: argparse.Namespace) -> int:
+    """Whole rollouts, so that a checkpoint falls on a rollout's end and a resumed arm ends on
+    the step an uninterrupted one does (SB3 learns whole rollouts from wherever it resumes)."""
+    rollout = rollout_size(args)
+    wanted = args.save_every or recipe_for(GAME).save_every
+    return rollout * max(1, round(wanted / rollout))
 
 
 # -- training -------------------------------------------------------------------------------------
 def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int) -> dict:
-    """Arms 1-3: `sp-wrappers train connect_four_v3 --reference-ratio 0 ...`."""
+    """Arms 1-3: `sp-wrappers train connect_four_v3 --reference-ratio 0 ...`; with an arm
+    half-trained in ``directory``, `sp-wrappers train --resume` from its last model.zip."""
     argv = [GAME, "--reference-ratio", "0", "--timesteps", str(args.timesteps), "--out",
             str(directory), "--strength-every", str(every), "--eval-games", "0", "--seed",
             str(args.seed), "--no-progress", "--strength-plies", str(args.plies), "--symmetries",
             "auto" if arm == "board_sym" else "none"]  # fmt: skip
+    argv += ["--save-every", str(save_every(args))]
     if arm == "mlp":
         argv += ["--hp", f"policy_kwargs={json.dumps(MLP)}"]
     if args.n_envs:
         argv += ["--n-envs", str(args.n_envs)]
     for pair in args.hp:
         argv += ["--hp", pair]
-    if main_train(argv) != 0:
+    model = directory / "model.zip"
+    if (directory / "config.json").exists() and not model.exists():
+        shutil.rmtree(directory)  # killed before its first checkpoint: nothing to keep
+    runtime = ["--threads", str(args.threads)]
+    if not (directory / "config.json").exists():
+        command = argv + runtime
+    elif model_steps("maskable_ppo", model) >= args.timesteps:
+        command = []  # trained; killed before its done.json
+    else:
+        command = ["--resume", str(directory), "--no-progress", *runtime]
+    if command and main_train(command) != 0:
         raise SystemExit(f"training arm {arm} failed (see above)")
+    return {
+        "steps": model_steps("maskable_ppo", model),  # whole rollouts
+        **single_timing(directory),
+        "model": str(model),
+        "command": "sp-wrappers train " + " ".join(argv),
+    }
+
+
+def single_timing(directory: Path) -> dict[str, Any]:
+    """Learner steps per second of the arm's last (uninterrupted) session: its steps over its
+    seconds less the strength evaluations it played."""
     config = json.loads((directory / "config.json").read_text())
+    session = config["history"][-1]
+    started = datetime.datetime.strptime(session["started"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
     eval_seconds = 0.0
     if (directory / "strength.json").exists():  # what the strength curve cost
         history = json.loads((directory / "strength.json").read_text())
-        eval_seconds = sum(e["seconds"] for e in history["evaluations"])
-        eval_seconds += history.get("ladder_seconds", 0.0)
-    return {
-        "steps": model_steps("maskable_ppo", directory / "model.zip"),  # whole rollouts
-        "learn_seconds": config["history"][-1]["seconds"] - eval_seconds,
-        "model": str(directory / "model.zip"),
-        "command": "sp-wrappers train " + " ".join(argv),
-    }
+        eval_seconds = sum(
+            e["seconds"] for e in history["evaluations"] if e["wall_time"] >= started - 1
+        )
+        if session["from_step"] == 0:
+            eval_seconds += history.get("ladder_seconds", 0.0)
+    steps = model_steps("maskable_ppo", directory / "model.zip") - session["from_step"]
+    seconds = session.get("seconds", math.nan)  # nan: killed after its last step
+    return {"learn_seconds": seconds - eval_seconds, "measured_steps": steps}
 
 
 def league_features(args: argparse.Namespace) -> str:
@@ -139,7 +282,9 @@ def league_features(args: argparse.Namespace) -> str:
 
 
 def train_league(args: argparse.Namespace, directory: Path, every: int) -> dict:
-    """Arm 4: an AlphaStar league (1 + 1 + 1), main agents half the steps, serial backend."""
+    """Arm 4: an AlphaStar league (1 + 1 + 1), main agents half the steps, serial backend; one
+    `League.run` to the budget (its schedules run once over it), the curve measured between
+    rounds. A league half-trained in ``directory`` resumes from its last complete round."""
     features = league_features(args)
     recipe = recipe_for(GAME)
     hyperparams = dict(recipe.hyperparams)
@@ -150,6 +295,25 @@ def train_league(args: argparse.Namespace, directory: Path, every: int) -> dict:
         hyperparams[key] = json.loads(raw)
     n_envs = args.n_envs or recipe.n_envs
     chunk = args.chunk_steps or 4 * int(hyperparams["n_steps"]) * n_envs
+    vec_env_kwargs: dict[str, Any] = {"num_workers": args.num_workers}
+    if features == "board_sym":
+        vec_env_kwargs["symmetries"] = "auto"
+    curve = None
+    if every:
+        curve = StrengthCallback.for_game(
+            GAME, eval_every=every, run_dir=directory, opening_plies=args.plies
+        )
+
+    last = [-1]  # the step of the curve's newest point
+
+    def measure(league: League, results: Any = None) -> None:
+        """A curve point at the first round past each multiple of ``every`` not measured yet."""
+        total = league.total_steps()
+        due = last[0] < 0 or total >= (last[0] // every + 1) * every
+        if league.model_files and due and total != last[0]:
+            evaluate_main(league, curve)
+            last[0] = total
+
     league = League(
         game_factory(GAME),
         AlphaStarLeague(1, 1, 1),
@@ -158,30 +322,31 @@ def train_league(args: argparse.Namespace, directory: Path, every: int) -> dict:
         chunk_steps=chunk,
         n_envs=n_envs,
         seed=args.seed,
-        vec_env_kwargs={"symmetries": "auto"} if features == "board_sym" else {},
+        torch_threads=args.threads,
+        vec_env_kwargs=vec_env_kwargs,
+        on_round=measure if curve is not None else None,
     )
-    curve = None
-    if every:
-        curve = StrengthCallback.for_game(
-            GAME, eval_every=every, run_dir=directory, opening_plies=args.plies
-        )
+    before = {name: p.steps for name, p in league.learners.items()}
+    if curve is not None and (directory / "strength.json").exists():  # resumed: its curve
+        points = json.loads((directory / "strength.json").read_text())["evaluations"]
+        steps = [e["step"] for e in points if e["step"] <= league.total_steps()]
+        last[0] = max(steps, default=-1)
+        measure(league)  # the point a kill interrupted
+    result = league.run(args.timesteps, backend="serial")
     learn_seconds = 0.0
-    while league.total_steps() < args.timesteps:  # in segments, for the strength curve
-        before = {name: p.steps for name, p in league.learners.items()}
-        segment = every or args.timesteps
-        result = league.run(min(args.timesteps, league.total_steps() + segment), backend="serial")
-        for p in result.learners:  # learning time only, summed over the players
-            rate = result.steps_per_second.get(p.name)
-            if rate:
-                learn_seconds += (p.steps - before[p.name]) / rate
-        if curve is not None:
-            evaluate_main(league, curve)
+    for p in result.learners:  # learning time only, summed over the players
+        rate = result.steps_per_second.get(p.name)
+        if rate:
+            learn_seconds += (p.steps - before[p.name]) / rate
+    if curve is not None and last[0] != league.total_steps():
+        evaluate_main(league, curve)  # the final point
     return {
         "steps": league.total_steps(),
         "steps_per_player": {p.name: p.steps for p in league.learners.values()},
         "shares": league.shares,
         "features": features,
         "learn_seconds": learn_seconds,
+        "measured_steps": league.total_steps() - sum(before.values()),
         "model": str(directory / league.model_files["main_agent_0"]),
         "command": f"League(AlphaStarLeague(1, 1, 1), chunk_steps={chunk}, n_envs={n_envs}), "
         f"features {features}",
@@ -257,34 +422,69 @@ def read_results(out: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {"arms": {}}
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    torch.set_num_threads(1)
-    args.out.mkdir(parents=True, exist_ok=True)
-    every = max(1, args.timesteps // 10) if args.eval_every is None else args.eval_every
-    trained: dict[str, dict] = {}
-    for arm in [a for a in ARMS if a in args.arms]:  # the league last: it may pick the best
-        directory = args.out / arm
-        done = directory / "done.json"
-        if done.exists():
-            trained[arm] = json.loads(done.read_text())
-            continue
-        start = time.perf_counter()
+def checkpoint_step(directory: Path) -> int | None:
+    """The learner steps an arm's last checkpoint holds (``None`` before the first)."""
+    if (directory / "league.json").exists():
+        state = json.loads((directory / "league.json").read_text())
+        return sum(p["steps"] for p in state["learners"])
+    if (directory / "model.zip").exists():
+        return model_steps("maskable_ppo", directory / "model.zip")
+    return None
+
+
+def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) -> dict:
+    """Train one arm (or continue it, with ``--resume``) and write its ``done.json``."""
+    directory = args.out / arm
+    started = any((directory / name).exists() for name in ("config.json", "league.json"))
+    if started and not args.resume:
+        raise SystemExit(
+            f"arm {arm} in {directory} was started and not finished: pass --resume to continue "
+            "it from its last checkpoint, or remove the directory to train it again."
+        )
+    journal.write("start", arm, step=checkpoint_step(directory) or 0, threads=args.threads,
+                  num_workers=args.num_workers, timesteps=args.timesteps)  # fmt: skip
+    with heartbeat(journal, arm, lambda: checkpoint_step(directory), args.heartbeat):
         if arm == "league":
             info = train_league(args, directory, every)
         else:
             info = train_single(arm, args, directory, every)
-        info["wall_seconds"] = round(time.perf_counter() - start, 1)
-        info["steps_per_second"] = info["steps"] / max(info["learn_seconds"], 1e-9)
-        history = directory / "strength.json"
-        info["curve"] = [
-            {"step": e["step"], "scores": e["scores"], "rating": e["rating"]}
-            for e in (json.loads(history.read_text())["evaluations"] if history.exists() else [])
-        ]
-        done.write_text(json.dumps(info, indent=1))
-        trained[arm] = info
+    info["steps_per_second"] = info["measured_steps"] / max(info["learn_seconds"], 1e-9)
+    journal.write("trained", arm, step=info["steps"], steps_per_second=info["steps_per_second"])
+    info.update(journal.wall_and_load(arm), threads=args.threads, num_workers=args.num_workers)
+    history = directory / "strength.json"
+    info["curve"] = [
+        {"step": e["step"], "scores": e["scores"], "rating": e["rating"],
+         "rating_interval": e["rating_interval"]}
+        for e in (json.loads(history.read_text())["evaluations"] if history.exists() else [])
+    ]  # fmt: skip
+    (directory / "done.json").write_text(json.dumps(info, indent=1))
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        results = read_results(args.out)
+        arms = {a: i for a, i in results["arms"].items() if "against" in i}
+        if not arms:
+            raise SystemExit(f"no evaluated arm in {args.out / 'results.json'} yet")
+        table = report(results, arms)
+        (args.out / "report.md").write_text(table + "\n")
+        print(table)
+        return 0
+    journal = Journal(args.out)
+    every = max(1, args.timesteps // 10) if args.eval_every is None else args.eval_every
+    trained: dict[str, dict] = {}
+    for arm in [a for a in ARMS if a in args.arms]:  # the league last: it may pick the best
+        done = args.out / arm / "done.json"
+        if done.exists():
+            trained[arm] = json.loads(done.read_text())
+            continue
+        trained[arm] = train_arm(arm, args, journal, every)
         results = read_results(args.out)  # what later arms (the league) read
-        results["arms"].setdefault(arm, {}).update(info)
+        results["arms"].setdefault(arm, {}).update(trained[arm])
         (args.out / "results.json").write_text(json.dumps(results, indent=1))
     evaluation = evaluate(trained, args.depths, args.plies)
     results = read_results(args.out)
@@ -293,12 +493,15 @@ def main(argv: list[str] | None = None) -> int:
         results["arms"][arm]["rating"] = evaluation["ratings"][arm]
         results["arms"][arm]["rating_interval"] = evaluation["intervals"][arm]
         results["arms"][arm]["against"] = evaluation["against"][arm]
+        against = {d: r["wdl"] for d, r in evaluation["against"][arm].items()}
+        journal.write("evaluated", arm, rating=evaluation["ratings"][arm], against=against)
     results.update(
         timesteps=args.timesteps,
         depths=args.depths,
         openings=evaluation["openings"],
         ladder_ratings={k: v for k, v in evaluation["ratings"].items() if k.startswith("alpha")},
         head_to_head=evaluation["head_to_head"],
+        evaluation_load=list(os.getloadavg()),
     )
     (args.out / "results.json").write_text(json.dumps(results, indent=1))
     print(report(results, trained))
@@ -306,26 +509,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
+    """The docs/benchmarks.md table: per arm its W-D-L per depth, ladder rating with its 95%
+    interval, steps, learner steps/s, training wall time and load; the head to head; the
+    curves; the commands."""
     depths = [f"alphabeta-d{d}" for d in results["depths"]]
     lines = [
         f"Connect Four, {results['timesteps']:,d} learner steps per arm, from "
         f"{results['openings']} openings x both seats ({2 * results['openings']} games a pair)",
+        "",
         "| arm | "
         + " | ".join(f"vs d{d[11:]} W-D-L" for d in depths)
-        + " | rating [95%] | steps/s |",
-        "|---" * (len(depths) + 3) + "|",
+        + " | rating [95%] | steps | steps/s | wall time | load (mean / max) |",
+        "|---" * (len(depths) + 6) + "|",
     ]
     for arm in arms:
         info = results["arms"][arm]
         cells = ["-".join(map(str, info["against"][d]["wdl"])) for d in depths]
         low, high = info["rating_interval"]
+        wall = info.get("wall_seconds")
+        wall_text = "-" if wall is None else f"{int(wall // 60)} min {int(wall % 60):02d} s"
+        load = info.get("load_mean")
+        load_text = "-" if load is None else f"{load:.1f} / {info['load_max']:.1f}"
         lines.append(
             f"| {arm} | " + " | ".join(cells) + f" | {info['rating']:.0f} [{low:.0f}, {high:.0f}]"
-            f" | {info['steps_per_second']:.0f} |"
+            f" | {info['steps']:,d} | {info['steps_per_second']:.0f} | {wall_text} | {load_text} |"
         )
-    lines.append("Head to head (first arm's W-D-L): " + ", ".join(
+    lines += ["", "Head to head (first arm's W-D-L): " + ", ".join(
         f"{pair} {'-'.join(map(str, r))}" for pair, r in results["head_to_head"].items()
-    ))  # fmt: skip
+    )]  # fmt: skip
     for arm in arms:
         if not results["arms"][arm]["curve"]:
             continue
@@ -333,7 +544,8 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
             f"{e['step']:,d}: " + "/".join(f"{s:.2f}" for s in e["scores"].values())
             for e in results["arms"][arm]["curve"]
         )
-        lines.append(f"{arm} curve (score vs d1/d2/d4 by step): {curve}")
+        lines += ["", f"{arm} curve (score vs d1/d2/d4 by step): {curve}"]
+    lines += ["", "Commands:"] + [f"- {arm}: `{results['arms'][arm]['command']}`" for arm in arms]
     return "\n".join(lines)
 
 

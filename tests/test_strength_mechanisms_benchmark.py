@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import pytest
 
 BENCHMARK = Path(__file__).parent.parent / "benchmarks" / "strength_mechanisms.py"
 
@@ -59,3 +66,41 @@ def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained
     assert benchmark.main(again) == 0
     assert (tmp_path / "board_sym" / "done.json").read_text() == first
     assert "curve" in capsys.readouterr().out
+
+
+def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
+    """A real benchmark process SIGKILLed after its first checkpoint: `--resume` continues the
+    arm, which ends on an uninterrupted run's steps with one curve point per step."""
+    benchmark = load_benchmark()
+    argv = ["--out", str(tmp_path), "--timesteps", "1024", "--depths", "1", "--plies", "1",
+            "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64", "--arms", "board",
+            "--eval-every", "512", "--save-every", "128", "--heartbeat", "0.2"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(BENCHMARK.parent.parent)}
+    process = subprocess.Popen(
+        [sys.executable, str(BENCHMARK), *argv], env=env, stdout=subprocess.DEVNULL
+    )
+    checkpoint = tmp_path / "board" / "model.zip"
+    deadline = time.monotonic() + 180
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert checkpoint.exists() and not (tmp_path / "board" / "done.json").exists()
+    with pytest.raises(SystemExit, match="--resume"):  # a half-trained arm is not overwritten
+        benchmark.main(argv)
+    assert benchmark.main([*argv, "--resume"]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    arm = results["arms"]["board"]
+    assert arm["steps"] == 1024  # whole rollouts of 64, as uninterrupted
+    history = json.loads((tmp_path / "board" / "config.json").read_text())["history"]
+    assert [h["resumed"] for h in history] == [False, True]
+    assert history[1]["from_step"] >= 128 and history[1]["from_step"] % 64 == 0
+    steps = [point["step"] for point in arm["curve"]]
+    assert steps == sorted(set(steps))  # no point twice; the resumed session measures its start
+    assert set(steps) - {history[1]["from_step"]} == {0, 512, 1024}
+    assert arm["sessions"] == 2 and arm["wall_seconds"] > 0 and arm["load_max"] >= 0
+    assert arm["steps_per_second"] > 0
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert {x["event"] for x in lines} >= {"start", "heartbeat", "trained", "evaluated"}
+    assert benchmark.main(["--out", str(tmp_path), "--report"]) == 0
+    assert "| board | " in (tmp_path / "report.md").read_text()
