@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from pettingzoo.classic import connect_four_v3, tictactoe_v3
+from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
 from sp_wrappers.archive.matches import HUMAN
@@ -41,7 +41,9 @@ from sp_wrappers.evaluation.replay import play_replay
 from sp_wrappers.evaluation.web_play import WebPlay, WebReplay, WebServer
 from sp_wrappers.games.notation import notation_for
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium and chromium-driver (.ci/run installs them)
+CHROMIUM = Path(
+    "/usr/bin/chromium"
+)  # Debian's chromium and chromium-driver (.ci/run installs them)
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the WebDriver element reference key
 needs_browser = pytest.mark.skipif(
@@ -140,7 +142,9 @@ def test_the_api_refuses_bad_json_illegal_moves_and_unknown_messages_with_400(ru
     with WebServer(web_play(runs["tictactoe"], seat=0), port=0) as server:
         url = server.url
         status, answer = send(url, {"type": "state"})
-        assert status == 200 and answer["state"]["your_turn"] and answer["state"]["seat"] == "player_1"
+        assert (
+            status == 200 and answer["state"]["your_turn"] and answer["state"]["seat"] == "player_1"
+        )
         status, answer = post(url + "api", b"{not json")
         assert status == 400 and "not JSON" in answer["error"]
         status, answer = send(url, {"type": "resign"})
@@ -202,7 +206,9 @@ def test_the_probabilities_and_value_are_the_policys_on_that_position(runs):
     state = web.handle({"type": "move", "move": "1"})["state"]
     env.step(0)
     expected = expected_probabilities(policy, env, "player_2")
-    assert {m["move"]: m["p"] for m in state["analysis"]["moves"]} == pytest.approx(expected, abs=1e-6)
+    assert {m["move"]: m["p"] for m in state["analysis"]["moves"]} == pytest.approx(
+        expected, abs=1e-6
+    )
     observation = torch.as_tensor(env.observe("player_2")["observation"][None], dtype=torch.float32)
     with torch.no_grad():
         value = float(policy.policy.predict_values(observation)[0, 0])
@@ -227,7 +233,10 @@ def test_record_stores_a_finished_game_as_the_terminal_does_and_nothing_else(run
     assert len(matches) == 1
     row = matches[0]
     assert (row.player_a, row.player_b, row.seat_a, row.source) == (
-        HUMAN, "snapshot-0001", "player_1", "play"
+        HUMAN,
+        "snapshot-0001",
+        "player_1",
+        "play",
     )
     assert row.score_a == web.game.outcome.score
 
@@ -257,12 +266,21 @@ def test_a_recurrent_policy_keeps_its_state_through_the_game_and_through_undo(tm
     lstm = SB3Policy(model, deterministic=True, policy_id="lstm")
     web = WebPlay(lambda: SnapshotArchive(tmp_path), tictactoe_v3.env, policy=lstm, seat=1, seed=0)
     state = play_to_the_end(web)
-    human = "".join(f"{move}\n" for seat, move in ((m["seat"], m["move"]) for m in state["moves"])
-                    if seat == "player_2")
+    human = "".join(
+        f"{move}\n"
+        for seat, move in ((m["seat"], m["move"]) for m in state["moves"])
+        if seat == "player_2"
+    )
     import io
 
-    reference = play_session(tictactoe_v3.env, lstm, 1, input_stream=io.StringIO(human),
-                             output_stream=io.StringIO(), seed=0)
+    reference = play_session(
+        tictactoe_v3.env,
+        lstm,
+        1,
+        input_stream=io.StringIO(human),
+        output_stream=io.StringIO(),
+        seed=0,
+    )
     assert [(m["seat"], m["move"]) for m in state["moves"]] == reference.moves
     assert "recurrent" in state["analysis_note"]
     # undo replays the game: the policy's memory is rebuilt, so the same moves follow again
@@ -277,8 +295,13 @@ def test_a_recurrent_policy_keeps_its_state_through_the_game_and_through_undo(tm
 
 def test_a_replay_steps_through_with_each_players_probabilities(runs):
     policy = policy_of(runs["tictactoe"])
-    replay = play_replay(tictactoe_v3.env, policy, policy_of(runs["tictactoe"], "snapshot-0000"),
-                         record_frames=False, seed=0)
+    replay = play_replay(
+        tictactoe_v3.env,
+        policy,
+        policy_of(runs["tictactoe"], "snapshot-0000"),
+        record_frames=False,
+        seed=0,
+    )
     policies = {"player_1": policy, "player_2": policy_of(runs["tictactoe"], "snapshot-0000")}
     web = WebReplay(tictactoe_v3.env, replay, policies)
     env = tictactoe_v3.env()
@@ -301,10 +324,25 @@ def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(runs, tm
     run = tmp_path / "copy"
     shutil.copytree(runs["tictactoe"], run)
     before = archive_files(run)
-    command = [sys.executable, "-m", "sp_wrappers.cli", "play", str(run), "--web", "--port", "0",
-               "--seat", "0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    command = [
+        sys.executable,
+        "-m",
+        "sp_wrappers.cli",
+        "play",
+        str(run),
+        "--web",
+        "--port",
+        "0",
+        "--seat",
+        "0",
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         line = process.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
@@ -367,8 +405,9 @@ class Browser:
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 return json.loads(response.read())
@@ -439,13 +478,13 @@ def test_in_the_browser_click_see_the_reply_refuse_an_illegal_click_and_record_t
     with WebServer(web_play(run, seat=0, record=True), port=0) as server:
         browser.open(server.url)
         browser.wait("return document.getElementById('status').textContent === 'Your move.';")
-        shown = browser.run(SHOWN.format(table='#analysis'))  # its view of your first move
+        shown = browser.run(SHOWN.format(table="#analysis"))  # its view of your first move
         assert shown == pytest.approx(expected_probabilities(policy, env, "player_1"), abs=1e-5)
         browser.click("#board td[data-move='5']")
         browser.wait(N_MOVES.replace("return ", "return 2 === "))  # your move and its reply
         browser.wait("return document.getElementById('status').textContent === 'Your move.';")
         env.step(4)
-        reply = browser.run(SHOWN.format(table='#lastreply'))  # what it played from
+        reply = browser.run(SHOWN.format(table="#lastreply"))  # what it played from
         assert reply == pytest.approx(expected_probabilities(policy, env, "player_2"), abs=1e-5)
         chosen = browser.text("#lastreply tr.chosen td")
         assert chosen == max(reply, key=reply.get)
@@ -459,7 +498,8 @@ def test_in_the_browser_click_see_the_reply_refuse_an_illegal_click_and_record_t
             browser.click("#board td.legal")
             browser.wait(
                 "const s = document.getElementById('status').textContent;"
-                f"return s.startsWith('Game over') || (s === 'Your move.' && {N_MOVES[7:-1]} > {count});"
+                "return s.startsWith('Game over') || "
+                f"(s === 'Your move.' && {N_MOVES[7:-1]} > {count});"
             )
         assert "Recorded the game" in browser.text("#message")
         result = browser.text("#status")
@@ -499,16 +539,96 @@ def test_in_the_browser_watch_steps_through_a_replay(runs, browser):
     web = WebReplay(tictactoe_v3.env, replay, {s: policy for s in replay.players})
     with WebServer(web, port=0) as server:
         browser.open(server.url)
-        browser.wait("return document.getElementById('ply').textContent === 'position 0 of "
-                     f"{len(replay.moves)}';")
+        browser.wait(
+            "return document.getElementById('ply').textContent === 'position 0 of "
+            f"{len(replay.moves)}';"
+        )
         browser.click("#forward")
         browser.wait("return document.getElementById('ply').textContent.startsWith('position 1');")
         env = tictactoe_v3.env()
         env.reset(seed=0)
         env.step(next(iter(replay.moves[0].actions.values())))
-        shown = browser.run(SHOWN.format(table='#analysis'))
+        shown = browser.run(SHOWN.format(table="#analysis"))
         assert shown == pytest.approx(expected_probabilities(policy, env, "player_2"), abs=1e-5)
         browser.click("#last")
         browser.wait("return document.getElementById('status').textContent.startsWith('Result');")
         browser.click("#first")
         browser.wait("return document.getElementById('ply').textContent.startsWith('position 0');")
+
+
+@needs_browser
+def test_in_the_browser_chess_go_and_a_framed_game_are_played_by_clicks(browser, tmp_path):
+    from pettingzoo.classic import chess_v6, go_v5, texas_holdem_v4
+
+    from sp_wrappers.core.policies import RandomPolicy
+
+    def serve(env_fn: Any) -> WebServer:
+        app = WebPlay(
+            lambda: SnapshotArchive(tmp_path), env_fn, policy=RandomPolicy(), seat=0, seed=0
+        )
+        return WebServer(app, port=0)
+
+    your_move = "return document.getElementById('status').textContent === 'Your move.';"
+    with serve(chess_v6.env) as server:
+        browser.open(server.url)
+        browser.wait(your_move)
+        browser.click("#board td[data-square='e2']")
+        browser.click("#board td[data-square='e5']")  # a pawn goes one or two squares
+        assert "e2 to e5 is not a legal move." in browser.text("#message")
+        browser.click("#board td[data-square='e4']")
+        browser.wait(N_MOVES.replace("return ", "return 2 === "))
+        assert browser.text("#moves").startswith("Moves: e2e4 ")
+        assert browser.text("#board td[data-square='e4']").startswith("♙")
+        browser.click("#board td[data-square='d4']")  # empty
+        assert "No legal move of yours starts on d4." in browser.text("#message")
+        (tmp_path / "chess.png").write_bytes(browser.screenshot())
+    with serve(lambda: go_v5.env(board_size=5)) as server:
+        browser.open(server.url)
+        browser.wait(your_move)
+        browser.click("#board td[data-move='C3']")
+        browser.wait(N_MOVES.replace("return ", "return 2 === "))
+        browser.wait(your_move)
+        assert browser.text("#board td[data-row='2'][data-col='2']") == "X"
+        browser.click("#legal button[data-move='pass']")
+        browser.wait(N_MOVES.replace("return ", "return 4 <= "))
+    with serve(lambda: texas_holdem_v4.env(render_mode="rgb_array")) as server:
+        browser.open(server.url)
+        browser.wait(
+            "const s = document.getElementById('status').textContent;"
+            "return s === 'Your move.' || s.startsWith('Game over');"
+        )
+        hands = browser.text("#boardtext")  # your hand only, until the end
+        assert "Your hand:" in hands and "player_1 hand" not in hands
+        if browser.text("#status") == "Your move.":
+            assert browser.run("return document.querySelectorAll('#legal button').length;") >= 2
+            browser.click("#legal button[data-move='fold']")
+            browser.wait("return document.getElementById('status').textContent.startsWith('Game');")
+        assert "player_1 hand" in browser.text("#boardtext")  # shown at the end
+
+
+def test_a_game_without_a_drawn_board_shows_its_own_frame_and_its_legal_moves(tmp_path):
+    import base64
+    import io
+
+    from pettingzoo.classic import leduc_holdem_v4
+    from PIL import Image
+
+    from sp_wrappers.core.policies import RandomPolicy
+
+    web = WebPlay(
+        lambda: SnapshotArchive(tmp_path),
+        lambda: leduc_holdem_v4.env(render_mode="rgb_array"),
+        policy=RandomPolicy(),
+        seat=0,
+        seed=0,
+    )
+    state = web.handle({"type": "state"})["state"]
+    if state["waiting"]:
+        state = web.handle({"type": "reply"})["state"]
+    board = state["board"]
+    assert board["kind"] == "frame" and board["image"].startswith("data:image/png;base64,")
+    with Image.open(io.BytesIO(base64.b64decode(board["image"].split(",", 1)[1]))) as image:
+        assert image.width > 100 and image.height > 100
+    assert state["legal"] and all(move.isdigit() for move in state["legal"])
+    state = web.handle({"type": "move", "move": state["legal"][0]})["state"]
+    assert state["moves"][0]["seat"] == "player_0"

@@ -168,8 +168,10 @@ def play_web(
     try:
         server = WebServer(app, host=host, port=port)
     except OSError as error:
-        raise CLIError(f"Cannot serve on {host}:{port} ({error.strerror}); pass another --port "
-                       "(0 picks a free one).") from None
+        raise CLIError(
+            f"Cannot serve on {host}:{port} ({error.strerror}); pass another --port "
+            "(0 picks a free one)."
+        ) from None
     print(f"Play in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"Note: --host {host} lets other machines on the network play and record.")

@@ -30,6 +30,7 @@ from .common import BASELINES, CLIError, make_baseline, resolve_run_dir
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
+
 def resolve_player(name: str, archive: Any, game: str) -> Any:
     """``name`` as a player of :func:`~sp_wrappers.evaluation.replay.play_replay`: a snapshot id
     (for ``latest``, ``best`` and the archive's ids) or a reference policy.

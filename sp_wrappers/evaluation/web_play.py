@@ -160,13 +160,16 @@ def board_view(
     notation: Any,
     mask: np.ndarray | None,
     probabilities: dict[int, float] | None = None,
+    viewer: str | None = None,
 ) -> dict[str, Any]:
-    """The position of ``env`` as the page draws it.
+    """The position of ``env`` as the page draws it, hidden information shown only to
+    ``viewer`` (an agent; ``None`` shows everything).
 
     ``kind`` is ``"grid"`` (tic-tac-toe, Connect Four, Go: ``cells`` row by row, each with its
     ``text``, the ``move`` a click plays when it is legal under ``mask``, else ``why`` not, and
     the move's probability ``p``), ``"chess"`` (``cells`` with pieces and square names; a move is
-    two clicks) or ``"frame"`` (the game's ``rgb_array`` frame as a PNG ``image``, or none).
+    two clicks) or ``"frame"``: the game's board as ``text`` in its notation (hold'em: the
+    ``viewer``'s hand only), else its ``rgb_array`` frame as a PNG ``image`` (or none).
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> from sp_wrappers.games.notation import notation_for
@@ -195,7 +198,9 @@ def board_view(
         squares = raw.board.squares
         rows = [
             [
-                cell(" XO"[squares[3 * c + r]].strip(), 3 * c + r, f"Cell {3 * r + c + 1} is taken.")
+                cell(
+                    " XO"[squares[3 * c + r]].strip(), 3 * c + r, f"Cell {3 * r + c + 1} is taken."
+                )
                 for c in range(3)
             ]
             for r in range(3)
@@ -226,7 +231,9 @@ def board_view(
             for c in range(size):
                 stone = {1: "X", -1: "O"}.get(int(position.board[r][c]), "")
                 point = f"{GO_COLUMNS[c]}{size - r}"
-                why = f"{point} is taken." if stone else f"{point} is not legal now (suicide or ko)."
+                why = (
+                    f"{point} is taken." if stone else f"{point} is not legal now (suicide or ko)."
+                )
                 row.append(cell(stone, r * size + c, why))
             rows.append(row)
         return {"kind": "grid", "game": name, "cells": rows, "columns": list(GO_COLUMNS[:size])}
@@ -238,15 +245,17 @@ def board_view(
             for file in range(8):
                 piece = board.piece_at(8 * rank + file)
                 symbol = piece.symbol() if piece else ""
-                row.append({"text": _CHESS_PIECES.get(symbol, ""), "square": f"{'abcdefgh'[file]}{rank + 1}"})
+                square = f"{'abcdefgh'[file]}{rank + 1}"
+                row.append({"text": _CHESS_PIECES.get(symbol, ""), "square": square})
             rows.append(row)
         return {"kind": "chess", "game": name, "cells": rows, "columns": list("abcdefgh")}
-    frame = None
-    if getattr(env, "render_mode", None) == "rgb_array" or getattr(raw, "render_mode", None) == "rgb_array":
+    text, frame = notation.board(env, viewer=viewer), None
+    rgb = "rgb_array" in (getattr(env, "render_mode", None), getattr(raw, "render_mode", None))
+    if not text and rgb:  # a frame shows everything: only for games without a text board
         rendered = env.render()
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:
             frame = _png(rendered)
-    return {"kind": "frame", "game": name, "image": frame, "text": notation.board(env)}
+    return {"kind": "frame", "game": name, "image": frame, "text": text}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -257,8 +266,14 @@ def board_view(
 class _Game:
     """One game in progress: the env, the seat driver, the moves played (for undo)."""
 
-    def __init__(self, env_fn: Callable[[], Any], policy: Any, seat: str | int, seed: int | None,
-                 rng: np.random.Generator) -> None:
+    def __init__(
+        self,
+        env_fn: Callable[[], Any],
+        policy: Any,
+        seat: str | int,
+        seed: int | None,
+        rng: np.random.Generator,
+    ) -> None:
         from ..core.policies import PolicyPlayer
         from ..core.seats import as_aec_env
         from ..games.notation import notation_for
@@ -360,7 +375,9 @@ class _Game:
         action = check_opponent_action(self.policy, chosen, space, turn.action_mask, turn.seat)
         ply = len(self.actions)
         self.replies[ply] = _analysis_json(thought, self.env, self.notation, turn.seat, action) or {
-            "seat": turn.seat, "moves": [], "value": None,
+            "seat": turn.seat,
+            "moves": [],
+            "value": None,
             "chosen": self.notation.describe(action, self.env),
         }
         self._play(turn.seat, action)
@@ -417,7 +434,9 @@ class _Game:
             "over": self.over,
             "result": result,
             "recorded": self.recorded,
-            "board": board_view(env, notation, mask, probabilities),
+            "board": board_view(
+                env, notation, mask, probabilities, viewer=None if self.over else self.seat
+            ),
             "legal": legal,
             "moves": [{"seat": s, "move": m} for s, m in self.outcome.moves],
             "analysis": _analysis_json(thought, env, notation, to_move or ""),
@@ -641,8 +660,15 @@ class WebReplay:
         self.lock = threading.Lock()
         self.ply = 0
 
-    def _position(self, env: Any, notation: Any, agent: str | None, thought: Any,
-                  action: int | None, text: str) -> dict[str, Any]:
+    def _position(
+        self,
+        env: Any,
+        notation: Any,
+        agent: str | None,
+        thought: Any,
+        action: int | None,
+        text: str,
+    ) -> dict[str, Any]:
         probabilities = thought["probabilities"] if thought else None
         board = board_view(env, notation, None, probabilities)
         chosen = None if action is None else notation.describe(action, env)
@@ -707,7 +733,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal shows the URL
         return
 
-    def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -737,7 +765,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         if not self._host_ok():
-            return self._json(403, {"error": "Unknown Host header; open the URL the server printed."})
+            return self._json(
+                403, {"error": "Unknown Host header; open the URL the server printed."}
+            )
         if self.path != "/api":
             return self._json(404, {"error": "Messages go to /api."})
         if self.headers.get_content_type() != "application/json":
