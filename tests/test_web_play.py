@@ -357,6 +357,31 @@ def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(runs, tm
     assert archive_files(run) == before
 
 
+def test_watch_web_serves_the_match_to_step_through_until_ctrl_c(runs):
+    command = [sys.executable, "-m", "sp_wrappers.cli", "watch", str(runs["tictactoe"]), "--web"]
+    command += ["--port", "0", "--a", "latest", "--b", "snapshot-0000", "--deterministic"]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = process.stdout.readline()
+        assert "snapshot-0001 (as player_1) vs snapshot-0000 (as player_2)" in line, line
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        status, answer = send(url, {"type": "goto", "ply": 1})
+        assert status == 200 and answer["state"]["ply"] == 1
+        assert answer["state"]["analysis"]["seat"] == "player_2"
+        assert sum(m["p"] for m in answer["state"]["analysis"]["moves"]) == pytest.approx(1, 1e-4)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in err, err
+    assert "Stopped." in out
+
+
 def test_watch_web_refuses_out_and_a_taken_port(runs, sp_wrappers):
     status, _, err = sp_wrappers("watch", runs["tictactoe"], "--web", "--out", "x.gif")
     assert status == 2 and "drop --out" in err

@@ -616,7 +616,6 @@ class WebReplay:
     """
 
     def __init__(self, env_fn: Callable[[], Any], replay: Replay, policies: dict[str, Any]) -> None:
-        from ..core.policies import PolicyPlayer, stack_observations
         from ..core.seats import as_aec_env, conform_observation, seat_spaces
         from ..games.notation import notation_for
 
@@ -630,7 +629,6 @@ class WebReplay:
         notation = notation_for(env)
         env.reset(seed=replay.seed)
         thinkers = {seat: _Thinker(p) for seat, p in policies.items()}
-        players = {seat: PolicyPlayer(p) for seat, p in policies.items()}
         self.positions: list[dict[str, Any]] = []
         moves = iter(replay.moves)
         for agent in env.agent_iter():
@@ -648,10 +646,8 @@ class WebReplay:
                 observation = observation["observation"]
             obs = conform_observation(observation, seat_spaces(env, agent, keep_dict_obs=False)[0])
             thought = None
-            if agent in thinkers and mask is not None:
+            if agent in thinkers and mask is not None:  # none for a recurrent policy (its note)
                 thought = thinkers[agent].think(obs, mask)
-                if players[agent].recurrent:  # its state follows the game, as it played it
-                    players[agent].act(stack_observations([obs]), mask[None], None, [agent])
             self.positions.append(self._position(env, notation, agent, thought, action, move.text))
             env.step(action)
         self.positions.append(self._position(env, notation, None, None, None, replay.result))
