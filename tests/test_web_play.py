@@ -549,6 +549,12 @@ def test_in_the_browser_a_connect_four_position_with_its_heat_map(runs, browser,
         heat = browser.run("return document.querySelectorAll('#board td .p').length;")
         assert heat == 7  # a probability on each column's landing cell
         shot = browser.screenshot()
+        browser.click("#undo")  # takes back your 3 and its reply
+        browser.wait(N_MOVES.replace("return ", "return 4 === "))
+        assert browser.text("#moves").startswith("Moves: 4 ")
+        browser.click("#new")
+        browser.wait("return document.getElementById('moves').textContent === '';")
+        assert browser.text("#status") == "Your move."
     path = tmp_path / "connect_four.png"
     path.write_bytes(shot)
     from PIL import Image
