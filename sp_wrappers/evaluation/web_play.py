@@ -464,6 +464,8 @@ class WebPlay:
     :param seed: seeds the game, the random seat and the sampling.
     :param choose: ``(archive, which) -> snapshot id or info`` (default:
         :func:`~sp_wrappers.evaluation.replay.resolve_snapshot`).
+    :param policy: play this policy instead of the archive's snapshots (``snapshot`` is then
+        ignored; the archive is still where ``record`` writes).
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
