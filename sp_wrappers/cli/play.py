@@ -23,7 +23,7 @@ from typing import IO, Any
 from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
 from .common import PROG, CLIError, game_factory, resolve_run_dir
 
-__all__ = ["play_run", "choose_snapshot", "add_play_parser", "cmd_play"]
+__all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
 #: Stored ratings that ``--snapshot best`` compares, in order of preference.
 RATING_KEYS = ("bt", "elo")
@@ -93,14 +93,7 @@ def play_run(
     :param deterministic: the snapshot takes its most likely move (else samples).
     :param record: store a finished game in the archive's match history.
     """
-    run = resolve_run_dir(path)
-    check_turn_based(game or run.config.get("game"))  # before the Atari or MPE package loads
-    name, env_fn = run.game(game)
-    # the config's game_kwargs belong to the config's game (as RunDir.game reads them)
-    kwargs = dict(run.config.get("game_kwargs") or {}) if name == run.config.get("game") else {}
-    if game_kwargs:
-        kwargs.update(game_kwargs)
-        env_fn = game_factory(name, kwargs)
+    run, env_fn, kwargs = _game_of(path, game, game_kwargs)
     out = output_stream or sys.stdout
     archive = run.open_archive()
     try:
@@ -124,6 +117,81 @@ SNAPSHOT_HELP = (
     "the opponent: latest (default), best (the least exploitable where measured, else the highest "
     "stored rating) or a snapshot id"
 )
+
+
+def _game_of(
+    path: str, game: str | None, game_kwargs: dict[str, Any] | None, frames: bool = False
+) -> Any:
+    """The run, the game's factory and its keyword arguments, as ``play`` plays it; with
+    ``frames`` a game the page cannot draw renders its own ``rgb_array`` frames, if it can."""
+    run = resolve_run_dir(path)
+    check_turn_based(game or run.config.get("game"))  # before the Atari or MPE package loads
+    name, env_fn = run.game(game)
+    # the config's game_kwargs belong to the config's game (as RunDir.game reads them)
+    kwargs = dict(run.config.get("game_kwargs") or {}) if name == run.config.get("game") else {}
+    if game_kwargs:
+        kwargs.update(game_kwargs)
+        env_fn = game_factory(name, kwargs)
+    if frames:
+        env_fn = rgb_frames(name, kwargs, env_fn)
+    return run, env_fn, kwargs
+
+
+def rgb_frames(name: str, kwargs: dict[str, Any], env_fn: Any) -> Any:
+    """``env_fn`` rendering ``rgb_array`` frames for the web page, for a game whose board the
+    page does not draw itself; ``env_fn`` unchanged when the game takes no ``render_mode``."""
+    if name in ("tictactoe_v3", "connect_four_v3", "go_v5", "chess_v6"):
+        return env_fn
+    try:
+        framed = game_factory(name, {**kwargs, "render_mode": "rgb_array"})
+        framed().close()
+    except TypeError:
+        return env_fn
+    return framed
+
+
+def play_web(
+    path: str,
+    snapshot: str = "latest",
+    seat: str | int = "random",
+    game: str | None = None,
+    game_kwargs: dict[str, Any] | None = None,
+    deterministic: bool = True,
+    record: bool = False,
+    seed: int | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+) -> None:
+    """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C; the same choices
+    as :func:`play_run`, made again in the page for each new game."""
+    from ..evaluation.web_play import WebPlay, WebServer
+
+    run, env_fn, kwargs = _game_of(path, game, game_kwargs, frames=True)
+    app = WebPlay(
+        run.open_archive,
+        env_fn,
+        snapshot=snapshot,
+        seat=seat,
+        deterministic=deterministic,
+        record=record,
+        record_config=kwargs if game_kwargs else None,
+        seed=seed,
+        choose=choose_snapshot,
+    )
+    try:
+        server = WebServer(app, host=host, port=port)
+    except OSError as error:
+        raise CLIError(
+            f"Cannot serve on {host}:{port} ({error.strerror}); pass another --port "
+            "(0 picks a free one)."
+        ) from None
+    print(f"Play in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"Note: --host {host} lets other machines on the network play and record.")
+    server.serve_forever()
+    print("Stopped." + ("" if record else f" Nothing was written to {run.archive_path}."))
+
+
 SEAT_HELP = "your seat: an index in the game's agents, an agent name, the side's name (white, X)"
 SEAT_HELP += " or random (default)"
 GAME_KWARG_HELP = "a keyword argument of the game constructor (JSON value), repeatable"
@@ -156,6 +224,9 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add("--record", action="store_true", help=RECORD_HELP)
     add("--seed", type=int, default=None, help="seeds the game, your seat and the sampling")
+    add("--web", action="store_true", help="play in a web page served on this machine instead")
+    add("--port", type=int, default=8000, help="--web: the port (default 8000; 0 picks a free one)")
+    add("--host", default="127.0.0.1", help="--web: the address (default 127.0.0.1, this machine)")
     play.set_defaults(func=cmd_play)
     return play
 
@@ -165,6 +236,20 @@ def cmd_play(args: argparse.Namespace) -> int:
     input before the end of the game, 130 on Ctrl-C."""
     from .run_options import parse_pairs
 
+    if args.web:
+        play_web(
+            args.run_dir,
+            snapshot=args.snapshot,
+            seat=args.seat,
+            game=args.game,
+            game_kwargs=parse_pairs(args.game_kwarg, "--game-kwarg"),
+            deterministic=args.deterministic,
+            record=args.record,
+            seed=args.seed,
+            host=args.host,
+            port=args.port,
+        )
+        return 0
     outcome = play_run(
         args.run_dir,
         snapshot=args.snapshot,

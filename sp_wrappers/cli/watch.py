@@ -30,6 +30,7 @@ from .common import BASELINES, CLIError, make_baseline, resolve_run_dir
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
+
 def resolve_player(name: str, archive: Any, game: str) -> Any:
     """``name`` as a player of :func:`~sp_wrappers.evaluation.replay.play_replay`: a snapshot id
     (for ``latest``, ``best`` and the archive's ids) or a reference policy.
@@ -71,6 +72,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     run = resolve_run_dir(args.run_dir)
     archive = run.open_archive()
     name, _ = run.game(args.game)  # a CLIError naming the registered games when unknown
+    if args.web:
+        return _watch_web(args, run, archive, name)
     out = args.out
     if out is not None and not str(out).lower().endswith(VIDEO_SUFFIXES):
         raise CLIError(f"--out {out}: name the video *.gif or *.mp4.")
@@ -122,6 +125,58 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> int:
+    """``watch --web``: the match in a page to step through, with each player's probabilities."""
+    from ..evaluation.replay import parse_opening, play_replay, resolve_snapshot
+    from ..evaluation.web_play import WebReplay, WebServer
+    from ..games.registry import game_factory
+    from .play import rgb_frames
+
+    if args.out is not None:
+        raise CLIError("--web shows the match in a page; drop --out (or drop --web for a video).")
+    kwargs = _game_kwargs(run, name)
+    env_fn = rgb_frames(name, kwargs, game_factory(name, kwargs))
+    players = []
+    for which in (args.a, args.b):
+        player = resolve_player(which, archive, name)
+        if isinstance(player, str):
+            try:
+                player = archive.load_policy(
+                    resolve_snapshot(archive, player), deterministic=args.deterministic
+                )
+            except (ValueError, KeyError) as error:
+                message = error.args[0] if isinstance(error, KeyError) and error.args else error
+                raise CLIError(str(message)) from None
+        players.append(player)
+    try:
+        replay = play_replay(
+            env_fn,
+            players[0],
+            players[1],
+            seat=args.seat.split(",") if args.seat and "," in args.seat else args.seat,
+            opening=parse_opening(args.opening, game_factory(name, kwargs)),
+            seed=args.seed,
+            max_moves=args.max_moves,
+            record_frames=False,
+        )
+        policies = {s: players[0] if s in replay.seats_a else players[1] for s in replay.players}
+        app = WebReplay(env_fn, replay, policies)
+        server = WebServer(app, host=args.host, port=args.port)
+    except OSError as error:
+        raise CLIError(
+            f"Cannot serve on {args.host}:{args.port} ({error.strerror}); pass another --port "
+            "(0 picks a free one)."
+        ) from None
+    except (ValueError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        raise CLIError(str(message)) from None
+    archive.close()
+    print(f"{replay.title}: step through it at {server.url}  (Ctrl-C stops the server)", flush=True)
+    server.serve_forever()
+    print("Stopped.")
+    return 0
+
+
 def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` command to ``sp-wrappers``'s subparsers."""
     parser = subparsers.add_parser(
@@ -170,5 +225,13 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--size", type=int, default=400, metavar="PX", help="picture size, longer side (400)"
     )
     parser.add_argument("--game", default=None, help="the game (overrides config.json)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="step through the match in a web page served on this machine, with each player's "
+        "move probabilities (turn-based games)",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="--web: the port (0: a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="--web: the address (this machine)")
     parser.set_defaults(func=cmd_watch)
     return parser

@@ -1,8 +1,9 @@
 """The evaluation layer: play players against each other and count the results.
 
 Single matches, round robins over an archive (serial, in processes, or on Ray), forced
-openings, games between a person and a policy, replays, and plots of ratings and payoffs. The
-ratings of an archive's snapshots are also here, where 0.1 had them.
+openings, games between a person and a policy (in the terminal or a web page), replays, and
+plots of ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
+them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
 ``core``.
@@ -24,6 +25,7 @@ from .openings import OpeningsResult, legal_openings, play_openings
 from .replay import Replay, play_replay
 from .replay_video import write_replay
 from .round_robin import RoundRobinResult, pair_seed, round_robin
+from .web_play import WebPlay, WebReplay, WebServer
 
 __all__ = [
     "play_match",
@@ -42,6 +44,9 @@ __all__ = [
     "play_replay",
     "Replay",
     "write_replay",
+    "WebPlay",
+    "WebReplay",
+    "WebServer",
     "PlayError",
     "UnplayableGameError",
     "archive_ratings",

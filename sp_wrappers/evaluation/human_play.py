@@ -31,6 +31,8 @@ __all__ = [
     "play_session",
     "PlayOutcome",
     "check_turn_based",
+    "resolve_seat",
+    "check_policy_spaces",
     "PlayError",
     "UnplayableGameError",
     "HUMAN",
@@ -125,7 +127,7 @@ class PlayOutcome:
         )
 
 
-def _resolve_seat(seat: str | int, env: Any, notation: Any, rng: np.random.Generator) -> str:
+def resolve_seat(seat: str | int, env: Any, notation: Any, rng: np.random.Generator) -> str:
     """An agent from its name, its index, what the game calls it (``white``, ``X``) or
     ``random``."""
     agents, text = list(env.possible_agents), str(seat)
@@ -141,7 +143,7 @@ def _resolve_seat(seat: str | int, env: Any, notation: Any, rng: np.random.Gener
     raise PlayError(f"No seat {text!r} in this game; choose random or one of {names}.")
 
 
-def _check_spaces(policy: Any, game: Any, seats: list[str]) -> None:
+def check_policy_spaces(policy: Any, game: Any, seats: list[str]) -> None:
     """The policy must have been trained on the spaces of the seats it takes."""
     from ..archive.spaces import spaces_match
     from ..archive.store import IncompatibleSnapshotError
@@ -265,12 +267,12 @@ def play_session(
     env = _build(game)
     rng = np.random.default_rng(seed)
     notation = notation or notation_for(env)
-    seat = _resolve_seat(human_seat, env, notation, rng)
+    seat = resolve_seat(human_seat, env, notation, rng)
     outcome = PlayOutcome(policy.policy_id, seat, [a for a in env.possible_agents if a != seat])
     if deterministic is not None and hasattr(policy, "deterministic"):
         policy = copy.copy(policy)
         policy.deterministic = deterministic
-    _check_spaces(policy, env, outcome.opponent_seats)
+    check_policy_spaces(policy, env, outcome.opponent_seats)
     player = PolicyPlayer(policy)  # keeps a recurrent policy's state through the game
     driver = SeatDriver(env, keep_dict_obs=False, illegal_action="raise")
     driver.reset(seat, seed=seed)
