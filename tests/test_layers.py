@@ -153,7 +153,6 @@ MOVED = {
     "env_generator": "training.env_generator",
     "team_selfplay": "training.team_selfplay",
     "run_config": "runs.config",
-    "train": "runs.single",
     "team_train": "runs.team_train",
     "rundir": "runs.rundir",
     "summary": "runs.summary",
@@ -179,6 +178,25 @@ DROPPED = [
     "_team_parts",
     "league.command",
 ]
+
+
+def test_the_package_name_train_stays_the_function_after_every_module_is_imported():
+    # 0.1's module path sp_wrappers.train is gone: a module there would replace the function
+    # `from sp_wrappers import train` once anything imported it (as a doctest run does).
+    import importlib
+    import pkgutil
+
+    import sp_wrappers
+
+    for info in pkgutil.walk_packages(sp_wrappers.__path__, "sp_wrappers."):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module(info.name)
+    from sp_wrappers import train
+
+    assert callable(train) and train.__module__ == "sp_wrappers.runs.single"
+    with pytest.raises(ImportError):
+        importlib.import_module("sp_wrappers.train")
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
