@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ..training.episode_feed import EpisodeFeed
 from ..training.schedules import BudgetSchedules
 from .errors import LeagueSetupError
 
@@ -119,23 +120,31 @@ class MatchmakingSource:
 
 
 class _RecordGames(BaseCallback):
-    """Collects every finished episode's ``info["selfplay"]`` as a match dict."""
+    """Collects every finished episode's ``info["selfplay"]`` as a match dict (drained from the
+    env, so every learner's games count, ARS's too)."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
         self.matches: list[dict[str, Any]] = []
+        self.episodes = EpisodeFeed()
+
+    def _on_training_start(self) -> None:
+        self.episodes.start(self.training_env)
 
     def _on_step(self) -> bool:
+        self._record(self.episodes.collect(self.training_env, self.locals))
+        return True
+
+    def _on_training_end(self) -> None:
+        self._record(self.episodes.collect(self.training_env, {}))
+
+    def _record(self, summaries: list[dict[str, Any]]) -> None:
         from ..training.callbacks import match_records
 
-        for info in self.locals.get("infos", ()):
-            summary = info.get("selfplay") if isinstance(info, dict) else None
-            if summary is None:
-                continue
-            step = int(self.num_timesteps)
+        step = int(self.num_timesteps)
+        for summary in summaries:
             self.matches += match_records(summary, self.name, step, source=LEAGUE_SOURCE)
-        return True
 
 
 def _state_numpy(policy: Any) -> dict[str, np.ndarray]:
