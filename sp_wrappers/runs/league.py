@@ -39,6 +39,7 @@ from ..games.registry import game_factory
 from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
+from ..league.state import STATE_NAME, LeagueState
 from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
@@ -338,7 +339,8 @@ def run_league(
 
     :param config: the league's configuration (:func:`resolve_league`) or its ``config.json``.
     :param run_dir: the run directory (default: ``runs/league-<game>``); a league already there
-        is continued.
+        is continued up to ``config.timesteps`` (when it has done that many steps already:
+        :class:`LeagueError`, and nothing is written).
     :param backend: ``serial``, ``process`` or ``ray``.
     :param report: where the per-round lines go (``None``: nowhere).
     :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
@@ -352,6 +354,14 @@ def run_league(
     if not isinstance(config, LeagueConfig):
         config = LeagueConfig.from_json(config)
     run_dir = Path(run_dir if run_dir is not None else f"runs/league-{slug(config.game)}")
+    done = LeagueState.steps_done(run_dir / STATE_NAME)
+    if done is not None and int(config.timesteps) <= done:
+        # before anything is written: no evaluation games again, no config.json going back
+        raise LeagueError(
+            f"The league in {run_dir} already has {done:,d} learner steps (all players "
+            f"together), and --timesteps {int(config.timesteps):,d} asks for no more; pass "
+            f"--timesteps with a total above {done:,d} to go on."
+        )
     env_fn = game_factory(config.game, config.game_kwargs)
     probe = probe_or_fail(env_fn, config.game, config.game_kwargs, "random")
     check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
