@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..games.registry import GAMES
-from .common import BASELINES, PROG, CLIError, error_line, user_errors
+from .common import BASELINES, PROG, CLIError, add_trust_option, error_line, user_errors
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
 from .play import add_play_parser
 from .report import add_report_parser
@@ -204,6 +204,8 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     add_play_parser(subparsers)
     add_watch_parser(subparsers)
     add_report_parser(subparsers)
+    for command in COMMANDS:  # each opens an archive: --trust-module MOD
+        add_trust_option(subparsers.choices[command])
 
     if include_train:
         _add_train_command(subparsers)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import IO, Any
 
 from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
@@ -71,6 +72,7 @@ def play_run(
     seed: int | None = None,
     input_stream: IO[str] | None = None,
     output_stream: IO[str] | None = None,
+    trust_modules: Sequence[str] | None = None,
 ) -> PlayOutcome:
     """Play a snapshot of a run (or archive) directory, as ``sp-wrappers play`` does.
 
@@ -85,6 +87,8 @@ def play_run(
         recorded with its configuration when they are given.
     :param deterministic: the snapshot takes its most likely move (else samples).
     :param record: store a finished game in the archive's match history.
+    :param trust_modules: modules trusted on top of those the run's ``config.json`` names
+        (``--trust-module``).
     """
     run = resolve_run_dir(path)
     check_turn_based(game or run.config.get("game"))  # before the Atari or MPE package loads
@@ -95,7 +99,7 @@ def play_run(
         kwargs.update(game_kwargs)
         env_fn = game_factory(name, kwargs)
     out = output_stream or sys.stdout
-    archive = run.open_archive()
+    archive = run.open_archive(trust_modules)
     try:
         info = choose_snapshot(archive, snapshot)
         policy = archive.load_policy(info, deterministic=deterministic)
@@ -164,5 +168,6 @@ def cmd_play(args: argparse.Namespace) -> int:
         deterministic=args.deterministic,
         record=args.record,
         seed=args.seed,
+        trust_modules=args.trust_module,
     )
     return {"interrupted": 130, "end of input": 1}.get(outcome.stopped or "", 0)

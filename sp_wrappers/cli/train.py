@@ -37,7 +37,7 @@ from ..runs.recipes import installed_algos
 from ..runs.resolve import resolve_run
 from ..runs.rundir import new_run_dir, slug
 from ..runs.single import train
-from .common import PROG, error_line, user_errors
+from .common import PROG, add_trust_option, error_line, say_trust, user_errors
 from .run_options import command_line, resume_dir, train_overrides
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
@@ -305,6 +305,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         action="store_true",
         help="do not write report.html at the end (sp-wrappers report RUN_DIR writes it later)",
     )
+    add_trust_option(parser)
     parser.set_defaults(func=run_train_command)
     return parser
 
@@ -373,10 +374,14 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
         f"({config.recipe if not resume else 'config.json'}) into {run}",
         flush=True,
     )
+    trust = list(args.trust_module or ())
+    if resume:  # a new run's snapshots are its own learner's, trusted as they are saved
+        say_trust(config, trust, run / "config.json")
     result = train(
         config,
         run,
         resume=resume,
+        trusted_modules=trust,
         timesteps=steps,
         progress=not args.no_progress,
         plots=not args.no_plots,

@@ -66,7 +66,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ..games.registry import game_factory
 
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive()
+    archive = run.open_archive(getattr(args, "trust_module", None))
     name, _ = run.game(args.game)  # a CLIError naming the registered games when unknown
     out = args.out
     if out is not None and not str(out).lower().endswith(VIDEO_SUFFIXES):

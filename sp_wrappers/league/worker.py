@@ -14,7 +14,7 @@ import io
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +164,8 @@ class PlayerWorker:
     :param steps: the learner steps taken before (restored into ``num_timesteps``).
     :param torch_threads: torch threads for this player (``None`` leaves torch's default).
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments.
+    :param trusted_modules: module prefixes whose classes the opponents' policy specs may name
+        (the league's: see :class:`~sp_wrappers.league.League`).
     """
 
     def __init__(
@@ -178,6 +180,7 @@ class PlayerWorker:
         steps: int = 0,
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
+        trusted_modules: Sequence[str] = (),
     ) -> None:
         import torch
 
@@ -187,6 +190,7 @@ class PlayerWorker:
         if torch_threads is not None:
             torch.set_num_threads(int(torch_threads))
         self.name = name
+        self.trusted_modules = tuple(trusted_modules)
         self.venv = make_selfplay_vec_env(
             env_fn, n_envs=n_envs, seed=seed, opponent=RandomPolicy(), **dict(vec_env_kwargs or {})
         )
@@ -248,7 +252,8 @@ class PlayerWorker:
         from ..archive.policy_spec import TRUSTED_MODULES, build_policy
         from ..core.policies import SB3Policy
 
-        policy = build_policy(spec, TRUSTED_MODULES, device="cpu")
+        extra = tuple(m for m in self.trusted_modules if m not in TRUSTED_MODULES)
+        policy = build_policy(spec, TRUSTED_MODULES + extra, device="cpu")
         policy.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
         policy.set_training_mode(False)
         for parameter in policy.parameters():

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .recipes import ALGOS, fit_to_budget, recipe_for
 from .recipes import linear_schedule as learning_rate_schedule
 from .report import report_at_end
-from .rundir import CONFIG_NAME, slug, tensorboard_dir
+from .rundir import CONFIG_NAME, run_trusted_modules, slug, tensorboard_dir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",
@@ -334,6 +334,7 @@ def run_league(
     html_report: bool = True,
     report: Callable[[str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    trusted_modules: Sequence[str] = (),
 ) -> str:
     """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
 
@@ -344,6 +345,8 @@ def run_league(
     :param backend: ``serial``, ``process`` or ``ray``.
     :param report: where the per-round lines go (``None``: nowhere).
     :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
+    :param trusted_modules: modules whose classes the players' policies may name, on top of those
+        the configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
 
     A round that makes no progress for ``stall_seconds`` is reported to ``warn``; a Ray cluster
     too small for the players stops the run before training with an error naming
@@ -384,6 +387,7 @@ def run_league(
         seed=int(config.seed),
         max_frozen=config.max_frozen,
         torch_threads=torch_threads,
+        trusted_modules=run_trusted_modules(config, trusted_modules),
         on_round=reporter,
         on_stall=on_stall,
     )
