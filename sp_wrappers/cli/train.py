@@ -93,7 +93,10 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=float,
         default=None,
         metavar="P",
-        help="probability of playing the learner's latest weights",
+        help="share of the games left after --random-ratio and --reference-ratio (the fixed "
+        "opponents, drawn first) played against the learner's latest weights, the rest against "
+        "snapshots: --random-ratio 0.2 --latest-ratio 0.5 plays the latest weights in 40%% of "
+        "games (ML-Agents' play_against_latest_model_ratio, which has no fixed opponents)",
     )
     sampler.add_argument(
         "--swap-every",
@@ -114,7 +117,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=float,
         default=None,
         metavar="P",
-        help="probability of a RandomPolicy opponent",
+        help="probability of a RandomPolicy opponent, of all games",
     )
     sampler.add_argument(
         "--reference-ratio",
