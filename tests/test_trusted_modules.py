@@ -160,3 +160,17 @@ def test_league_from_python_takes_trusted_modules(tmp_path, monkeypatch):
     assert league.archive.trusted_modules == (*TRUSTED_MODULES, "mytinynet.")
     result = league.run(128, backend="serial")
     assert [len(p.snapshots) for p in result.learners] == [3]
+
+
+def test_a_team_run_with_a_custom_extractor_resumes(custom_run):
+    pytest.importorskip("mpe2")
+    run = custom_run / "team"
+    common = ["--timesteps", "192", "--n-envs", "1", "--team-change", "96", "--save-every",
+              "96", "--eval-games", "0", "--no-progress", "--no-plots", "--no-report"]  # fmt: skip
+    out = cli(custom_run, "train", "simple_tag_v3", "--hp", HP, "--hp", "n_steps=32",
+              "--hp", "batch_size=32", *common, "--out", run)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    out = cli(custom_run, "train", "--resume", run, "--timesteps", "96", "--no-progress",
+              "--no-plots", "--no-report")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert TRUST_LINE in out.stderr

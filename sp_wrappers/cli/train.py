@@ -359,6 +359,8 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
         from .team_train import team_run_banner
 
         print(team_run_banner(config, run, resume), flush=True)
+        if resume:
+            say_trust(config, args.trust_module or (), run / "config.json")
         team_result = train_teams(
             config,
             run,
@@ -369,6 +371,7 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
             torch_threads=args.threads,
             command=command,
             html_report=not args.no_report,
+            trusted_modules=list(args.trust_module or ()),
         )
         print(team_result.summary(), flush=True)
         return 0
