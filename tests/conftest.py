@@ -399,7 +399,72 @@ def single_thread_torch():
     torch.set_num_threads(before)
 
 
+# ------------------------------------------------------------------------------------------------
+# The command line, as the tests drive it
+# ------------------------------------------------------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """``sp-wrappers ARGS`` through ``cli.main`` in this process: ``(status, stdout, stderr)``."""
+    from sp_wrappers import cli
+
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_exit_2(status: int, err: str, *fragments: str) -> None:
+    """A user error: exit status 2, no traceback, and every fragment on the last line."""
+    assert status == 2, err
+    assert "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+@pytest.fixture
+def sp_wrappers(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
+    return lambda *argv: run_cli(capsys, *argv)
+
+
+# ------------------------------------------------------------------------------------------------
+# Parallel workers: pyproject's addopts runs the suite on two pytest-xdist workers (-n 2)
+# ------------------------------------------------------------------------------------------------
+
+# A test that starts Ray is marked ``pytest.mark.xdist_group("ray")`` (a module: ``pytestmark``): the
+# group runs on one worker, one test after another, so two Ray clusters never start at once.
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "learning: trains a small model (a few seconds); deselect with -m 'not learning'"
     )
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Two workers on two cores: one torch thread each, and for the processes they start (tiny
+        # networks gain nothing from intra-op threads, which would fight over the cores).
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, "1")
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # pytest keeps the item's fixtures there
+    if info is None:
+        return False
+    return any(
+        d.scope in ("module", "class", "package")
+        for defs in info.name2fixturedefs.values()
+        for d in defs
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep a module's tests on one worker when they share a module-scoped fixture, so it is
+    built once; other tests go to whichever worker is free."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

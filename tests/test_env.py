@@ -621,7 +621,7 @@ def test_maskable_ppo_learns_to_beat_random_at_tictactoe():
         seed=0,
         device="cpu",
     )
-    model.learn(12_288)
+    model.learn(4_096)  # seeds 0-2 win minus lose 57-61 games in 100 here
     result = play_match(
         tictactoe_v3.env, SB3Policy(model, deterministic=True), RandomPolicy(), 100, seed=123
     )

@@ -12,6 +12,7 @@ from sp_wrappers.league import AlphaStarLeague, League
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray cluster at a time (conftest.py)
 
 CHUNK = 64
 

@@ -18,6 +18,7 @@ from sp_wrappers.league import AlphaStarLeague, League
 from sp_wrappers.league.faults import PlayersDoNotFitError, StallReport
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray cluster at a time (conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [

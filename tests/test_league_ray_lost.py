@@ -19,6 +19,7 @@ from sp_wrappers.league import AlphaStarLeague, League
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray cluster at a time (conftest.py)
 
 CHUNK = 256
 # Ray places the two players on different nodes; after a node is lost the head holds both.

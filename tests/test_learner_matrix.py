@@ -257,8 +257,8 @@ def _score(model: Any, env_fn: Any, games: int = 100) -> float:
     return (wins - losses) / games
 
 
-STRENGTH = {  # family -> (learner, arguments, learner steps)
-    "actor_critic": ("MaskablePPO", {"n_steps": 256, "batch_size": 64}, 12_000),
+STRENGTH = {  # family -> (learner, arguments, learner steps: about twice what seeds 0-2 need)
+    "actor_critic": ("MaskablePPO", {"n_steps": 256, "batch_size": 64}, 6_000),
     "q_network": (
         "DQN",
         {"learning_starts": 500, "buffer_size": 20_000, "exploration_fraction": 0.3,
@@ -268,7 +268,7 @@ STRENGTH = {  # family -> (learner, arguments, learner steps)
     "recurrent": (
         "RecurrentPPO",
         {"n_steps": 256, "batch_size": 128, "policy_kwargs": {"lstm_hidden_size": 32}},
-        12_000,
+        6_000,
     ),
     "ars": ("ARSLinear", {"n_delta": 4, "n_eval_episodes": 4}, 20_000),
 }  # fmt: skip
@@ -297,5 +297,5 @@ def test_a_short_selfplay_run_of_a_box_actor_beats_random(tmp_path):
     )
     env = SelfPlayVecEnv(ReachGame, n_envs=2, opponent=sampler)
     model = sb3.SAC("MlpPolicy", env, learning_starts=200, buffer_size=5000, seed=0)
-    model.learn(1500, callback=SelfPlayCallback(archive, save_every=500))
+    model.learn(900, callback=SelfPlayCallback(archive, save_every=300))  # 800 scored >= 0.78
     assert _score(model, ReachGame) > 0.5

@@ -25,7 +25,9 @@ from sp_wrappers.games.notation import (
     MoveError,
     NoLimitHoldemNotation,
     TicTacToeNotation,
+    describe_moves,
     notation_for,
+    parse_moves,
 )
 
 
@@ -276,3 +278,55 @@ def test_other_games_use_action_indices_and_every_notation_reads_hash_index():
     ttt = tictactoe_v3.env()
     ttt.reset()
     assert TicTacToeNotation().parse("#8", ttt, mask_of(ttt)) == 8
+
+
+# -- one notation everywhere a person reads or types a move ---------------------------------------
+
+
+def test_a_typed_sequence_of_moves_is_read_in_the_notation_play_uses():
+    assert parse_moves("5, 1", tictactoe_v3.env()) == (4, 0)  # centre, then top left
+    assert parse_moves("4 1 4", connect_four_v3.env()) == (3, 0, 3)  # columns 1-7
+    assert parse_moves("", tictactoe_v3.env()) == parse_moves(None, tictactoe_v3.env()) == ()
+    with pytest.raises(MoveError, match=r"Move 2 of '5,5': '5' is not legal now"):
+        parse_moves("5,5", tictactoe_v3.env())
+    with pytest.raises(MoveError, match=r"Move 1 of '0': '0' is not a move"):
+        parse_moves("0", tictactoe_v3.env())  # PettingZoo's index 0 is cell 1 here
+
+
+def test_describe_moves_is_the_inverse_of_parse_moves():
+    actions = parse_moves("5 1 9 3", tictactoe_v3.env())
+    assert describe_moves(actions, tictactoe_v3.env()) == ["5", "1", "9", "3"]
+    assert describe_moves([3, 0], connect_four_v3.env()) == ["4", "1"]
+
+
+def test_a_replay_names_its_moves_as_play_does_and_watch_reads_its_opening_so():
+    from sp_wrappers import RandomPolicy
+    from sp_wrappers.evaluation.replay import parse_opening, play_replay
+
+    opening = parse_opening("9,1", tictactoe_v3.env)  # bottom right, top left
+    assert opening == (8, 0)
+    replay = play_replay(
+        tictactoe_v3.env, RandomPolicy(), RandomPolicy(), opening=opening, record_frames=False
+    )
+    assert [m.move for m in replay.moves[:2]] == ["9", "1"]
+    assert replay.moves[0].text.endswith(": 9")
+    assert replay.text().splitlines()[1] == "forced opening: 9 1"
+
+
+def test_baselines_have_one_name_and_the_older_spelling_is_an_alias():
+    import gymnasium as gym
+
+    import sp_wrappers  # noqa: F401 - registers the ids
+    from sp_wrappers.cli.common import BASELINES, make_baseline
+    from sp_wrappers.games.baselines import bot_name
+
+    assert [n for n in BASELINES if n.startswith("alphabeta")] == [
+        "alphabeta-d1",
+        "alphabeta-d2",
+        "alphabeta-d4",
+    ]
+    assert make_baseline("alphabeta1").policy_id == make_baseline("alphabeta-d1").policy_id
+    assert bot_name("alphabeta4") == "alphabeta-d4"
+    env = gym.make("sp_wrappers/ConnectFour-v0", opponent="alphabeta2")
+    assert env.unwrapped.slots.source.policy.policy_id == "alphabeta-d2"
+    env.close()

@@ -35,6 +35,7 @@ from sp_wrappers import (  # noqa: E402
     SnapshotArchive,
     play_match,
 )
+from sp_wrappers.core.policies import PolicyPlayer  # noqa: E402
 from sp_wrappers.envs.vector.fast_path import FastSB3  # noqa: E402
 
 torch.set_num_threads(1)
@@ -103,13 +104,14 @@ def test_every_discrete_family_plays_only_legal_moves_even_when_it_prefers_an_il
     opponent = SB3Policy(model, deterministic=deterministic, policy_id=name)
     assert opponent.family == FAMILY[name]
     obs = np.ones((64, *model.observation_space.shape), dtype=np.float32)
-    free = SB3Policy(model, deterministic=True).act(obs[:1], None, np.random.default_rng(0))
+    player = PolicyPlayer(SB3Policy(model, deterministic=True))  # a recurrent one needs it
+    free = player.act(obs[:1], None, np.random.default_rng(0))
     assert free.tolist() == [4]  # it does prefer the centre
     rng = np.random.default_rng(1)
     masks = rng.random((64, 9)) < 0.5
     masks[:, 4] = False  # ... which is never legal here
     masks[np.arange(64), rng.integers(0, 9, 64) % 4] = True
-    actions = opponent.act(obs, masks, np.random.default_rng(2))
+    actions = PolicyPlayer(opponent).act(obs, masks, np.random.default_rng(2))
     assert actions.shape == (64,)
     assert masks[np.arange(64), actions].all()
 

@@ -26,7 +26,7 @@ from sp_wrappers import (
     SnapshotArchive,
     make_selfplay_vec_env,
 )
-from sp_wrappers.envs.registration import register_envs
+from sp_wrappers.envs.registration import SamplerSettingError, register_envs
 from sp_wrappers.games.registry import GAMES
 
 # Pong's episodes are long; its own max_cycles keyword keeps them short.
@@ -124,8 +124,41 @@ def test_an_unknown_bot_name_fails_naming_the_known_ones():
 
 
 def test_sampler_knobs_without_an_archive_fail_instead_of_being_ignored():
-    with pytest.raises(ValueError, match=r"latest_ratio, window only apply .* archive="):
+    with pytest.raises(ValueError, match=r"latest_ratio=0.1, window=3 apply only .* archive="):
         gym.make("sp_wrappers/TicTacToe-v0", window=3, latest_ratio=0.1)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"window": 10},
+        {"latest_ratio": 0.5},
+        {"strategy": "uniform"},
+        {"swap_every": 1},
+        {"swap_unit": "steps"},
+        {"pfsp_weighting": "variance"},
+        {"pfsp_decay": 0.5},
+        {"deterministic": False},
+        {"fixed_opponents": {"random": 0.1}},
+    ],
+)
+def test_every_sampler_setting_without_an_archive_is_refused_even_at_its_default(setting):
+    (name,) = setting
+    with pytest.raises(SamplerSettingError) as error:
+        gym.make("sp_wrappers/ConnectFour-v0", **setting)
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"{name}=")
+    assert "applies only to opponents drawn from an archive" in message
+    assert "archive='runs/NAME/archive'" in message
+    with pytest.raises(SamplerSettingError):
+        make_selfplay_vec_env("sp_wrappers/ConnectFour-v0", n_envs=1, **setting)
+
+
+def test_without_sampler_settings_an_id_without_archive_still_plays_random():
+    env = gym.make("sp_wrappers/ConnectFour-v0", fixed_opponents=None)
+    env.reset(seed=0)
+    env.close()
 
 
 def test_an_archive_and_a_fixed_opponent_together_fail(tmp_path):

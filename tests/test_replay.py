@@ -17,7 +17,6 @@ from PIL import Image
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 
-from sp_wrappers import cli
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
@@ -52,18 +51,6 @@ def runs(tmp_path_factory) -> dict[str, Path]:
         "connect_four_v3": _make_run(base / "c4", "connect_four_v3", MaskablePPO, {}),
         "pong_v3": _make_run(base / "pong", "pong_v3", PPO, {"max_cycles": 200}),
     }
-
-
-@pytest.fixture
-def sp_wrappers(capsys):
-    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
-
-    def run(*argv: object) -> tuple[int, str, str]:
-        status = cli.main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def _moves_in_summary(out: str) -> int:
@@ -130,14 +117,20 @@ def test_the_gif_keeps_frames_whose_pictures_repeat(tmp_path):
 
 def test_text_replay_prints_every_move_the_board_and_the_result(runs, sp_wrappers):
     status, out, err = sp_wrappers(
-        "watch", runs["tictactoe_v3"], "--a", "minimax", "--b", "snapshot-0000", "--opening", "4"
+        "watch", runs["tictactoe_v3"], "--a", "minimax", "--b", "snapshot-0000", "--opening", "5"
     )
     assert status == 0, err
     lines = out.splitlines()
     assert lines[0] == "tictactoe_v3: minimax (as player_1) vs snapshot-0000 (as player_2)"
-    assert lines[1] == "forced opening: 4"
-    assert lines[2] == "  1. player_1 minimax: 4 (column 2, row 2)  (opening)"
-    assert lines[3:6] == ["     . . .", "     . x .", "     . . ."]
+    assert lines[1] == "forced opening: 5"  # the centre, in play's notation (cells 1-9)
+    assert lines[2] == "  1. player_1 minimax: 5  (opening)"
+    assert lines[3:8] == [
+        "      1 | 2 | 3",
+        "     ---+---+---",
+        "      4 | X | 6",
+        "     ---+---+---",
+        "      7 | 8 | 9",
+    ]
     assert lines[-1] in ("result: draw", "result: minimax (as player_1) wins")  # never loses
 
 
@@ -170,8 +163,9 @@ def test_unknown_players_and_bad_outputs_are_one_line_errors(runs, sp_wrappers):
     assert status == 2 and "plays connect_four_v3 only" in err
     status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--out", "match.avi")
     assert status == 2 and "*.gif or *.mp4" in err
-    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--opening", "4,4")
-    assert status == 2 and "illegal action 4" in err
+    status, _, err = sp_wrappers("watch", runs["tictactoe_v3"], "--opening", "5,5")
+    assert status == 2 and "Move 2 of '5,5': '5' is not legal now" in err
+    assert "Legal moves: 1, 2, 3, 4, 6, 7, 8, 9." in err
 
 
 def test_missing_imageio_names_the_video_extra(runs, sp_wrappers, monkeypatch, tmp_path):

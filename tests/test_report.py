@@ -47,18 +47,6 @@ def trained_run(tmp_path_factory) -> Path:
     return run
 
 
-@pytest.fixture
-def sp_wrappers(capsys):
-    """``sp-wrappers ARGS`` through ``cli.main``; returns ``(status, stdout, stderr)``."""
-
-    def run(*argv: object) -> tuple[int, str, str]:
-        status = cli.main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
 class _Page(HTMLParser):
     """Every tag and attribute of a page."""
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_exit_2
 
 from sp_wrappers.cli.train import main_train
 from sp_wrappers.games.registry import GAMES, QUADRAPONG_TEAMS, MissingGameError, make_game
@@ -33,14 +34,6 @@ def train(capsys, *argv: object) -> tuple[int, str, str]:
     status = main_train([str(a) for a in argv])
     out, err = capsys.readouterr()
     return status, out, err
-
-
-def assert_exit_2(status: int, err: str, *fragments: str) -> None:
-    assert status == 2, err
-    assert "Traceback" not in err
-    line = err.strip().splitlines()[-1]
-    for fragment in fragments:
-        assert fragment in line, line
 
 
 # ------------------------------------------------------------------------------------------------

@@ -20,6 +20,9 @@ from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.ratings.archive_ratings import archive_ratings
 from sp_wrappers.training.callbacks import SelfPlayCallback
 
+# The Ray backend test starts Ray: one Ray cluster at a time (conftest.py).
+pytestmark = pytest.mark.xdist_group("ray")
+
 BASELINES = [RandomPolicy(), PerfectTicTacToePolicy()]
 
 

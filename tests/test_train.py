@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_exit_2
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
@@ -33,14 +34,6 @@ def train(capsys, *argv: object) -> tuple[int, str, str]:
     status = main_train([str(a) for a in argv] + ["--no-progress"])
     out, err = capsys.readouterr()
     return status, out, err
-
-
-def assert_exit_2(status: int, err: str, *fragments: str) -> None:
-    assert status == 2, err
-    assert "Traceback" not in err
-    line = err.strip().splitlines()[-1]
-    for fragment in fragments:
-        assert fragment in line, line
 
 
 def has_matplotlib() -> bool:

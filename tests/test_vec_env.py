@@ -524,7 +524,7 @@ def test_maskable_ppo_learns_tictactoe_against_random():
         seed=0,
         device="cpu",
     )
-    model.learn(12_288)
+    model.learn(6_144)  # seeds 0-2 win minus lose 52-64 games in 100 here
     result = play_match(
         tictactoe_v3.env, SB3Policy(model, deterministic=True), RandomPolicy(), 100, seed=123
     )

@@ -111,7 +111,7 @@ def _register_baselines() -> None:
     BASELINES["random"] = (random, None)
     BASELINES["minimax"] = (minimax, "tictactoe_v3")
     for depth in (1, 2, 4):
-        BASELINES[f"alphabeta{depth}"] = (alphabeta(depth), "connect_four_v3")
+        BASELINES[f"alphabeta-d{depth}"] = (alphabeta(depth), "connect_four_v3")
 
 
 def make_baseline(name: str, game: str | None = None) -> Any:
@@ -120,7 +120,9 @@ def make_baseline(name: str, game: str | None = None) -> Any:
     >>> make_baseline("alphabeta2").policy_id
     'alphabeta-d2'
     """
-    entry = BASELINES.get(name)
+    from ..games.baselines import bot_name
+
+    entry = BASELINES.get(bot_name(name))  # alphabeta1, the older spelling, is alphabeta-d1
     if entry is None:
         raise CLIError(f"Unknown baseline {name!r}; choose from {', '.join(BASELINES)}.")
     factory, plays = entry

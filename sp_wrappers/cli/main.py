@@ -32,10 +32,12 @@ ends with exit status 2 and a one-line message on stderr, without a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..games.registry import GAMES
 from .common import BASELINES, PROG, CLIError, add_trust_option, error_line, user_errors
@@ -44,11 +46,85 @@ from .play import add_play_parser
 from .report import add_report_parser
 from .watch import add_watch_parser
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "CommandParser"]
 
 #: The commands that never need ``train`` or ``league`` (``main`` builds the parser without
 #: them, so these commands do not import the training stack).
 COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report")
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and a short usage hint, not the full usage.
+
+    A mistyped option or command gets the closest ones offered (``did you mean --timesteps?``),
+    from the options of the command it was given to. Every subcommand's parser is one too
+    (``add_subparsers`` builds them from the parent's class).
+
+    >>> parser = CommandParser(prog="demo")
+    >>> _ = parser.add_argument("--timesteps", type=int)
+    >>> parser.suggest(["--timestpes", "64"])
+    'did you mean --timesteps?'
+    """
+
+    def option_names(self) -> list[str]:
+        """Every option string this parser takes (``--timesteps``, ``-h``, ...)."""
+        return [name for action in self._actions for name in action.option_strings]
+
+    def suggest(self, words: Sequence[str]) -> str:
+        """``"did you mean --x?"`` for the options among ``words`` close to one of ours."""
+        offers: list[str] = []
+        for word in words:
+            if not word.startswith("-"):
+                continue
+            typed = word.split("=", 1)[0]
+            for match in difflib.get_close_matches(typed, self.option_names(), n=1, cutoff=0.6):
+                if match not in offers:
+                    offers.append(match)
+        return f"did you mean {' or '.join(offers)}?" if offers else ""
+
+    def short_usage(self) -> str:
+        """``usage: sp-wrappers train [GAME] [options]`` and where the full list is."""
+        positionals = [
+            action.metavar or action.dest
+            for action in self._actions
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
+        ]
+        subcommands = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
+        words = [self.prog, *(str(p) for p in positionals)]
+        if subcommands:
+            words.append("COMMAND")
+        return f"usage: {' '.join(words)} [options]  ({self.prog} --help lists them)"
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        """Print ``PROG: error: MESSAGE`` (with a suggestion) and a short usage hint; exit 2."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), options, n=1, cutoff=0.6)
+            if close:
+                message = f"{message}; did you mean {close[0]}?"
+        self.exit(2, f"{error_line(self.prog, message)}\n{self.short_usage()}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an unrecognized option is reported by the subcommand it was
+        given to, with the closest of that subcommand's options."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self._subcommand(parsed) or self
+            hint = parser.suggest(extras)
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            parser.error(f"{message}; {hint}" if hint else message)
+        return parsed
+
+    def _subcommand(self, parsed: argparse.Namespace) -> CommandParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest or "", None) or "")
+                if isinstance(chosen, CommandParser):
+                    return chosen
+        return None
 
 
 def _add_train_command(subparsers: Any) -> None:
@@ -104,7 +180,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     """
     from .._version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=PROG,
         description="Self-play runs: train, league, ratings, tournaments, plots, play against "
         "a snapshot, watch a match and a run report.",
@@ -116,7 +192,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
         "ratings",
         help="rate every snapshot from the archive's match history",
         description="Fit Bradley-Terry ratings over the whole match history (training and "
-        "evaluation games) and print a table: rating, 95%% interval, games, results against "
+        "evaluation games) and print a table: rating, 95% interval, games, results against "
         "the baselines.",
     )
     ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
@@ -191,7 +267,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     plot = subparsers.add_parser(
         "plot",
         help="write ratings.png and payoff.png",
-        description="Plot rating against training step (with 95%% intervals) and the payoff "
+        description="Plot rating against training step (with 95% intervals) and the payoff "
         "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
     )
     plot.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")

@@ -8,28 +8,27 @@ name). The match itself is played and written by :mod:`sp_wrappers.evaluation.re
 
     sp-wrappers watch runs/tictactoe_v3 --a latest --b minimax            # move by move, as text
     sp-wrappers watch runs/connect_four_v3 --a snapshot-0012 --b alphabeta-d2 --out match.gif
-    sp-wrappers watch runs/tictactoe_v3 --a best --b latest --opening 4,0 --out match.mp4
+    sp-wrappers watch runs/tictactoe_v3 --a best --b latest --opening 5,1 --out match.mp4
     sp-wrappers watch runs/pong_v3 --a latest --b random --max-moves 600 --out pong.gif
 
 A player is a snapshot id of the run's archive, ``latest``, ``best`` (the highest
 Bradley-Terry rating) or a reference player: ``random``, ``minimax`` (perfect tic-tac-toe),
-``alphabeta1``/``alphabeta-d1``, ``alphabeta2``/``alphabeta-d2``, ``alphabeta4``/``alphabeta-d4``
-(Connect Four). Without ``--out`` a turn-based game is printed move by move; games played
+``alphabeta-d1``, ``alphabeta-d2``, ``alphabeta-d4`` (Connect Four; the older ``alphabeta1`` ...
+are accepted). Moves, in ``--opening`` and in the printed match, are in the game's notation, the
+one ``sp-wrappers play`` reads: tic-tac-toe cells 1-9 row by row from the top left, Connect Four
+columns 1-7 from the left. Without ``--out`` a turn-based game is printed move by move; games played
 simultaneously (Atari, MPE) need ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
+from ..games.baselines import bot_name
 from .common import BASELINES, CLIError, make_baseline, resolve_run_dir
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
-
-_ALPHABETA_ID = re.compile(r"alphabeta-d(\d+)")
-
 
 def resolve_player(name: str, archive: Any, game: str) -> Any:
     """``name`` as a player of :func:`~sp_wrappers.evaluation.replay.play_replay`: a snapshot id
@@ -41,14 +40,14 @@ def resolve_player(name: str, archive: Any, game: str) -> Any:
     """
     if name in ("latest", "best") or name in archive:
         return name
-    key = _ALPHABETA_ID.sub(r"alphabeta\1", name)  # the policy id spelling: alphabeta-d2
+    key = bot_name(name)  # alphabeta2, the older spelling, is alphabeta-d2
     if key in BASELINES:
         return make_baseline(key, game)
     snapshots = archive.snapshots()
     known = f"{snapshots[0].id} ... {snapshots[-1].id}" if snapshots else "none yet"
     raise CLIError(
         f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best' "
-        f"or a reference player ({', '.join(BASELINES)}, or alphabeta-dN)."
+        f"or a reference player ({', '.join(BASELINES)})."
     )
 
 
@@ -81,8 +80,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if out is not None:
         kwargs["render_mode"] = "rgb_array"
     try:
-        opening = parse_opening(args.opening)
         env_fn = game_factory(name, kwargs)
+        opening = parse_opening(args.opening, game_factory(name, _game_kwargs(run, name)))
         replay = play_replay(
             env_fn,
             resolve_player(args.a, archive, name),
@@ -131,7 +130,7 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    players = f"a snapshot id, latest, best, or {', '.join(BASELINES)} (alphabeta-dN)"
+    players = f"a snapshot id, latest, best, or {', '.join(BASELINES)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
     parser.add_argument(
@@ -144,7 +143,8 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--opening",
         default=None,
         metavar="MOVES",
-        help="forced first moves, both players', as action indices: 3,4 (turn-based games)",
+        help="forced first moves, both players', in the game's notation as play reads them: "
+        "5,1 (tic-tac-toe cells 1-9 row by row, Connect Four columns 1-7; turn-based games)",
     )
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="match.gif or match.mp4 (default: print text)"

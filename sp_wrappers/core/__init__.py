@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .errors import IllegalActionError, SpWrappersError
 from .lazy import on_first_use
-from .policies import CallablePolicy, Policy, RandomPolicy, SB3Policy
+from .policies import CallablePolicy, Policy, PolicyPlayer, RandomPolicy, SB3Policy
 from .teams import TeamLayout, team_outcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +24,7 @@ __all__ = [
     "RandomPolicy",
     "CallablePolicy",
     "SB3Policy",
+    "PolicyPlayer",
     "TeamLayout",
     "team_outcome",
     "BoardExtractor",

@@ -1,8 +1,15 @@
-"""Opponent policies: the batched protocol every opponent follows, and three ready-made ones.
+"""Opponent policies: the batched protocol every opponent follows, three ready-made ones, and
+the one way to act with a policy.
 
 The protocol is one method, ``act(observations, action_masks, rng) -> actions``, on a *batch*;
 the ready-made policies play uniformly over the legal actions, call a user's function (a scripted
 bot), or play a frozen copy of a Stable-Baselines3 policy (deterministic or sampled).
+
+Every caller acts through :func:`act_in_games` (the envs, naming each row's game and seat) or a
+:class:`PolicyPlayer` (one game at a time: matches, openings, replays, a person's game), so a
+policy that keeps a state between moves (RecurrentPPO's LSTM) continues it for the whole game.
+A recurrent :class:`SB3Policy` called without ``state_keys`` raises instead of playing every move
+from a fresh state.
 
 Observations arrive exactly as the learner would see them for that seat (a stacked ``np.ndarray``
 of shape ``(n, *obs_shape)``, or a dict of such arrays for dict observation spaces), masks as a
@@ -13,6 +20,7 @@ from the ``rng`` argument so that a seeded env reproduces its opponents' choices
 from __future__ import annotations
 
 import copy
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +38,7 @@ __all__ = [
     "stack_observations",
     "choose_from_scores",
     "act_in_games",
+    "PolicyPlayer",
     "frozen_copy",
 ]
 
@@ -208,7 +217,8 @@ class SB3Policy:
 
     - actor-critic (PPO, A2C, TRPO, MaskablePPO): masked logits, sampled or argmax;
     - recurrent (RecurrentPPO): the same, with an LSTM state per player and episode (the envs
-      pass ``state_keys``; a call without them starts every row from a fresh state);
+      pass ``state_keys``; other callers act through a :class:`PolicyPlayer`; a call without
+      them raises, rather than playing every move from a fresh state);
     - Q-networks (DQN, QRDQN) and ARS: the greedy legal action (``deterministic`` is ignored,
       as SB3's own ``predict`` does for them);
     - ``Box`` actors (SAC, TD3, DDPG, TQC, CrossQ; also PPO and A2C on ``Box`` actions): the
@@ -298,12 +308,21 @@ class SB3Policy:
 
         :param state_keys: for recurrent policies, one key per row naming the player and its
             episode (e.g. ``(env_id, episode_number, seat)``): a key seen before continues its
-            LSTM state, a new key starts from a fresh one. Other families ignore it.
+            LSTM state, a new key starts from a fresh one. Required for recurrent policies (act
+            through :func:`act_in_games` or a :class:`PolicyPlayer`); other families ignore it.
+        :raises ValueError: a recurrent policy called without ``state_keys``.
         """
         import torch
 
         from .policy_families import continuous_actions, discrete_scores, to_env_actions
 
+        if state_keys is None and self.recurrent:
+            raise ValueError(
+                f"SB3Policy {self.policy_id!r} is recurrent (RecurrentPPO): each move depends on "
+                "its LSTM state, and act() got no state_keys, so it would play every move from a "
+                "fresh state. Act through PolicyPlayer(policy) (one game at a time: reset() at "
+                "each game's start) or act_in_games(..., state_keys=[one key per game and seat])."
+            )
         if self.family == "unknown":
             return self._act_predict(observations, action_masks, rng)
         policy = self.policy
@@ -410,10 +429,65 @@ def act_in_games(
 ) -> np.ndarray:
     """``policy.act``, with ``state_keys`` (one per row: the game and seat it plays) passed to
     policies that keep a state between moves (``policy.recurrent``, e.g. a RecurrentPPO
-    :class:`SB3Policy`). What the envs and ``play_match`` call for every opponent move."""
+    :class:`SB3Policy`). What the envs call for every opponent move; callers that play one game
+    at a time use a :class:`PolicyPlayer`, which calls this with keys of its own."""
     if getattr(policy, "recurrent", False):
         return policy.act(observations, action_masks, rng, state_keys=state_keys)
     return policy.act(observations, action_masks, rng)
+
+
+_PLAYER_NUMBERS = itertools.count()
+
+
+class PolicyPlayer:
+    """A policy playing games one after another, one move at a time: the way to act with a
+    policy outside the envs (matches, forced openings, replays, a person's game).
+
+    A policy that keeps a state between moves (``policy.recurrent``: a RecurrentPPO
+    :class:`SB3Policy`) continues the state of the current game and seat at every :meth:`act`;
+    :meth:`reset` at a game's start begins fresh states. Other policies are simply called. Two
+    players of one policy (both seats of a self-play game) keep separate states.
+
+    :param policy: the policy that chooses the moves.
+
+    >>> player = PolicyPlayer(RandomPolicy())
+    >>> player.reset()  # a new game
+    >>> player.act(np.zeros((1, 9)), np.eye(9, dtype=bool)[[4]], np.random.default_rng(0))
+    array([4])
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.number = next(_PLAYER_NUMBERS)
+        self.game = 0
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the policy keeps a state between moves."""
+        return bool(getattr(self.policy, "recurrent", False))
+
+    def reset(self) -> None:
+        """A new game starts: the next moves begin from fresh states."""
+        self.game += 1
+
+    def act(
+        self,
+        observations: Observations,
+        action_masks: np.ndarray | None,
+        rng: Any,
+        seats: Sequence[Hashable] | None = None,
+    ) -> np.ndarray:
+        """The policy's actions for this game's observations (one row per seat it plays).
+
+        :param seats: who plays each row within the game (e.g. the seat's name), so a policy
+            playing several seats keeps one state per seat; default: the row's position.
+        """
+        rows = range(_batch_size(observations)) if seats is None else seats
+        keys = [("player", self.number, self.game, seat) for seat in rows]
+        return act_in_games(self.policy, observations, action_masks, rng, keys)
+
+    def __repr__(self) -> str:
+        return f"PolicyPlayer({self.policy!r}, game={self.game})"
 
 
 def choose_from_scores(

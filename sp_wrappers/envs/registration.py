@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
+from ..core.errors import SpWrappersError
 from ..games.registry import GAMES, game_factory, reference_opponents
 from ..opponents.sampler import PFSP_DECAY
 
@@ -64,6 +65,7 @@ __all__ = [
     "reference_bot",
     "env_game",
     "vec_env_arguments",
+    "SamplerSettingError",
 ]
 
 NAMESPACE = "sp_wrappers"
@@ -103,6 +105,23 @@ ID_DEFAULTS: dict[str, dict[str, Any]] = {"simple_tag_v3": {"learner": "adversar
 _VEC_ONLY = ("num_workers", "device", "start_method")
 
 
+class _NotGiven:
+    """The default of a sampler setting of :func:`make_env` that the caller left out (so a
+    setting passed without an archive is refused even when it equals the sampler's default)."""
+
+    def __repr__(self) -> str:
+        return "<the sampler's default>"
+
+
+# The value of a sampler setting that was not passed.
+_NOT_GIVEN = _NotGiven()
+
+
+class SamplerSettingError(SpWrappersError, ValueError):
+    """A sampler setting (``window=``, ``latest_ratio=``, ...) given without an archive to draw
+    opponents from; without one it would be ignored."""
+
+
 def register_envs() -> list[str]:
     """Register the ids of :data:`ENV_IDS` with Gymnasium (ids already registered are kept).
 
@@ -130,7 +149,9 @@ def reference_bot(game: str, name: str, action_space: Any = None) -> Policy:
     4
     """
     from ..core.policies import RandomPolicy
+    from ..games.baselines import bot_name
 
+    name = bot_name(name)  # alphabeta1 is alphabeta-d1
     if name == "random":
         return RandomPolicy(action_space)
     bots = {bot.policy_id: bot for bot in reference_opponents(game)[1:]}
@@ -177,12 +198,16 @@ def _opponent_source(
     ``action_space_fn()`` gives the learner seat's action space (built only when needed: for
     ``RandomPolicy`` in the sampler's mix of a game without masks).
     """
-    changed = sorted(k for k, v in knobs.items() if v != SAMPLER_KNOBS[k])
+    given = sorted(
+        k for k, v in knobs.items() if v is not _NOT_GIVEN and (v or k != "fixed_opponents")
+    )
     if archive is None:
-        if changed:
-            raise ValueError(
-                f"{', '.join(changed)} only apply to opponents drawn from an archive; pass "
-                "archive='runs/NAME/archive' as well, or leave them out."
+        if given:
+            raise SamplerSettingError(
+                f"{', '.join(f'{k}={knobs[k]!r}' for k in given)} "
+                f"{'applies' if len(given) == 1 else 'apply'} only to opponents drawn from an "
+                "archive, and there is none; pass archive='runs/NAME/archive' as well, or leave "
+                f"{'it' if len(given) == 1 else 'them'} out."
             )
         if opponent is None or isinstance(opponent, str):
             return None if opponent in (None, "random") else reference_bot(game, opponent)
@@ -196,6 +221,7 @@ def _opponent_source(
     from ..opponents.sampler import OpponentSampler
 
     action_space = action_space_fn()
+    knobs = {k: SAMPLER_KNOBS[k] if v is _NOT_GIVEN else v for k, v in knobs.items()}
     fixed = knobs["fixed_opponents"] or {}
     pairs: Sequence[Any] = list(fixed.items()) if isinstance(fixed, Mapping) else list(fixed)
     fixed_opponents = [
@@ -217,7 +243,7 @@ def _parse(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], d
     """Split an id's keyword arguments into (opponent arguments, env arguments, game kwargs)."""
     kwargs = dict(kwargs)
     opponent_args = {k: kwargs.pop(k, None) for k in ("archive", "opponent")}
-    opponent_args["knobs"] = {k: kwargs.pop(k, v) for k, v in SAMPLER_KNOBS.items()}
+    opponent_args["knobs"] = {k: kwargs.pop(k, _NOT_GIVEN) for k in SAMPLER_KNOBS}
     env_keys = ("learner", "teams", "keep_dict_obs", "outcome_fn", *_VEC_ONLY)
     env_args = {k: kwargs.pop(k) for k in env_keys if k in kwargs}
     env_args.setdefault("learner", "random")
@@ -247,14 +273,14 @@ def make_env(
     archive: SnapshotArchive | str | os.PathLike[str] | None = None,
     opponent: str | Policy | None = None,
     fixed_opponents: Mapping[str, float] | Sequence[tuple[Any, float]] | None = None,
-    window: int | None = 10,
-    latest_ratio: float = 0.5,
-    swap_every: int = 1,
-    swap_unit: str = "episodes",
-    strategy: str = "uniform",
-    pfsp_weighting: str = "hard",
-    pfsp_decay: float = PFSP_DECAY,
-    deterministic: bool = False,
+    window: int | None | _NotGiven = _NOT_GIVEN,
+    latest_ratio: float | _NotGiven = _NOT_GIVEN,
+    swap_every: int | _NotGiven = _NOT_GIVEN,
+    swap_unit: str | _NotGiven = _NOT_GIVEN,
+    strategy: str | _NotGiven = _NOT_GIVEN,
+    pfsp_weighting: str | _NotGiven = _NOT_GIVEN,
+    pfsp_decay: float | _NotGiven = _NOT_GIVEN,
+    deterministic: bool | _NotGiven = _NOT_GIVEN,
     keep_dict_obs: bool = False,
     teams: Any = None,
     **game_kwargs: Any,
@@ -271,7 +297,9 @@ def make_env(
     :param fixed_opponents: with ``archive``: reference bots always in the mix, by name with
         their probability (``{"random": 0.1, "alphabeta-d2": 0.25}``) or as (policy,
         probability) pairs.
-    :param window: with ``archive``: the sampler's window (newest snapshots eligible).
+    :param window: with ``archive``: the sampler's window (newest snapshots eligible). This and
+        the other sampler settings default to :class:`~sp_wrappers.OpponentSampler`'s; passed
+        without ``archive`` they are refused (:class:`SamplerSettingError`), never ignored.
     :param latest_ratio: with ``archive``: probability of facing the learner's latest weights.
     :param swap_every: with ``archive``: draw a new opponent every this many ``swap_unit``.
     :param swap_unit: with ``archive``: ``"episodes"`` or ``"steps"`` (learner steps).
@@ -284,7 +312,8 @@ def make_env(
     :param teams: ``SelfPlayEnv``'s ``teams=``; ``None`` (default): the game's own teams
         (:attr:`~sp_wrappers.games.registry.GameSpec.teams`; none for the two-player games).
     :param game_kwargs: the game's own keyword arguments (``render_mode``, ``max_cycles``, ...).
-    :raises ValueError: sampler knobs without an archive, both ``archive`` and ``opponent``, or an
+    :raises SamplerSettingError: a sampler setting without an archive.
+    :raises ValueError: both ``archive`` and ``opponent``, or an
         unknown bot name.
     :raises TypeError: ``archive`` is neither an archive nor a path.
     """

@@ -569,7 +569,10 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         driver = self.driver
         while (turn := driver.next_turn()) is not None:
             if self.layout is not None and self._rounds:  # a team's agents in one batch
-                play_round(driver, turn, self._seat_policies, self._action_spaces, self.np_random)
+                game = (id(self), self._games_started)  # a recurrent team's state key
+                play_round(
+                    driver, turn, self._seat_policies, self._action_spaces, self.np_random, game
+                )
                 continue
             policy = self._seat_policies[turn.seat]
             masks = None if turn.action_mask is None else turn.action_mask[None]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.policies import Policy
+from ..core.processes import require_main_guard
 from .match import MatchResult, play_match
 
 __all__ = ["BACKENDS", "PAIR_RUNNERS", "PairTask", "check_backend"]
@@ -93,6 +94,7 @@ def _process_backend(
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    require_main_guard('a round robin (backend="process")')
     workers = n_workers or min(len(tasks), os.cpu_count() or 1)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker) as pool:

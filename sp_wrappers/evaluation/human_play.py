@@ -257,7 +257,7 @@ def play_session(
     >>> outcome.finished, outcome.human_seat, outcome.moves[0]
     (True, 'player_1', ('player_1', '5'))
     """
-    from ..core.policies import check_opponent_action, stack_observations
+    from ..core.policies import PolicyPlayer, check_opponent_action, stack_observations
     from ..core.seats import SeatDriver
     from ..games.notation import notation_for
 
@@ -271,6 +271,7 @@ def play_session(
         policy = copy.copy(policy)
         policy.deterministic = deterministic
     _check_spaces(policy, env, outcome.opponent_seats)
+    player = PolicyPlayer(policy)  # keeps a recurrent policy's state through the game
     driver = SeatDriver(env, keep_dict_obs=False, illegal_action="raise")
     driver.reset(seat, seed=seed)
     label = notation.seat_label(env, seat)
@@ -285,7 +286,8 @@ def play_session(
         while (turn := driver.next_turn()) is not None or not driver.learner_done:
             if turn is not None:  # the policy's move, masked to the legal ones
                 masks = None if turn.action_mask is None else turn.action_mask[None]
-                chosen = policy.act(stack_observations([turn.observation]), masks, rng)[0]
+                batch = stack_observations([turn.observation])
+                chosen = player.act(batch, masks, rng, seats=[turn.seat])[0]
                 space = env.action_space(turn.seat)
                 action = check_opponent_action(policy, chosen, space, turn.action_mask, turn.seat)
                 mover = turn.seat

@@ -23,9 +23,9 @@ from ..archive.records import SnapshotInfo
 from ..archive.store import as_archive
 from ..core.policies import (
     Policy,
+    PolicyPlayer,
     RandomPolicy,
     SB3Policy,
-    act_in_games,
     is_policy,
     stack_observations,
 )
@@ -186,16 +186,18 @@ def play_match(
     )
     seats = env.learner_seats if swap_seats else [seat or env.learner_seats[0]]
     result = MatchResult(a.policy_id, b.policy_id)
+    player_a = PolicyPlayer(a)
     try:
         for index in range(n_games):
             options = {"learner_seat": seats[index % len(seats)]}
             obs, _ = env.reset(seed=seed + index, options=options)
+            player_a.reset()
             done = False
             while not done:
                 mask = env.driver.learner_mask()
                 batch = stack_observations([obs])
                 masks = None if mask is None else mask[None]
-                action = act_in_games(a, batch, masks, env.np_random, [(id(result), index)])[0]
+                action = player_a.act(batch, masks, env.np_random)[0]
                 obs, _, terminated, truncated, info = env.step(action)
                 done = terminated or truncated
             summary = info["selfplay"]

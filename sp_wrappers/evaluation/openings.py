@@ -20,13 +20,13 @@ that resamples openings rather than games.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..core.policies import Observations, stack_observations
+from ..core.policies import Observations, PolicyPlayer, act_in_games, stack_observations
 from ..core.seats import as_aec_env, seat_spaces
 from ..envs.selfplay_env import SelfPlayEnv
 from .match import MatchResult, as_policy, with_action_space
@@ -103,6 +103,10 @@ class ForcedOpening:
     chosen) is appended to ``script.moves``. Meant for turn-based games where each ``act`` call
     is one move of one seat (a batch of one), as in :class:`~sp_wrappers.SelfPlayEnv`.
 
+    A policy that keeps a state between moves (``recurrent``, e.g. RecurrentPPO) gets the
+    caller's ``state_keys``, and sees the observations of the forced moves of its seat too (its
+    choice is overruled), so its memory holds the whole game as if it had played them.
+
     :param policy: the policy that plays once the opening is over.
     :param script: the shared opening (make one per game with :meth:`pair`).
 
@@ -127,13 +131,22 @@ class ForcedOpening:
         script = _Script(opening)
         return cls(policy_a, script), cls(policy_b, script)
 
+    @property
+    def recurrent(self) -> bool:
+        """Whether the wrapped policy keeps a state between moves (callers pass ``state_keys``)."""
+        return bool(getattr(self.policy, "recurrent", False))
+
     def act(
         self,
         observations: Observations,
         action_masks: np.ndarray | None,
         rng: np.random.Generator | None,
+        state_keys: Sequence[Hashable] | None = None,
     ) -> np.ndarray:
-        """The opening's next move (batch of one), or the wrapped policy's actions after it."""
+        """The opening's next move (batch of one), or the wrapped policy's actions after it.
+
+        :param state_keys: passed on to a recurrent wrapped policy (see :func:`act_in_games`).
+        """
         ply = len(self.script.moves)
         if ply < len(self.script.opening):
             action = self.script.opening[ply]
@@ -150,8 +163,14 @@ class ForcedOpening:
                         f"{ply}; build openings with legal_openings()."
                     )
             actions = np.array([action], dtype=np.int64)
-        else:
+            if self.recurrent and state_keys is not None:  # the memory sees the forced move
+                act_in_games(self.policy, observations, action_masks, rng, state_keys)
+        elif state_keys is None:  # a recurrent policy refuses this: it needs its state
             actions = np.asarray(self.policy.act(observations, action_masks, rng))
+        else:
+            actions = np.asarray(
+                act_in_games(self.policy, observations, action_masks, rng, state_keys)
+            )
         first = actions[0]
         self.script.moves.append(int(first) if np.ndim(first) == 0 else tuple(first.tolist()))
         return actions
@@ -359,6 +378,7 @@ def play_openings(
             for seat in seats:
                 for repeat in range(repeats):
                     forced_a, forced_b = ForcedOpening.pair(a, b, opening)
+                    player_a = PolicyPlayer(forced_a)  # a fresh state for every game
                     current[0] = forced_b
                     obs, _ = env.reset(seed=seed + index, options={"learner_seat": seat})
                     index += 1
@@ -366,7 +386,8 @@ def play_openings(
                     while not done:
                         mask = env.driver.learner_mask()
                         masks = None if mask is None else mask[None]
-                        action = forced_a.act(stack_observations([obs]), masks, env.np_random)[0]
+                        batch = stack_observations([obs])
+                        action = player_a.act(batch, masks, env.np_random)[0]
                         obs, _, terminated, truncated, info = env.step(action)
                         done = terminated or truncated
                     summary = info["selfplay"]

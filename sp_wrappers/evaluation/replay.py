@@ -23,12 +23,14 @@ import numpy as np
 from ..archive.records import SnapshotInfo
 from ..core.policies import (
     Policy,
+    PolicyPlayer,
     RandomPolicy,
     check_opponent_action,
     is_policy,
     stack_observations,
 )
 from ..core.seats import conform_observation, seat_spaces
+from ..games.notation import IndexNotation, Notation, notation_for
 from .match import as_policy
 from .openings import ForcedOpening
 
@@ -48,12 +50,14 @@ class Move:
     :param ply: the move's number, from 1.
     :param actions: ``seat -> action`` (one seat in a turn-based game, every live seat in a
         simultaneous one).
-    :param text: the move in words (``"player_1 (x) snapshot-0004: column 2, row 1"``).
+    :param text: the move in words (``"player_1 snapshot-0004: 5"``), in the game's notation
+        (:mod:`sp_wrappers.games.notation`, as ``sp-wrappers play`` reads it).
     :param returns: every seat's return after the move.
     :param forced: the move was played by a forced opening.
     :param board: the board as text after the move (tic-tac-toe and Connect Four), else ``None``.
+    :param move: the move alone in the game's notation (``"5"``), or ``None``.
 
-    >>> Move(1, {"player_0": 3}, "player_0 random: column 3", {"player_0": 0.0}).actions
+    >>> Move(1, {"player_0": 3}, "player_0 random: 4", {"player_0": 0.0}).actions
     {'player_0': 3}
     """
 
@@ -63,6 +67,7 @@ class Move:
     returns: dict[str, float]
     forced: bool = False
     board: str | None = None
+    move: str | None = None
 
 
 @dataclass
@@ -139,7 +144,8 @@ class Replay:
             )
         lines = [f"{self.game}: {self.title}"]
         if self.opening:
-            lines.append(f"forced opening: {' '.join(map(str, self.opening))}")
+            forced = [m.move or str(next(iter(m.actions.values()))) for m in self.moves if m.forced]
+            lines.append(f"forced opening: {' '.join(forced)}")
         for move in self.moves:
             lines.append(f"{move.ply:3d}. {move.text}{'  (opening)' if move.forced else ''}")
             if move.board:
@@ -203,14 +209,29 @@ def _as_player(player: Any, archive: Any, deterministic: bool) -> Policy:
     return player if is_policy(player) else as_policy(player, "sb3")
 
 
-def parse_opening(text: str | None) -> tuple[int, ...]:
-    """``"3,4"`` (or ``"3 4"``) as the forced opening ``(3, 4)``.
+def parse_opening(text: str | None, env_fn: Callable[[], Any] | None = None) -> tuple[int, ...]:
+    """A forced opening a person typed, as PettingZoo action indices.
 
-    >>> parse_opening("3,4"), parse_opening(None)
-    ((3, 4), ())
+    With ``env_fn`` the moves are in the game's notation, the one ``sp-wrappers play`` reads
+    (tic-tac-toe cells 1-9 row by row, Connect Four columns 1-7; see
+    :func:`~sp_wrappers.games.notation.parse_moves`) and each is checked legal; without it, they
+    are action indices.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> parse_opening("5,1", tictactoe_v3.env), parse_opening("3 4"), parse_opening(None)
+    ((4, 0), (3, 4), ())
     """
     if not text:
         return ()
+    if env_fn is not None:
+        from ..core.seats import as_aec_env
+        from ..games.notation import parse_moves
+
+        env = env_fn()
+        try:
+            return parse_moves(text, as_aec_env(env))
+        finally:
+            env.close()
     try:
         return tuple(int(part) for part in text.replace(",", " ").split())
     except ValueError:
@@ -224,31 +245,11 @@ def parse_opening(text: str | None) -> tuple[int, ...]:
 # ------------------------------------------------------------------------------------------------
 
 
-def _board_text(game: Any) -> str | None:
-    """The board of tic-tac-toe or Connect Four as text (x: the first seat, o: the second)."""
-    name = str(game.metadata.get("name", ""))
-    board = getattr(game.unwrapped, "board", None)
-    marks = ".xo"
-    if name.startswith("tictactoe") and hasattr(board, "squares"):
-        squares = list(board.squares)  # square a is drawn at column a // 3, row a % 3
-        return "\n".join(
-            " ".join(marks[squares[3 * col + row]] for col in range(3)) for row in (0, 1, 2)
-        )
-    if name.startswith("connect_four") and isinstance(board, list) and len(board) == 42:
-        rows = [" ".join(marks[board[7 * r + c]] for c in range(7)) for r in range(6)]
-        return "\n".join([" ".join(str(c) for c in range(7))] + rows)
-    return None
-
-
-def _action_text(game: Any, action: Any) -> str:
-    name = str(game.metadata.get("name", ""))
-    if name.startswith("tictactoe"):
-        return f"{int(action)} (column {int(action) // 3 + 1}, row {int(action) % 3 + 1})"
-    if name.startswith("connect_four"):
-        return f"column {int(action)}"
-    if name.startswith(("texas_holdem_v", "leduc_holdem")):  # limit hold'em's four actions
-        return ("call", "raise", "fold", "check")[int(action)]
-    return f"action {action}"
+def _move_text(notation: Notation, game: Any, action: Any) -> str:
+    """``action`` in the game's notation (``"action N"`` in a game without one)."""
+    if isinstance(notation, IndexNotation):
+        return f"action {action}"
+    return notation.describe(int(action), game)
 
 
 def _frame(game: Any) -> np.ndarray:
@@ -282,6 +283,7 @@ class _Seat:
                 "trained on (config.json's game and game_kwargs, or --game)."
             )
         self.policy = policy
+        self.player = PolicyPlayer(policy)  # one game: a recurrent policy keeps its state
 
     def act(self, obs: Any, info: Mapping[str, Any] | None, rng: np.random.Generator) -> Any:
         mask = None
@@ -291,7 +293,7 @@ class _Seat:
         elif info and info.get("action_mask") is not None:
             mask = np.asarray(info["action_mask"], dtype=bool)
         batch = stack_observations([conform_observation(obs, self.obs_space)])
-        action = self.policy.act(batch, None if mask is None else mask[None], rng)[0]
+        action = self.player.act(batch, None if mask is None else mask[None], rng)[0]
         return check_opponent_action(self.policy, action, self.action_space, mask, self.seat)
 
 
@@ -339,7 +341,7 @@ def play_replay(
     >>> replay = play_replay(lambda: tictactoe_v3.env(render_mode="rgb_array"),
     ...                      PerfectTicTacToePolicy(), RandomPolicy(), opening=(4,))
     >>> len(replay.frames) == len(replay.moves), replay.moves[0].text, replay.outcome_a > 0
-    (True, 'player_1 minimax: 4 (column 2, row 2)', True)
+    (True, 'player_1 minimax: 5', True)
     """
     if max_moves is not None and max_moves < 1:
         raise ValueError(f"max_moves must be at least 1 (or None), got {max_moves}.")
@@ -402,6 +404,7 @@ def _play_turns(
     from ..core.seats import as_aec_env
 
     game = as_aec_env(env)
+    notation = notation_for(game)
     game.reset(seed=replay.seed)
     rng = np.random.default_rng(replay.seed)
     seats = {s: _Seat(game, s, p) for s, p in policies.items()}
@@ -417,6 +420,7 @@ def _play_turns(
             replay.finished = False
             break
         action = seats[agent].act(obs, info, rng)
+        move = _move_text(notation, game, action)  # named in the position it is played from
         game.step(action)
         _add_rewards(replay.returns, game.rewards)
         ply = len(replay.moves) + 1
@@ -426,10 +430,11 @@ def _play_turns(
             Move(
                 ply=ply,
                 actions={agent: action},
-                text=f"{agent} {replay.players[agent]}: {_action_text(game, action)}",
+                text=f"{agent} {replay.players[agent]}: {move}",
                 returns=dict(replay.returns),
                 forced=ply <= len(replay.opening),
-                board=_board_text(game),
+                board=notation.board(game) or None,
+                move=move,
             )
         )
 

@@ -27,7 +27,21 @@ import numpy as np
 
 from sp_wrappers.core.policies import Observations
 
-__all__ = ["PerfectTicTacToePolicy", "AlphaBetaConnectFourPolicy"]
+__all__ = ["PerfectTicTacToePolicy", "AlphaBetaConnectFourPolicy", "bot_name"]
+
+
+def bot_name(name: str) -> str:
+    """A reference player's one name: ``alphabeta-d<depth>`` for Connect Four's alpha-beta
+    player (what its ``policy_id`` says in results, Gymnasium ids and the command line), with
+    the older spelling ``alphabeta<depth>`` accepted as an alias; other names are unchanged.
+
+    >>> bot_name("alphabeta1"), bot_name("alphabeta-d2"), bot_name("minimax")
+    ('alphabeta-d1', 'alphabeta-d2', 'minimax')
+    """
+    text = name.strip()
+    if text.startswith("alphabeta") and text[len("alphabeta") :].isdigit():
+        return f"alphabeta-d{text[len('alphabeta'):]}"
+    return text
 
 TieBreak = Literal["random", "first"]
 

@@ -12,6 +12,12 @@ in (``describe`` names a move *before* it is played). The board is read from the
 (``env.unwrapped.board``, chess's ``python-chess`` board, Go's ``_go`` position, hold'em's RLCard
 game); chess moves go through PettingZoo's ``chess_utils``, which mirrors the board for black.
 Every notation also reads ``#N``, the raw action index.
+
+This is the one way a person reads or types a move, everywhere: ``sp-wrappers play``, ``watch``
+and its ``--opening``, replays and their text. Tic-tac-toe cells are numbered 1-9 row by row from
+the top left (PettingZoo numbers its actions 0-8 down the columns); Connect Four columns 1-7 from
+the left (PettingZoo: 0-6). :func:`parse_moves` and :func:`describe_moves` convert a sequence of
+moves; the library's ``opening=`` arguments keep PettingZoo's action indices.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ __all__ = [
     "NoLimitHoldemNotation",
     "NOTATIONS",
     "notation_for",
+    "parse_moves",
+    "describe_moves",
 ]
 
 
@@ -459,3 +467,70 @@ def notation_for(env: Any) -> Notation:
     """
     name = (getattr(env, "metadata", None) or {}).get("name")
     return NOTATIONS.get(str(name), IndexNotation)()
+
+
+def _mask(env: Any, agent: str) -> Any:
+    """``agent``'s legal actions now: the action mask of its observation or info, else all."""
+    observation = env.observe(agent)
+    if isinstance(observation, dict) and "action_mask" in observation:
+        return observation["action_mask"]
+    info = (getattr(env, "infos", None) or {}).get(agent) or {}
+    if "action_mask" in info:
+        return info["action_mask"]
+    return np.ones(env.action_space(agent).n, dtype=bool)
+
+
+def parse_moves(text: str | None, env: Any) -> tuple[int, ...]:
+    """Moves typed in the game's notation (``"5,1"`` or ``"5 1"``) as PettingZoo action indices.
+
+    The moves are played on ``env`` (a turn-based PettingZoo AEC game, reset here), so each is
+    read in its own position and checked legal for the seat to move.
+
+    :param text: the moves, both players', separated by commas or spaces; ``None`` or empty: none.
+    :param env: a fresh AEC env of the game (it is reset and stepped).
+    :raises MoveError: a move that cannot be read or is not legal then; the message names the
+        move's number and the legal moves.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> parse_moves("5, 1", tictactoe_v3.env())  # the centre, then the top left
+    (4, 0)
+    """
+    words = (text or "").replace(",", " ").split()
+    if not words:
+        return ()
+    notation = notation_for(env)
+    env.reset(seed=0)
+    actions: list[int] = []
+    for number, word in enumerate(words, start=1):
+        agent = env.agent_selection
+        try:
+            action = notation.parse(word, env, _mask(env, agent))
+        except MoveError as error:
+            raise MoveError(
+                word, f"Move {number} of {text!r}: {error.problem}", error.legal
+            ) from None
+        actions.append(action)
+        env.step(action)
+        if all(env.terminations.get(a) or env.truncations.get(a) for a in env.agents):
+            if number < len(words):
+                raise MoveError(word, f"The game is over after move {number} of {text!r}.", [])
+    return tuple(actions)
+
+
+def describe_moves(actions: Any, env: Any) -> list[str]:
+    """PettingZoo action indices as the moves a person reads, each in its own position.
+
+    :param actions: the moves, both players', from the start.
+    :param env: a fresh AEC env of the game (it is reset and stepped).
+
+    >>> from pettingzoo.classic import connect_four_v3
+    >>> describe_moves([3, 0], connect_four_v3.env())
+    ['4', '1']
+    """
+    notation = notation_for(env)
+    env.reset(seed=0)
+    moves = []
+    for action in actions:
+        moves.append(notation.describe(int(action), env))
+        env.step(int(action))
+    return moves

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import wait as wait_for_connections
 from typing import Any
 
+from ..core.processes import require_main_guard
 from .faults import (
     OnStall,
     PlayersDoNotFitError,
@@ -134,6 +135,7 @@ class ProcessBackend:
     the players of a round learn in parallel."""
 
     def __init__(self, workers: Mapping[str, Mapping[str, Any]]) -> None:
+        require_main_guard('a league (backend="process")')
         self._conns: dict[str, Any] = {}
         self._procs: dict[str, Any] = {}
         try:

@@ -7,7 +7,7 @@ policy."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ import numpy as np
 from ..core.policies import (
     Policy,
     RandomPolicy,
+    act_in_games,
     check_opponent_action,
     stack_observations,
 )
@@ -197,12 +198,14 @@ def play_round(
     seat_policies: Mapping[str, Policy],
     action_spaces: Mapping[str, Any],
     rng: np.random.Generator,
+    game: Hashable,
 ) -> None:
     """Answer ``turn`` and every other agent still to act before the learner in this round of a
     simultaneous-move game (``metadata["is_parallelizable"]``, where all of them may observe
     before any acts, as in PettingZoo's ``aec_to_parallel``), with one ``act`` call per policy:
     a whole opposing team (and the teammates) in one forward pass each. ``driver`` is the
-    ``SelfPlayEnv``'s ``SeatDriver``; a turn out of the expected order is left to the caller."""
+    ``SelfPlayEnv``'s ``SeatDriver``; a turn out of the expected order is left to the caller.
+    ``game`` names the episode: a recurrent policy keeps one state per ``(game, seat)``."""
     state = driver._state
     agents = list(state.agents)
     seats = [turn.seat]
@@ -222,7 +225,8 @@ def play_round(
     for members in groups.values():
         policy = seat_policies[members[0]]
         masks = None if views[members[0]][1] is None else np.stack([views[s][1] for s in members])
-        out = policy.act(stack_observations([views[s][0] for s in members]), masks, rng)
+        obs = stack_observations([views[s][0] for s in members])
+        out = act_in_games(policy, obs, masks, rng, [(game, s) for s in members])
         for seat, action in zip(members, out, strict=True):
             mask = views[seat][1]
             actions[seat] = check_opponent_action(policy, action, action_spaces[seat], mask, seat)

@@ -37,6 +37,7 @@ __all__ = [
     "run_league",
     "TrainResult",
     "TeamTrainResult",
+    "write_report",
 ]
 
 _HOMES = {
@@ -52,6 +53,7 @@ _HOMES = {
     "run_league": "league",
     "train": "single",
     "TrainResult": "single",
+    "write_report": "report",
 }
 
 

@@ -501,14 +501,16 @@ def _play_against_random(
     space.seed(seed)
     outcomes: list[float] = []
     returns: list[float] = []
+    state, starts = None, np.ones(venv.num_envs, dtype=bool)  # a recurrent model's memory
     try:
         obs = venv.reset()
         while len(outcomes) < n_games:
             if model is None:
                 actions = np.stack([space.sample() for _ in range(venv.num_envs)])
             else:
-                actions, _ = model.predict(obs, deterministic=False)
+                actions, state = model.predict(obs, state, starts, deterministic=False)
             obs, _, dones, infos = venv.step(actions)
+            starts = dones
             for slot, (done, info) in enumerate(zip(dones, infos, strict=True)):
                 summary = info.get("selfplay") if done else None
                 if summary is None or slot % team_size != 0 or len(outcomes) >= n_games:

@@ -15,7 +15,6 @@ win rates can be split by configuration (``sp-wrappers ratings RUN --config '{"k
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import pickle
@@ -28,6 +27,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.matches import config_key as _canonical
+from ..core.imports import import_module
 from ..envs.game_config import REWARD_KEY, reward_fn_name
 from .env_history import ConfigResult, EnvHistory, GameConfig
 
@@ -286,7 +286,7 @@ def _resolve_reward_fn(name: str) -> Any:
     if not sep:
         return None
     try:
-        target: Any = importlib.import_module(module_name)
+        target: Any = import_module(module_name)
         for part in qualname.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError):
@@ -338,7 +338,7 @@ def load_generator(spec: str) -> Generator:
             "examples.env_generator:komi_curriculum)."
         )
     try:
-        target: Any = importlib.import_module(module_name)
+        target: Any = import_module(module_name)
     except ImportError as error:
         raise ValueError(
             f"Cannot import {module_name!r} for --env-generator {spec!r} ({error}); pass "

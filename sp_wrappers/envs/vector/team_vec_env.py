@@ -117,6 +117,7 @@ class _TeamCopy(EnvCopy):
 
     def start_game(self) -> tuple:
         self.phase = RESET
+        self.games_started += 1  # recurrent opponents start a fresh state in each game
         team = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = team
         self.seat_policies = self.slots.seat_lineup(team, self.np_random, self.opponent_spaces)

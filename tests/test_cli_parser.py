@@ -1,0 +1,68 @@
+"""Bad command-line input is one error line (with the closest option or command offered) and a
+short usage hint, never the full usage; help texts print percentages as written."""
+
+from __future__ import annotations
+
+import pytest
+
+from sp_wrappers.cli.main import main
+
+
+def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err.splitlines()
+
+
+def test_a_mistyped_option_is_one_line_naming_the_closest_option(capsys):
+    lines = error_of(["train", "tictactoe_v3", "--timestpes", "64"], capsys)
+    assert len(lines) == 2
+    assert lines[0] == (
+        "sp-wrappers train: error: unrecognized arguments: --timestpes 64; "
+        "did you mean --timesteps?"
+    )
+    assert lines[1].startswith("usage: sp-wrappers train") and "--help" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "offered"),
+    [
+        (["ratings", "runs/x", "--jsn"], "--json"),
+        (["tournament", "runs/x", "--games-per-par", "4"], "--games-per-pair"),
+        (["plot", "runs/x", "--outt", "p"], "--out"),
+        (["play", "runs/x", "--snapshott", "best"], "--snapshot"),
+        (["watch", "runs/x", "--openning", "4"], "--opening"),
+        (["report", "runs/x", "--no-replays"], "--no-replay"),
+        (["league", "tictactoe_v3", "--chunk-stesp", "1"], "--chunk-steps"),
+    ],
+)
+def test_every_subcommand_offers_its_own_closest_option(argv, offered, capsys):
+    lines = error_of(argv, capsys)
+    assert len(lines) == 2
+    assert lines[0].startswith(f"sp-wrappers {argv[0]}: error: unrecognized arguments")
+    assert lines[0].endswith(f"did you mean {offered}?")
+
+
+def test_a_mistyped_command_offers_the_closest_command(capsys):
+    lines = error_of(["trian", "tictactoe_v3"], capsys)
+    assert len(lines) == 2 and lines[0].endswith("did you mean train?")
+
+
+def test_other_argparse_errors_are_one_line_and_a_short_usage(capsys):
+    lines = error_of(["train", "tictactoe_v3", "--timesteps", "many"], capsys)
+    assert lines[0] == "sp-wrappers train: error: argument --timesteps: invalid int value: 'many'"
+    assert len(lines) == 2
+    lines = error_of(["ratings"], capsys)
+    assert lines == [
+        "sp-wrappers ratings: error: the following arguments are required: RUN_DIR",
+        "usage: sp-wrappers ratings RUN_DIR [options]  (sp-wrappers ratings --help lists them)",
+    ]
+
+
+@pytest.mark.parametrize("command", ["ratings", "plot"])
+def test_help_shows_95_percent_once(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "95%" in out and "%%" not in out
