@@ -120,3 +120,23 @@ def test_every_league_option_has_help_text():
         if action.option_strings and not (action.help or "").split("(default")[0].strip()
     ]
     assert silent == []
+
+
+def test_league_resume_at_or_below_the_steps_done_is_refused_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["league", "tictactoe_v3", "--league-exploiters", "0", "--main-exploiters", "0"]
+    assert main([*args, "--timesteps", "128", *TINY, "--no-plots", "--out", str(out)]) == 0
+    done = sum(p["steps"] for p in json.loads((out / "league.json").read_text())["learners"])
+    before = {name: (out / name).read_bytes() for name in ("config.json", "league.json")}
+    index = (out / "archive" / "index.sqlite").stat().st_mtime_ns
+    capsys.readouterr()
+    for timesteps in (done, done - 1):
+        resume = ["league", "--resume", str(out), "--timesteps", str(timesteps)]
+        assert main([*resume, "--backend", "serial", "--no-progress", "--no-plots"]) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+        assert f"already has {done:,d} learner steps" in lines[0] and "--timesteps" in lines[0]
+        assert "nan" not in captured.out
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert (out / "archive" / "index.sqlite").stat().st_mtime_ns == index

@@ -136,8 +136,9 @@ def _import_class(name: Any, trusted: tuple[str, ...], where: str, base: type | 
             f"{where} names the class {name!r}, whose module is not trusted (trusted prefixes: "
             f"{list(trusted)}); nothing was imported. If you wrote that class and trust this "
             f"archive, open it with SnapshotArchive({PATH_PLACEHOLDER}, trusted_modules="
-            f"[{prefix!r}]) (the prefixes you pass are added to the defaults; for the CLI, "
-            f"import {prefix[:-1]} in the process that saved the snapshots)."
+            f"[{prefix!r}]) (the prefixes you pass are added to the defaults; on the command "
+            f"line, pass --trust-module {prefix[:-1]}: a run's own config.json already trusts "
+            "the modules of the classes it names)."
         )
     try:
         obj: Any = importlib.import_module(module_name)

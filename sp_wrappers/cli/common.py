@@ -5,15 +5,17 @@ directories found from a path.
 
 from __future__ import annotations
 
+import argparse
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import SpWrappersError
 from ..games import registry as games
 from ..games.registry import GAMES
-from ..runs.rundir import ARCHIVE_DIR, CONFIG_NAME
+from ..runs.rundir import ARCHIVE_DIR, CONFIG_NAME, run_trusted_modules, trust_line
 
 __all__ = [
     "PROG",
@@ -28,6 +30,8 @@ __all__ = [
     "make_baseline",
     "RunDir",
     "resolve_run_dir",
+    "add_trust_option",
+    "say_trust",
 ]
 
 
@@ -140,11 +144,22 @@ class RunDir:
         self.config = config
         self.config_path = config_path
 
-    def open_archive(self) -> Any:
-        """The archive, opened read-write but never created (a clear error when absent)."""
+    def open_archive(self, trust: Iterable[str] | None = ()) -> Any:
+        """The archive, opened read-write but never created (a clear error when absent).
+
+        It trusts the modules of the classes the run's ``config.json`` names and those in
+        ``trust`` (``--trust-module``), exactly those (see
+        :func:`~sp_wrappers.runs.rundir.run_trusted_modules`), and says so on stderr.
+        """
         from ..archive.store import SnapshotArchive
 
-        return SnapshotArchive(self.archive_path, create=False)
+        trust = list(trust or ())
+        say_trust(self.config, trust, self.config_path)
+        return SnapshotArchive(
+            self.archive_path,
+            create=False,
+            trusted_modules=run_trusted_modules(self.config, trust),
+        )
 
     def game(self, override: str | None = None) -> tuple[str, Callable[[], Any]]:
         """The game's name and a picklable factory: ``override`` or the config's ``game``."""
@@ -163,6 +178,26 @@ class RunDir:
                 f"'game_kwargs' in {self.config_path} must be an object, got {kwargs!r}."
             )
         return str(name), game_factory(str(name), kwargs)
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    """``--trust-module MOD`` (repeatable) on a command that opens an archive."""
+    parser.add_argument(
+        "--trust-module",
+        action="append",
+        default=None,
+        metavar="MOD",
+        help="rebuild snapshots whose policy names classes from module MOD (a custom features "
+        "extractor; importing MOD runs its code). A run's own config.json already trusts the "
+        "modules it names; repeatable",
+    )
+
+
+def say_trust(config: Any, trust: Iterable[str] = (), where: Any = None) -> None:
+    """Print on stderr the one line saying which modules a command trusts (nothing when none)."""
+    line = trust_line(config, trust, str(where or CONFIG_NAME))
+    if line is not None:
+        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
 def resolve_run_dir(path: str | Path) -> RunDir:

@@ -18,7 +18,7 @@ __all__ = ["add_rating_options", "cmd_plot", "cmd_ratings", "cmd_tournament"]
 
 def _archive_with_games(args: argparse.Namespace) -> tuple[RunDir, Any]:
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive()
+    archive = run.open_archive(args.trust_module)
     if archive.n_matches() == 0:
         raise CLIError(
             f"The archive {run.archive_path} has no matches yet; train with SelfPlayCallback or "
@@ -111,7 +111,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.games_per_pair < 1:
         raise CLIError(f"--games-per-pair must be at least 1, got {args.games_per_pair}.")
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive()
+    archive = run.open_archive(args.trust_module)
     snapshots = args.snapshots or [info.id for info in archive.snapshots()]
     if not snapshots:
         raise CLIError(f"The archive {run.archive_path} has no snapshots yet; train first.")

@@ -36,7 +36,7 @@ from ..league.faults import DEFAULT_STALL_SECONDS
 from ..runs.league import LEAGUE_OVERRIDES, LeagueError, resolve_league, run_league
 from ..runs.recipes import installed_algos
 from ..runs.rundir import new_run_dir, slug
-from .common import PROG, error_line, user_errors
+from .common import PROG, add_trust_option, error_line, say_trust, user_errors
 from .run_options import command_line, parse_pairs
 
 __all__ = ["add_league_parser", "run_league_command", "main_league"]
@@ -208,6 +208,7 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     running.add_argument(
         "--no-report", action="store_true", help="do not write report.html at the end"
     )
+    add_trust_option(parser)
     parser.set_defaults(func=run_league_command)
     return parser
 
@@ -263,6 +264,8 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
         raise LeagueError(f"{', '.join(given)} only apply to --backend ray; drop them or add it.")
     if not args.no_progress:
         print(f"League on {config.game} ({config.algo}) into {run}", flush=True)
+    trust = list(args.trust_module or ())
+    say_trust(config, trust, run / "config.json")
     text = run_league(
         config,
         run,
@@ -278,6 +281,7 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
         stall_seconds=args.stall_seconds,
         report=None if args.no_progress else _say,
         warn=_warn,
+        trusted_modules=trust,
     )
     print(text, flush=True)
     return 0

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..games.registry import GAMES
-from .common import BASELINES, PROG, CLIError, error_line, user_errors
+from .common import BASELINES, PROG, CLIError, add_trust_option, error_line, user_errors
 from .exploitability import add_exploitability_parser
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
 from .play import add_play_parser
@@ -283,6 +283,8 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     add_watch_parser(subparsers)
     add_report_parser(subparsers)
     add_exploitability_parser(subparsers)
+    for command in COMMANDS:  # each opens an archive: --trust-module MOD
+        add_trust_option(subparsers.choices[command])
 
     if include_train:
         _add_train_command(subparsers)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import IO, Any
 
 from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
@@ -78,6 +79,7 @@ def play_run(
     seed: int | None = None,
     input_stream: IO[str] | None = None,
     output_stream: IO[str] | None = None,
+    trust_modules: Sequence[str] | None = None,
 ) -> PlayOutcome:
     """Play a snapshot of a run (or archive) directory, as ``sp-wrappers play`` does.
 
@@ -92,10 +94,12 @@ def play_run(
         recorded with its configuration when they are given.
     :param deterministic: the snapshot takes its most likely move (else samples).
     :param record: store a finished game in the archive's match history.
+    :param trust_modules: modules trusted on top of those the run's ``config.json`` names
+        (``--trust-module``).
     """
     run, env_fn, kwargs = _game_of(path, game, game_kwargs)
     out = output_stream or sys.stdout
-    archive = run.open_archive()
+    archive = run.open_archive(trust_modules)
     try:
         info = choose_snapshot(archive, snapshot)
         policy = archive.load_policy(info, deterministic=deterministic)
@@ -161,6 +165,7 @@ def play_web(
     seed: int | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
+    trust_modules: Sequence[str] | None = None,
 ) -> None:
     """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C; the same choices
     as :func:`play_run`, made again in the page for each new game."""
@@ -168,7 +173,7 @@ def play_web(
 
     run, env_fn, kwargs = _game_of(path, game, game_kwargs, frames=True)
     app = WebPlay(
-        run.open_archive,
+        lambda: run.open_archive(trust_modules),
         env_fn,
         snapshot=snapshot,
         seat=seat,
@@ -248,6 +253,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             seed=args.seed,
             host=args.host,
             port=args.port,
+            trust_modules=args.trust_module,
         )
         return 0
     outcome = play_run(
@@ -259,5 +265,6 @@ def cmd_play(args: argparse.Namespace) -> int:
         deterministic=args.deterministic,
         record=args.record,
         seed=args.seed,
+        trust_modules=args.trust_module,
     )
     return {"interrupted": 130, "end of input": 1}.get(outcome.stopped or "", 0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import CLIError
+from .common import CLIError, resolve_run_dir, say_trust
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -27,6 +27,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.replay_moves < 1:
         raise CLIError(f"--replay-moves must be at least 1, got {args.replay_moves}.")
+    trust = list(getattr(args, "trust_module", None) or ())
+    if not args.no_replay:  # only the replay rebuilds snapshots
+        try:
+            run = resolve_run_dir(args.run_dir)
+            say_trust(run.config, trust, run.config_path)
+        except CLIError:  # not a run directory: write_report says so
+            pass
     try:
         path = write_report(
             args.run_dir,
@@ -34,6 +41,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             replay=not args.no_replay,
             replay_max_moves=args.replay_moves,
             anchor=args.anchor,
+            trusted_modules=trust,
         )
     except (FileNotFoundError, ValueError) as error:
         raise CLIError(str(error)) from None

@@ -37,7 +37,7 @@ from ..runs.recipes import installed_algos
 from ..runs.resolve import resolve_run
 from ..runs.rundir import new_run_dir, slug
 from ..runs.single import train
-from .common import PROG, error_line, user_errors
+from .common import PROG, add_trust_option, error_line, say_trust, user_errors
 from .run_options import command_line, resume_dir, train_overrides
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
@@ -93,7 +93,10 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=float,
         default=None,
         metavar="P",
-        help="probability of playing the learner's latest weights",
+        help="share of the games left after --random-ratio and --reference-ratio (the fixed "
+        "opponents, drawn first) played against the learner's latest weights, the rest against "
+        "snapshots: --random-ratio 0.2 --latest-ratio 0.5 plays the latest weights in 40%% of "
+        "games (ML-Agents' play_against_latest_model_ratio, which has no fixed opponents)",
     )
     sampler.add_argument(
         "--swap-every",
@@ -114,7 +117,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         type=float,
         default=None,
         metavar="P",
-        help="probability of a RandomPolicy opponent",
+        help="probability of a RandomPolicy opponent, of all games",
     )
     sampler.add_argument(
         "--reference-ratio",
@@ -316,6 +319,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         action="store_true",
         help="do not write report.html at the end (sp-wrappers report RUN_DIR writes it later)",
     )
+    add_trust_option(parser)
     parser.set_defaults(func=run_train_command)
     return parser
 
@@ -366,6 +370,8 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
         from .team_train import team_run_banner
 
         print(team_run_banner(config, run, resume), flush=True)
+        if resume:
+            say_trust(config, args.trust_module or (), run / "config.json")
         team_result = train_teams(
             config,
             run,
@@ -376,6 +382,7 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
             torch_threads=args.threads,
             command=command,
             html_report=not args.no_report,
+            trusted_modules=list(args.trust_module or ()),
         )
         print(team_result.summary(), flush=True)
         return 0
@@ -384,10 +391,14 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
         f"({config.recipe if not resume else 'config.json'}) into {run}",
         flush=True,
     )
+    trust = list(args.trust_module or ())
+    if resume:  # a new run's snapshots are its own learner's, trusted as they are saved
+        say_trust(config, trust, run / "config.json")
     result = train(
         config,
         run,
         resume=resume,
+        trusted_modules=trust,
         timesteps=steps,
         progress=not args.no_progress,
         plots=not args.no_plots,

@@ -70,7 +70,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ..games.registry import game_factory
 
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive()
+    archive = run.open_archive(getattr(args, "trust_module", None))
     name, _ = run.game(args.game)  # a CLIError naming the registered games when unknown
     if args.web:
         return _watch_web(args, run, archive, name)

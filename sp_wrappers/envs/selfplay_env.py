@@ -8,6 +8,7 @@ with the vector env, so a seeded vector-env copy replays the same games.
 from __future__ import annotations
 
 import copy
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -51,13 +52,18 @@ __all__ = [
     "pop_learner_seat",
     "SeatChooser",
     "GameSeeds",
+    "FinishedEpisodes",
     "MAX_EMPTY_GAMES",
+    "MAX_UNDRAINED_EPISODES",
     "zero_observation",
 ]
 
 LEARNER_SEAT_MODES = ("random", "alternate")
 #: Games in a row that may end before the learner's first turn before a reset gives up.
 MAX_EMPTY_GAMES = 100
+#: Finished-episode summaries an env keeps until they are drained; older ones are dropped, so an
+#: env that nobody drains (an evaluation env) holds a bounded number.
+MAX_UNDRAINED_EPISODES = 1000
 _WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
 _GAME_SEED_STREAM = 0x5EED  # spawn key of the stream of the game's per-episode seeds
 
@@ -127,6 +133,42 @@ class GameSeeds:
         if self._stream is None:
             return None
         return int(self._stream.integers(2**31 - 1))
+
+
+class FinishedEpisodes:
+    """The summaries (``info["selfplay"]``) of an env's finished episodes, kept until drained.
+
+    Every self-play env (``SelfPlayEnv``, each copy of ``SelfPlayVecEnv`` and of a learner team's
+    env) adds the summary of each episode it ends, and ``env_method("drain_episodes")`` hands them
+    over once: that is how :class:`~sp_wrappers.SelfPlayCallback` and the league's players read
+    their games, with every learner (ARS's ``learn`` gives its callbacks no ``infos``) and through
+    every VecEnv wrapper and worker process. At most ``maxlen`` undrained summaries are kept (the
+    oldest go first).
+
+    :param maxlen: the most summaries kept between two drains.
+
+    >>> episodes = FinishedEpisodes(maxlen=2)
+    >>> for n in range(3):
+    ...     episodes.add({"outcome": n / 2})
+    >>> episodes.drain(), episodes.drain()
+    ([{'outcome': 0.5}, {'outcome': 1.0}], [])
+    """
+
+    def __init__(self, maxlen: int = MAX_UNDRAINED_EPISODES) -> None:
+        self._summaries: deque[dict[str, Any]] = deque(maxlen=int(maxlen))
+
+    def add(self, summary: dict[str, Any]) -> None:
+        """Keep one finished episode's summary."""
+        self._summaries.append(summary)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The summaries kept since the last drain, oldest first; the buffer is then empty."""
+        out = list(self._summaries)
+        self._summaries.clear()
+        return out
+
+    def __len__(self) -> int:
+        return len(self._summaries)
 
 
 def pop_learner_seat(options: dict[str, Any], learner_seats: list[str]) -> str | None:
@@ -253,6 +295,9 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     reward from the next episode start on (see :mod:`sp_wrappers.training.env_generator`); the
     episode's ``info["selfplay"]["config"]`` then records the configuration.
 
+    Each finished episode's ``info["selfplay"]`` is also kept until :meth:`drain_episodes` hands
+    it over (see :class:`FinishedEpisodes`): callbacks read games there, with every learner.
+
     >>> from pettingzoo.classic import tictactoe_v3
     >>> env = SelfPlayEnv(tictactoe_v3.env(), learner="player_1")
     >>> obs, info = env.reset(seed=0)
@@ -265,6 +310,8 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     ...     done = terminated or truncated
     >>> sorted(info["selfplay"])
     ['length', 'opponent', 'opponents', 'outcome', 'return', 'returns', 'seat', 'seat_outcomes']
+    >>> env.drain_episodes() == [info["selfplay"]], env.drain_episodes()
+    (True, [])
     """
 
     def __init__(
@@ -328,6 +375,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         self._seat_policies: dict[str, Any] = {}
         self._game_seeds = GameSeeds()
         self._last_obs: Any = None
+        self.finished_episodes = FinishedEpisodes()
         if symmetries is not None and self.layout is not None:
             raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
         self.view = EpisodeView(
@@ -388,6 +436,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         info = self._learner_info()
         if driver.learner_done:
             info["selfplay"] = self.episode_summary()
+            self.finished_episodes.add(info["selfplay"])
             obs = self._final_observation()
         else:
             obs = driver.learner_observation()
@@ -406,6 +455,11 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             self._next_game = None
 
     # -- SB3 / sb3-contrib hooks -------------------------------------------------------------------
+    def drain_episodes(self) -> list[dict[str, Any]]:
+        """The ``info["selfplay"]`` of every episode finished since the last call, oldest first
+        (reached through ``venv.env_method("drain_episodes")``; see :class:`FinishedEpisodes`)."""
+        return self.finished_episodes.drain()
+
     def action_masks(self) -> np.ndarray:
         """The learner's current legal actions (all ``True`` for games without masks)."""
         mask = self.driver.learner_mask()

@@ -37,19 +37,22 @@ class PairTask:
     n_games: int
     seed: int
     deterministic: bool
+    #: the archive's trusted modules, so a worker rebuilds what the caller's archive may
+    trusted_modules: tuple[str, ...] = ()
 
 
-_WORKER_ARCHIVES: dict[str, Any] = {}
+_WORKER_ARCHIVES: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
-def _worker_archive(path: str) -> Any:
+def _worker_archive(path: str, trusted_modules: Sequence[str] = ()) -> Any:
     """The archive at ``path``, opened once per worker process (its policy cache is reused)."""
     from ..archive.store import SnapshotArchive
 
-    archive = _WORKER_ARCHIVES.get(path)
+    key = (path, tuple(trusted_modules))
+    archive = _WORKER_ARCHIVES.get(key)
     if archive is None:
-        archive = SnapshotArchive(path, create=False)
-        _WORKER_ARCHIVES[path] = archive
+        archive = SnapshotArchive(path, create=False, trusted_modules=trusted_modules)
+        _WORKER_ARCHIVES[key] = archive
     return archive
 
 
@@ -64,7 +67,7 @@ def _run_pair(task: PairTask, archive: Any = None) -> tuple[int, MatchResult]:
     """Play one pair (in a worker, or in the caller's process with its ``archive``)."""
     if archive is None:
         _init_worker()
-        archive = _worker_archive(task.archive_path)
+        archive = _worker_archive(task.archive_path, task.trusted_modules)
 
     def resolve(player: Any) -> Policy:
         if isinstance(player, str):

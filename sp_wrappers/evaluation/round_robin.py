@@ -248,6 +248,7 @@ def round_robin(
                         n_games=missing,
                         seed=pair_seed(seed, pair_index) + len(before),
                         deterministic=deterministic,
+                        trusted_modules=tuple(getattr(archive, "trusted_modules", ())),
                     )
                 )
             pair_index += 1

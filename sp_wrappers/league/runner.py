@@ -127,6 +127,11 @@ class League:
     :param min_games: games a pair needs before PFSP trusts its win rate.
     :param torch_threads: torch threads in each player.
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
+    :param trusted_modules: module prefixes whose classes the players' policies may name, on top
+        of SB3's, sb3-contrib's, torch's and sp_wrappers' (a custom features extractor:
+        ``["mymod."]``; see :class:`~sp_wrappers.SnapshotArchive`). Snapshots and opponents are
+        rebuilt from their specs in the driver and in every player, so without it a player whose
+        policy names another module is refused at the first snapshot.
     :param on_round: called with ``(league, results)`` after each round (progress display;
         :attr:`round_steps` then holds what each player learned in it).
     :param on_stall: receives a :class:`~sp_wrappers.league.faults.StallReport` when a round
@@ -159,6 +164,7 @@ class League:
         min_games: int = DEFAULT_MIN_GAMES,
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
+        trusted_modules: Sequence[str] = (),
         on_round: Callable[[League, dict[str, ChunkResult]], None] | None = None,
         on_stall: OnStall | None = None,
     ) -> None:
@@ -221,7 +227,7 @@ class League:
         except ValueError as error:
             raise LeagueSetupError(str(error)) from None
         self.root.mkdir(parents=True, exist_ok=True)
-        self.archive = SnapshotArchive(self.root / ARCHIVE_DIR)
+        self.archive = SnapshotArchive(self.root / ARCHIVE_DIR, trusted_modules=trusted_modules)
         self.payoff = PayoffTable(decay=decay, min_games=min_games)
         state_path = self.root / STATE_NAME
         self.resumed = state_path.exists()
@@ -360,6 +366,7 @@ class League:
             steps=self.learners[spec.name].steps,
             torch_threads=self.torch_threads,
             vec_env_kwargs=self.vec_env_kwargs,
+            trusted_modules=self.archive.trusted_modules,
         )
         directory = self._player_dir(spec.name)
         if (directory / "initial.zip").exists():
@@ -370,10 +377,11 @@ class League:
         return kwargs
 
     def _policy(self, name: str) -> Any:
-        from ..archive.policy_spec import TRUSTED_MODULES, build_policy
+        from ..archive.policy_spec import build_policy
 
         if name not in self._policies:
-            self._policies[name] = build_policy(self._specs[name], TRUSTED_MODULES, device="cpu")
+            trusted = self.archive.trusted_modules
+            self._policies[name] = build_policy(self._specs[name], trusted, device="cpu")
         return self._policies[name]
 
     def _save_snapshot(self, learner: LearnerState, tags: Sequence[str], round: int) -> str:

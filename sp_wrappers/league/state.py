@@ -83,6 +83,24 @@ class LeagueState:
         learners = {s.name: LearnerState(s.name, s.role) for s in specs}
         return cls(Path(path), learners, np.random.default_rng(seed))
 
+    @staticmethod
+    def steps_done(path: Path) -> int | None:
+        """The learner steps of all players together that ``league.json`` at ``path`` records
+        (``None``: no file there, a new league), read without building the league.
+
+        :raises LeagueSetupError: the file cannot be read; the message names the fix.
+        """
+        path = Path(path)
+        if not path.exists():
+            return None
+        try:
+            state = json.loads(path.read_text())
+            return sum(int(p["steps"]) for p in state["learners"])
+        except (OSError, ValueError, TypeError, KeyError) as error:
+            raise LeagueSetupError(
+                f"Cannot read {path}: {error!r}. Restore the file or start a new league directory."
+            ) from error
+
     @classmethod
     def read(
         cls, path: Path, specs: Iterable[PlayerSpec], shares: Mapping[str, float]

@@ -14,13 +14,14 @@ import io
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ..training.episode_feed import EpisodeFeed
 from ..training.schedules import BudgetSchedules
 from .errors import LeagueSetupError
 
@@ -119,23 +120,31 @@ class MatchmakingSource:
 
 
 class _RecordGames(BaseCallback):
-    """Collects every finished episode's ``info["selfplay"]`` as a match dict."""
+    """Collects every finished episode's ``info["selfplay"]`` as a match dict (drained from the
+    env, so every learner's games count, ARS's too)."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
         self.matches: list[dict[str, Any]] = []
+        self.episodes = EpisodeFeed()
+
+    def _on_training_start(self) -> None:
+        self.episodes.start(self.training_env)
 
     def _on_step(self) -> bool:
+        self._record(self.episodes.collect(self.training_env, self.locals))
+        return True
+
+    def _on_training_end(self) -> None:
+        self._record(self.episodes.collect(self.training_env, {}))
+
+    def _record(self, summaries: list[dict[str, Any]]) -> None:
         from ..training.callbacks import match_records
 
-        for info in self.locals.get("infos", ()):
-            summary = info.get("selfplay") if isinstance(info, dict) else None
-            if summary is None:
-                continue
-            step = int(self.num_timesteps)
+        step = int(self.num_timesteps)
+        for summary in summaries:
             self.matches += match_records(summary, self.name, step, source=LEAGUE_SOURCE)
-        return True
 
 
 def _state_numpy(policy: Any) -> dict[str, np.ndarray]:
@@ -155,6 +164,8 @@ class PlayerWorker:
     :param steps: the learner steps taken before (restored into ``num_timesteps``).
     :param torch_threads: torch threads for this player (``None`` leaves torch's default).
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments.
+    :param trusted_modules: module prefixes whose classes the opponents' policy specs may name
+        (the league's: see :class:`~sp_wrappers.league.League`).
     """
 
     def __init__(
@@ -169,6 +180,7 @@ class PlayerWorker:
         steps: int = 0,
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
+        trusted_modules: Sequence[str] = (),
     ) -> None:
         import torch
 
@@ -178,6 +190,7 @@ class PlayerWorker:
         if torch_threads is not None:
             torch.set_num_threads(int(torch_threads))
         self.name = name
+        self.trusted_modules = tuple(trusted_modules)
         self.venv = make_selfplay_vec_env(
             env_fn, n_envs=n_envs, seed=seed, opponent=RandomPolicy(), **dict(vec_env_kwargs or {})
         )
@@ -239,7 +252,8 @@ class PlayerWorker:
         from ..archive.policy_spec import TRUSTED_MODULES, build_policy
         from ..core.policies import SB3Policy
 
-        policy = build_policy(spec, TRUSTED_MODULES, device="cpu")
+        extra = tuple(m for m in self.trusted_modules if m not in TRUSTED_MODULES)
+        policy = build_policy(spec, TRUSTED_MODULES + extra, device="cpu")
         policy.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
         policy.set_training_mode(False)
         for parameter in policy.parameters():

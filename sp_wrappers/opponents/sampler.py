@@ -111,7 +111,9 @@ class OpponentSampler:
         created when missing); also read from env worker processes.
     :param window: only the newest ``window`` snapshots are eligible; ``None`` means all.
     :param latest_ratio: probability (0..1) of facing the learner's latest weights instead of a
-        snapshot. Until the callback has sent weights, that share goes to the snapshots.
+        snapshot, as a share of the draws ``fixed_opponents`` leave (with ``[(random, 0.2)]`` and
+        ``latest_ratio=0.5``: 40% of all draws). Until the callback has sent weights, that share
+        goes to the snapshots.
     :param swap_every: keep an opponent for this many ``swap_unit`` before drawing again
         (per env copy; a draw takes effect at the next episode start).
     :param swap_unit: ``"episodes"`` or ``"steps"`` (learner steps).

@@ -30,7 +30,7 @@ import copy
 import dataclasses
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,14 @@ from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeagu
 from ..league.errors import LeagueSetupError
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
+from ..league.state import STATE_NAME, LeagueState
 from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from .recipes import ALGOS, fit_to_budget, recipe_for
 from .recipes import linear_schedule as learning_rate_schedule
 from .report import report_at_end
-from .rundir import CONFIG_NAME, slug, tensorboard_dir
+from .rundir import CONFIG_NAME, run_trusted_modules, slug, tensorboard_dir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",
@@ -363,15 +364,19 @@ def run_league(
     html_report: bool = True,
     report: Callable[[str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    trusted_modules: Sequence[str] = (),
 ) -> str:
     """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
 
     :param config: the league's configuration (:func:`resolve_league`) or its ``config.json``.
     :param run_dir: the run directory (default: ``runs/league-<game>``); a league already there
-        is continued.
+        is continued up to ``config.timesteps`` (when it has done that many steps already:
+        :class:`LeagueError`, and nothing is written).
     :param backend: ``serial``, ``process`` or ``ray``.
     :param report: where the per-round lines go (``None``: nowhere).
     :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
+    :param trusted_modules: modules whose classes the players' policies may name, on top of those
+        the configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
 
     A round that makes no progress for ``stall_seconds`` is reported to ``warn``; a Ray cluster
     too small for the players, or a Ray ``address`` with no cluster, stops the run before
@@ -384,6 +389,14 @@ def run_league(
     if not isinstance(config, LeagueConfig):
         config = LeagueConfig.from_json(config)
     run_dir = Path(run_dir if run_dir is not None else f"runs/league-{slug(config.game)}")
+    done = LeagueState.steps_done(run_dir / STATE_NAME)
+    if done is not None and int(config.timesteps) <= done:
+        # before anything is written: no evaluation games again, no config.json going back
+        raise LeagueError(
+            f"The league in {run_dir} already has {done:,d} learner steps (all players "
+            f"together), and --timesteps {int(config.timesteps):,d} asks for no more; pass "
+            f"--timesteps with a total above {done:,d} to go on."
+        )
     env_fn = game_factory(config.game, config.game_kwargs)
     probe = probe_or_fail(env_fn, config.game, config.game_kwargs, "random")
     check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
@@ -411,6 +424,7 @@ def run_league(
         seed=int(config.seed),
         max_frozen=config.max_frozen,
         torch_threads=torch_threads,
+        trusted_modules=run_trusted_modules(config, trusted_modules),
         on_round=reporter,
         on_stall=on_stall,
     )

@@ -15,6 +15,7 @@ from ..games.registry import reference_opponents
 from .config import TrainError
 from .recipes import ALGOS, BOX_ONLY, DISCRETE_ONLY, installed_algos
 from .recipes import linear_schedule as _learning_rate
+from .rundir import POLICY_CLASS_KWARGS
 
 __all__ = [
     "algo_class",
@@ -25,9 +26,6 @@ __all__ = [
     "policy_kwargs_classes",
     "limited_torch_threads",
 ]
-
-#: The ``policy_kwargs`` entries that name a class (``"module:Class"`` in a run's config).
-_CLASS_KWARGS = ("features_extractor_class",)
 
 
 def policy_kwargs_classes(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,7 +42,7 @@ def policy_kwargs_classes(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     sp_wrappers.runs.config.TrainError: policy_kwargs' features_extractor_class must be an ...
     """
     resolved = dict(policy_kwargs)
-    for key in _CLASS_KWARGS:
+    for key in POLICY_CLASS_KWARGS:
         name = resolved.get(key)
         if not isinstance(name, str):
             continue

@@ -29,9 +29,11 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from .rundir import run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
 
@@ -462,6 +464,7 @@ def write_report(
     replay: bool = True,
     replay_max_moves: int = 300,
     anchor: str | None = "random",
+    trusted_modules: Sequence[str] = (),
 ) -> Path:
     """Write the run report, one self-contained HTML page (see the module docstring).
 
@@ -470,6 +473,9 @@ def write_report(
     :param replay: include the replay of the latest snapshot against the best earlier one.
     :param replay_max_moves: stop the replay after this many moves (a bound for Atari games).
     :param anchor: the player pinned at 1000 in the Bradley-Terry ratings when it has games.
+    :param trusted_modules: modules whose classes the replay's snapshots may name, on top of
+        those the run's ``config.json`` names (see
+        :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
     :return: the path written.
     :raises FileNotFoundError: ``run_dir`` holds no archive (the message says what to pass).
 
@@ -488,7 +494,8 @@ def write_report(
 
     root = Path(run_dir)
     archive_path, config = _locate(root)
-    with SnapshotArchive(archive_path, create=False) as archive:
+    trusted = run_trusted_modules(config, trusted_modules)
+    with SnapshotArchive(archive_path, create=False, trusted_modules=trusted) as archive:
         page = _page(root, archive_path, archive, config, replay, replay_max_moves, anchor)
     path = Path(out) if out is not None else root / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ so that every kind of run shares one layout::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ __all__ = [
     "MODEL_NAME",
     "ARCHIVE_DIR",
     "new_run_dir",
+    "POLICY_CLASS_KWARGS",
+    "module_prefix",
+    "run_trusted_modules",
+    "trust_line",
     "slug",
     "tensorboard_dir",
     "write_plots",
@@ -31,6 +36,9 @@ __all__ = [
 CONFIG_NAME = "config.json"
 MODEL_NAME = "model.zip"
 ARCHIVE_DIR = "archive"
+#: The ``policy_kwargs`` that name a class by its import path (``"module:Class"``) in a recipe,
+#: ``--hp`` and ``config.json``.
+POLICY_CLASS_KWARGS = ("features_extractor_class",)
 
 
 def slug(game: str) -> str:
@@ -82,3 +90,74 @@ def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list
     payoff = RoundRobinResult.from_archive(archive)
     plot_payoff(payoff, out / "payoff.png", title=f"{run.name}: payoff matrix, all games")
     return ["plots/"]
+
+
+def module_prefix(module: str) -> str:
+    """The trusted-module prefix of ``module`` and its submodules, what
+    :class:`~sp_wrappers.SnapshotArchive`'s ``trusted_modules`` takes (``"mymod"`` ->
+    ``"mymod."``, which trusts ``mymod`` and ``mymod.nets`` but not ``mymodule``).
+
+    >>> module_prefix("mymod"), module_prefix("mypkg.nets.")
+    ('mymod.', 'mypkg.nets.')
+    """
+    module = str(module).strip()
+    if not module.strip("."):
+        raise TrainError(f"--trust-module takes a module name such as mymod, got {module!r}.")
+    return module if module.endswith(".") else module + "."
+
+
+def _config_classes(config: Any) -> list[str]:
+    """The classes (``"module:Class"``) a run's configuration names in its ``policy_kwargs``."""
+    hyperparams = getattr(config, "hyperparams", None)
+    if hyperparams is None and isinstance(config, Mapping):
+        hyperparams = config.get("hyperparams")
+    policy_kwargs = hyperparams.get("policy_kwargs") if isinstance(hyperparams, Mapping) else None
+    if not isinstance(policy_kwargs, Mapping):
+        return []
+    names = [policy_kwargs.get(key) for key in POLICY_CLASS_KWARGS]
+    return [n for n in names if isinstance(n, str) and ":" in n and n.split(":")[0]]
+
+
+def run_trusted_modules(config: Any, extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """The modules a command working on a run trusts when it rebuilds the run's snapshots.
+
+    A run directory's own ``config.json`` names the classes its user chose (``--hp
+    'policy_kwargs={"features_extractor_class": "mymod:TinyExtractor"}'``): their modules are
+    trusted, exactly those, and so are ``extra`` (``--trust-module MOD``). An archive without its
+    run's configuration trusts only ``extra``, so an archive from elsewhere stays refused.
+    Returns prefixes for :class:`~sp_wrappers.SnapshotArchive`'s ``trusted_modules``.
+
+    :param config: the run's configuration (``config.json``'s content, a typed configuration,
+        or ``{}`` without one).
+    :param extra: module names the user trusts on top (``--trust-module``).
+
+    >>> run_trusted_modules({"hyperparams": {"policy_kwargs": {
+    ...     "features_extractor_class": "mymod:TinyExtractor"}}}, extra=["other"])
+    ('mymod.', 'other.')
+    >>> run_trusted_modules({})
+    ()
+    """
+    modules = [name.split(":")[0] for name in _config_classes(config)]
+    return tuple(dict.fromkeys(module_prefix(m) for m in [*modules, *extra]))
+
+
+def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json") -> str | None:
+    """One line saying which modules :func:`run_trusted_modules` trusts and why (``None`` when
+    it trusts none), for a command to print on stderr.
+
+    >>> trust_line({"hyperparams": {"policy_kwargs": {
+    ...     "features_extractor_class": "mymod:TinyExtractor"}}}, where="runs/r/config.json")
+    'trusting module mymod: runs/r/config.json names mymod:TinyExtractor'
+    """
+    extra = [module_prefix(m)[:-1] for m in extra]
+    classes = _config_classes(config)
+    parts = []
+    if classes:
+        modules = list(dict.fromkeys(name.split(":")[0] for name in classes))
+        parts.append(f"{', '.join(modules)}: {where} names {', '.join(classes)}")
+    if extra:
+        parts.append(f"{', '.join(extra)}: --trust-module")
+    if not parts:
+        return None
+    count = len({*(c.split(":")[0] for c in classes), *extra})
+    return f"trusting module{'s' if count > 1 else ''} " + "; ".join(parts)

@@ -39,7 +39,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,6 +319,7 @@ def train(
     torch_threads: int | None = 1,
     command: str | None = None,
     html_report: bool = True,
+    trusted_modules: Sequence[str] = (),
 ) -> TrainResult:
     """Train a learner by self-play and write the run directory (see the module docstring).
 
@@ -336,6 +337,10 @@ def train(
     :param html_report: write ``report.html`` at the end (see
         :func:`~sp_wrappers.runs.report.report_at_end`: a page that cannot be written becomes a
         note, never an error).
+    :param trusted_modules: modules whose classes the archive's snapshots may name, on top of
+        those the run's configuration names (see
+        :func:`~sp_wrappers.runs.rundir.run_trusted_modules`): a resumed run rebuilds the
+        snapshots its custom features extractor saved.
     """
     if isinstance(config, TeamRunConfig) or (
         isinstance(config, Mapping) and config.get("kind") is not None
@@ -345,7 +350,7 @@ def train(
         config = RunConfig.from_json(config)
     from ..archive.store import SnapshotArchive
     from ..training.callbacks import SelfPlayCallback
-    from .rundir import slug
+    from .rundir import run_trusted_modules, slug
 
     run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
     notes: list[str] = []
@@ -353,7 +358,11 @@ def train(
     probe = probe_or_fail(env_fn, config.game, config.game_kwargs, config.learner)
     check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
     run.mkdir(parents=True, exist_ok=True)
-    archive = SnapshotArchive(run / ARCHIVE_DIR, max_snapshots=config.max_snapshots)
+    archive = SnapshotArchive(
+        run / ARCHIVE_DIR,
+        max_snapshots=config.max_snapshots,
+        trusted_modules=run_trusted_modules(config, trusted_modules),
+    )
     tb = tensorboard_dir(run, notes)
     venv_seed = int(config.seed)
     with limited_torch_threads(torch_threads):

@@ -255,6 +255,7 @@ def train_teams(
     command: str | None = None,
     report: Callable[[str], None] | None = print,
     html_report: bool = True,
+    trusted_modules: Sequence[str] = (),
 ) -> TeamTrainResult:
     """Train one learner per team with :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` and
     write the run directory (see the module docstring).
@@ -273,7 +274,10 @@ def train_teams(
     :param report: where progress lines go (``None``: nowhere).
     :param html_report: write one page per team at the end, ``report-<team>.html`` (see
         :func:`~sp_wrappers.runs.report.report_at_end`; a page that cannot be written is a note).
+    :param trusted_modules: modules whose classes the teams' snapshots may name, on top of those
+        the run's configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
     """
+    from ..archive.store import SnapshotArchive
     from ..training.team_selfplay import STATE_NAME, TeamSelfPlay
     from ..training.team_setup import (
         TeamChangeError,
@@ -284,9 +288,10 @@ def train_teams(
 
     if not isinstance(config, TeamRunConfig):
         config = TeamRunConfig.from_json(config)
-    from .rundir import slug
+    from .rundir import run_trusted_modules, slug
 
     run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
+    trust = run_trusted_modules(config, trusted_modules)
     notes: list[str] = []
     env_fn = game_factory(config.game, config.game_kwargs)
     probe = _probe_teams(env_fn, config.teams, config.game, config.game_kwargs)
@@ -367,6 +372,13 @@ def train_teams(
                 run_dir=run,
                 resume=resume,
                 seed=int(config.seed),
+                # the run's archives (run_dir/archives/<team>), trusting the run's modules
+                archives={
+                    name: SnapshotArchive(run / ARCHIVES_DIR / name, trusted_modules=trust)
+                    for name in models
+                }
+                if trust
+                else None,
             )
         except TeamChangeError as error:
             raise TrainError(str(error.for_flag("--team-change "))) from None

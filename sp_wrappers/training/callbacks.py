@@ -1,9 +1,11 @@
 """``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
 
 The callback is the one piece that writes: it saves snapshots into the
-:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]``, updates
-online Elo, records each match in the archive, refreshes the learner's latest weights in every env
-(in this process or in ``SubprocVecEnv`` workers) and logs ``selfplay/*`` through SB3's logger.
+:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]`` (drained
+from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`, so every learner's games
+count, ARS's too, each once), updates online Elo, records each match in the archive, refreshes
+the learner's latest weights in every env (in this process or in ``SubprocVecEnv`` workers) and
+logs ``selfplay/*`` through SB3's logger.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
 from ..ratings.elo import EloRatings
+from .episode_feed import EpisodeFeed
 from .nash_games import NashPayoffGames
 
 __all__ = [
@@ -201,11 +204,14 @@ class SelfPlayCallback(BaseCallback):
         self.nash = NashPayoffGames(
             self.archive, int(nash_games), int(nash_games_per_pair), eval_env_fn
         )
+        self.episodes = EpisodeFeed()
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
         # VecFrameStack / VecNormalize above the env: the opponents would not see the transform
         check_observation_wrappers(self.training_env)
+        # the games come from the env's buffer (episodes finished before learn are not counted)
+        self.episodes.start(self.training_env)
         if self.run_template is not None:
             # The envs and this callback share this run's directory; the next run built in this
             # thread (the next Optuna trial) gets a new one.
@@ -264,10 +270,8 @@ class SelfPlayCallback(BaseCallback):
         return [n for n in names if n not in snapshots and n != LATEST_ID]
 
     def _on_step(self) -> bool:
-        for info in self.locals.get("infos", ()):
-            summary = info.get("selfplay") if isinstance(info, dict) else None
-            if summary is not None:
-                self._record(summary)
+        for summary in self.episodes.collect(self.training_env, self.locals):
+            self._record(summary)
         if self.num_timesteps - self._last_save_step >= self.save_every and self._gate_open():
             if not self._save_snapshot():
                 return False
@@ -284,6 +288,8 @@ class SelfPlayCallback(BaseCallback):
         self._log()
 
     def _on_training_end(self) -> None:
+        for summary in self.episodes.collect(self.training_env, {}):  # any not yet drained
+            self._record(summary)
         self._flush_matches()
         self._store_elo()
 

@@ -2,8 +2,9 @@
 besides the game.
 
 A copy owns its learner seat, its opponents and their swap schedule, its random stream, its game
-configuration and the summary of its episodes; ``get_attr``/``env_method`` on the vector env reach
-it first (``action_masks``, ``sync_latest_weights``, ``learner_seats``, ``opponent_source``,
+configuration and the summary of its episodes (kept until ``drain_episodes`` hands them over);
+``get_attr``/``env_method`` on the vector env reach it first (``action_masks``,
+``sync_latest_weights``, ``drain_episodes``, ``learner_seats``, ``opponent_source``,
 ``np_random``, ...). It is handed what it shares with the other copies (:class:`CopySettings`)
 and where opponents run (:class:`OpponentPlacement`), and describes each game-side operation it
 wants as an operation tuple the env sends to the games; it never sees the env. A learner team's
@@ -27,6 +28,7 @@ from ...opponents.slots import OpponentSlots, as_opponent_source
 from ..game_config import CopyConfig, RewardFn, check_reward_fn
 from ..selfplay_env import (
     MAX_EMPTY_GAMES,
+    FinishedEpisodes,
     GameSeeds,
     SeatChooser,
     pop_learner_seat,
@@ -138,6 +140,7 @@ class EnvCopy:
         self.games_started = 0  # with the copy and the seat: a recurrent opponent's state key
         self.config = CopyConfig()
         self.view = EpisodeView(settings.symmetries)
+        self.finished_episodes = FinishedEpisodes()
 
     def _init_opponents(self, opponent: Any) -> None:
         self._default_opponents: Mapping[str, RandomPolicy] | None = None
@@ -161,6 +164,11 @@ class EnvCopy:
         if mask is None:
             raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
         return self.view.mask(mask)
+
+    def drain_episodes(self) -> list[dict[str, Any]]:
+        """The ``info["selfplay"]`` of every episode this copy finished since the last call
+        (see :class:`~sp_wrappers.envs.selfplay_env.FinishedEpisodes`)."""
+        return self.finished_episodes.drain()
 
     def learner_observation(self) -> Any:
         """The learner's current observation, in the episode's view."""

@@ -258,6 +258,7 @@ class TeamVecEnv(SelfPlayVecEnv):
 
     def _finish_episode(self, copy: EnvCopy, status: Status) -> None:
         summary = copy.episode_summary(status)
+        copy.finished_episodes.add(summary)  # once per game, whatever the team's size
         team_end = (status.terminated, status.truncated)
         ends = status.slot_ends or [team_end] * self.team_size
         results = []
@@ -352,13 +353,17 @@ class TeamVecEnv(SelfPlayVecEnv):
         **method_kwargs: Any,
     ) -> list[Any]:
         """Call a method of each slot's copy once (its result repeated for the copy's slots);
-        ``action_masks`` gives each slot its own mask (what ``MaskablePPO`` asks for)."""
+        ``action_masks`` gives each slot its own mask (what ``MaskablePPO`` asks for);
+        ``drain_episodes`` gives a copy's games to its first slot asked, so each game is drained
+        once."""
         if method_name == "action_masks":
             masks = self.action_masks()
             return [masks[i] for i in self._get_indices(indices)]
         games, unique = self._games_of(indices)
         results = super().env_method(method_name, *method_args, indices=unique, **method_kwargs)
         values = dict(zip(unique, results, strict=True))
+        if method_name == "drain_episodes":
+            return [values.pop(g, []) for g in games]
         return [values[g] for g in games]
 
     def get_images(self) -> list[Any]:

@@ -80,8 +80,9 @@ class SelfPlayVecEnv(VecEnv):
     The VecEnv contract holds as in ``DummyVecEnv``: auto-reset with
     ``infos[i]["terminal_observation"]`` and ``"TimeLimit.truncated"``, ``reset_infos``,
     ``seed``/``set_options`` for the next reset, ``env_method``/``get_attr``/``set_attr``
-    (looked up on the copy — ``action_masks``, ``sync_latest_weights``, ``opponent_source``,
-    ``learner_seats``, ... — then on the PettingZoo game itself, in its worker if any), so
+    (looked up on the copy — ``action_masks``, ``sync_latest_weights``, ``drain_episodes``,
+    ``opponent_source``, ``learner_seats``, ... — then on the PettingZoo game itself, in its
+    worker if any), so
     ``MaskablePPO``, ``VecMonitor``, ``VecNormalize(norm_obs=False)`` and ``SelfPlayCallback`` work
     unchanged (``VecFrameStack`` is refused: see :mod:`sp_wrappers.envs.observation_wrappers`);
     ``env_method("sync_latest_weights", ...)`` reaches each distinct opponent source once.
@@ -558,7 +559,9 @@ class SelfPlayVecEnv(VecEnv):
         obs = status.observation
         if obs is None:
             obs = zero_observation(self.observation_space)
-        info: dict[str, Any] = {"seat": copy.learner, "selfplay": copy.episode_summary(status)}
+        summary = copy.episode_summary(status)
+        copy.finished_episodes.add(summary)  # what callbacks drain (see FinishedEpisodes)
+        info: dict[str, Any] = {"seat": copy.learner, "selfplay": summary}
         info["TimeLimit.truncated"] = status.truncated and not status.terminated
         info["terminal_observation"] = copy.view.observation(obs)  # the ending episode's view
         reward = copy.config.transform(status.reward, info)
