@@ -55,17 +55,26 @@ def run_league(root: Path, attack) -> tuple[League, object]:
     return league, result
 
 
-def learning_actor_pids() -> list[int]:
+def learning_actor_pids(parent: int | None = None) -> list[int]:
+    """The processes learning a chunk now (those whose parent is ``parent``, a raylet, if given)."""
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
+            if not entry.name.isdigit() or not (entry / "cmdline").read_bytes().startswith(
                 b"ray::PlayerWorker.train_chunk"
             ):
+                continue
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent is None or ppid == parent:
                 pids.append(int(entry.name))
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
     return pids
+
+
+def raylet_pid(node) -> int:
+    """The pid of ``node``'s raylet, the parent of the worker processes that run on it."""
+    return node.all_processes["raylet"][0].process.pid
 
 
 def test_an_actor_process_killed_mid_round_is_replaced_and_the_league_finishes(cluster, tmp_path):
@@ -90,10 +99,18 @@ def test_an_actor_process_killed_mid_round_is_replaced_and_the_league_finishes(c
 def test_a_node_removed_mid_round_loses_its_player_which_moves_to_the_head(cluster, tmp_path):
     cluster_, worker_node = cluster
 
-    def remove() -> None:  # once the round's chunks are being learned
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not learning_actor_pids():
-            time.sleep(0.02)
+    raylet = raylet_pid(worker_node)
+    # the previous test's actors release their CPUs asynchronously: start once every CPU is free,
+    # so SPREAD puts one player on the worker node
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources().get("CPU", 0):
+        assert time.monotonic() < deadline, (ray.available_resources(), ray.cluster_resources())
+        time.sleep(0.05)
+
+    def remove() -> None:  # once the player on the worker node is learning its chunk
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not learning_actor_pids(raylet):
+            time.sleep(0.01)
         cluster_.remove_node(worker_node)
 
     _, result = run_league(tmp_path, remove)
