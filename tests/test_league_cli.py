@@ -140,3 +140,18 @@ def test_league_resume_at_or_below_the_steps_done_is_refused_and_writes_nothing(
         assert "nan" not in captured.out
     assert {name: (out / name).read_bytes() for name in before} == before
     assert (out / "archive" / "index.sqlite").stat().st_mtime_ns == index
+
+
+def test_a_league_killed_after_its_last_round_but_before_its_end_resumes_to_finish_it(
+    tmp_path, capsys
+):
+    out = tmp_path / "run"
+    args = ["league", "tictactoe_v3", "--league-exploiters", "0", "--main-exploiters", "0"]
+    assert main([*args, "--timesteps", "128", *TINY, "--no-plots", "--out", str(out)]) == 0
+    done = sum(p["steps"] for p in json.loads((out / "league.json").read_text())["learners"])
+    (out / "ratings.json").unlink()  # as if killed during the end-of-run evaluation
+    capsys.readouterr()
+    resume = ["league", "--resume", str(out), "--timesteps", str(done)]
+    assert main([*resume, "--backend", "serial", "--no-progress", "--no-plots"]) == 0
+    assert (out / "ratings.json").exists()
+    assert "Traceback" not in capsys.readouterr().err

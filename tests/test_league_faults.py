@@ -129,7 +129,10 @@ def test_a_league_killed_in_each_phase_of_a_round_resumes_as_of_its_last_complet
         archive.close()
         proc = league(*again)
     _, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-2000:]
+    # a kill that landed after the league's end (its ratings.json written) leaves nothing to
+    # resume: the resume is then refused in one line, as `train --resume` does (#33)
+    ended_before = proc.returncode == 2 and "already has" in err and "Traceback" not in err
+    assert proc.returncode == 0 or ended_before, err[-2000:]
     assert kills >= 3, "the run ended before the kills: give it more rounds"
     assert beyond >= 1, "no kill left a round's snapshots ahead of league.json"
     state = assert_recorded_once(run)

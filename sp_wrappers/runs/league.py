@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -349,6 +350,19 @@ def _remove_new(run_dir: Path, kept: set[Path], existed: bool) -> None:
             path.unlink(missing_ok=True)
 
 
+def _ended(run_dir: Path) -> bool:
+    """Whether the league in ``run_dir`` finished its end of run (its evaluation and
+    ``ratings.json`` for the final snapshots ``league.json`` names): a league killed after its
+    last round but before that end resumes to finish it instead of being refused."""
+    try:
+        state = json.loads((run_dir / STATE_NAME).read_text())
+        ratings = json.loads((run_dir / "ratings.json").read_text())
+    except (OSError, ValueError):
+        return False
+    final = state.get("final_snapshots") if isinstance(state, dict) else None
+    return bool(final) and isinstance(ratings, dict) and ratings.get("final_snapshots") == final
+
+
 def run_league(
     config: LeagueConfig | Mapping[str, Any],
     run_dir: str | Path | None = None,
@@ -390,7 +404,7 @@ def run_league(
         config = LeagueConfig.from_json(config)
     run_dir = Path(run_dir if run_dir is not None else f"runs/league-{slug(config.game)}")
     done = LeagueState.steps_done(run_dir / STATE_NAME)
-    if done is not None and int(config.timesteps) <= done:
+    if done is not None and int(config.timesteps) <= done and _ended(run_dir):
         # before anything is written: no evaluation games again, no config.json going back
         raise LeagueError(
             f"The league in {run_dir} already has {done:,d} learner steps (all players "

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..archive.policy_spec import TRUSTED_MODULES
 from .config import TrainError
 
 __all__ = [
@@ -115,7 +116,14 @@ def _config_classes(config: Any) -> list[str]:
     if not isinstance(policy_kwargs, Mapping):
         return []
     names = [policy_kwargs.get(key) for key in POLICY_CLASS_KWARGS]
-    return [n for n in names if isinstance(n, str) and ":" in n and n.split(":")[0]]
+    return [
+        n
+        for n in names
+        if isinstance(n, str)
+        and ":" in n
+        and n.split(":")[0]
+        and not (n.split(":")[0] + ".").startswith(TRUSTED_MODULES)  # trusted anyway: no line
+    ]
 
 
 def run_trusted_modules(config: Any, extra: Iterable[str] = ()) -> tuple[str, ...]:
@@ -148,6 +156,12 @@ def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json
     >>> trust_line({"hyperparams": {"policy_kwargs": {
     ...     "features_extractor_class": "mymod:TinyExtractor"}}}, where="runs/r/config.json")
     'trusting module mymod: runs/r/config.json names mymod:TinyExtractor'
+
+    Classes of the modules trusted anyway (sp_wrappers', SB3's, torch's) need no line:
+
+    >>> trust_line({"hyperparams": {"policy_kwargs": {
+    ...     "features_extractor_class": "sp_wrappers.core.networks:BoardExtractor"}}}) is None
+    True
     """
     extra = [module_prefix(m)[:-1] for m in extra]
     classes = _config_classes(config)
