@@ -21,7 +21,7 @@ file as they finish, so an interrupted run keeps what it measured)::
     python benchmarks/compat.py --families classic,mpe2  # some families
     python benchmarks/compat.py --render-only            # rebuild the table from the JSON lines
 
-``tests/test_compat.py`` runs :func:`check_game` on a few games of each family.
+``tests/games/test_compat.py`` runs :func:`check_game` on a few games of each family.
 """
 
 from __future__ import annotations
@@ -580,7 +580,7 @@ LEARNERS = """
 ## Learners
 
 Every learner of Stable-Baselines3 and sb3-contrib trains by self-play and plays back as a
-snapshot opponent (`tests/test_learner_matrix.py`: a few hundred learner steps in each runner, the
+snapshot opponent (`tests/training/test_learner_matrix.py`: a few hundred learner steps in each runner, the
 snapshots reloaded in a fresh process, then a match; the last column is one short real run per
 family, marked `learning`; *env*: `SelfPlayEnv`, *vec env*: `SelfPlayVecEnv`, *league*: the
 serial backend). How each family plays: [Any SB3 learner](how-to/learners.md).

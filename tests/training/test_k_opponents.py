@@ -288,7 +288,7 @@ def test_novelty_example_runs_on_a_tiny_budget_and_prints_vectors_and_spread(tmp
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "examples" / "novelty_selfplay.py"
+    script = Path(__file__).resolve().parents[2] / "examples" / "novelty_selfplay.py"
     args = ["--timesteps", "2048", "--warmup", "2048", "--k", "2", "--n-envs", "2"]
     result = subprocess.run(
         [sys.executable, str(script), *args, "--positions", "50", "--out", str(tmp_path)],

@@ -23,7 +23,7 @@ from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.ratings.archive_ratings import archive_ratings
 from sp_wrappers.training.callbacks import SelfPlayCallback
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

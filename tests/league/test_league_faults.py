@@ -18,7 +18,7 @@ from pettingzoo.classic import tictactoe_v3
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.league import AlphaStarLeague, League
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHUNK = 64
 ROLES = ["--main-agents", "1", "--main-exploiters", "1", "--league-exploiters", "0"]
 TINY = [

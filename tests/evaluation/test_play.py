@@ -36,7 +36,7 @@ from sp_wrappers.evaluation.match import play_match
 from sp_wrappers.evaluation.round_robin import RoundRobinResult
 from sp_wrappers.ratings.archive_ratings import archive_ratings, store_archive_ratings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHESS = "pettingzoo.classic.chess_v6:env"
 
 

@@ -220,7 +220,7 @@ def test_watch_play_and_report_do_not_load_the_training_commands(runs):
             capture_output=True,
             text=True,
             timeout=300,
-            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])),
         )
         assert result.stdout.strip().splitlines()[-1] == "0 []", result.stdout + result.stderr
 

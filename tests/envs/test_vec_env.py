@@ -31,7 +31,7 @@ from sp_wrappers.evaluation.match import play_match
 from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.training.callbacks import SelfPlayCallback
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class CountingPolicy:

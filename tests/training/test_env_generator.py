@@ -33,7 +33,7 @@ from sp_wrappers import (
 from sp_wrappers.cli.main import main as cli_main
 from sp_wrappers.cli.train import main_train
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 go5 = functools.partial(go_v5.env, board_size=5)
 
 

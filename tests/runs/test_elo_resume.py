@@ -33,7 +33,7 @@ from sp_wrappers import (
 from sp_wrappers.archive.checks import ArchiveFormatError
 from sp_wrappers.archive.history import PLAYER_RATING_KEY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import pytest
 
 from sp_wrappers.core.imports import import_object, split_import_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_from(folder: Path, tool_dir: Path, source: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,7 @@ from sp_wrappers.league.faults import PlayersDoNotFitError, StallReport
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")  # one Ray cluster at a time (conftest.py)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = [
     "--timesteps", "384", "--chunk-steps", "64", "--n-envs", "2", "--hp", "n_steps=32",
     "--hp", "batch_size=32", "--eval-games", "2", "--no-plots", "--no-progress",

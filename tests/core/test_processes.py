@@ -12,7 +12,7 @@ from pathlib import Path
 from sp_wrappers.core.errors import SpWrappersError
 from sp_wrappers.core.processes import UnguardedMainError, line_is_guarded, require_main_guard
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_script(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:

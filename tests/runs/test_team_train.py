@@ -21,7 +21,7 @@ from sp_wrappers.cli.train import main_train
 from sp_wrappers.games.registry import GAMES, QUADRAPONG_TEAMS, MissingGameError, make_game
 from sp_wrappers.runs.recipes import recipe_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Tiny PPO settings: n_steps * slots must exceed batch_size only a little.
 TINY = (
     "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64", "--hp", "n_epochs=1",

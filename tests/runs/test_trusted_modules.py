@@ -23,7 +23,7 @@ import pytest
 from sp_wrappers.archive.policy_spec import TRUSTED_MODULES
 from sp_wrappers.runs.rundir import run_trusted_modules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 EXTRACTOR = """
 import torch

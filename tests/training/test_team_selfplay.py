@@ -31,7 +31,7 @@ from sp_wrappers.opponents.sampler import pfsp_weights  # noqa: E402
 from sp_wrappers.training.team_selfplay import STATE_NAME, TeamSelfPlay, swap_steps
 from sp_wrappers.training.team_setup import make_team_vec_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEAMS = ("adversary", "agent")  # teams="prefix": adversary_0..2 and agent_0
 
 

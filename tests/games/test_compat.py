@@ -16,7 +16,7 @@ from pettingzoo.classic import rps_v2
 
 from sp_wrappers import SelfPlayEnv, SelfPlayVecEnv
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "compat.py"
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "compat.py"
 _SPEC = importlib.util.spec_from_file_location("compat_matrix", _PATH)
 compat = importlib.util.module_from_spec(_SPEC)
 sys.modules["compat_matrix"] = compat  # dataclasses look their module up

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sp_wrappers.archive.store import SnapshotArchive
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = [
     "--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--hp", "n_epochs=1",
     "--save-every", "128", "--fit-every", "192", "--max-snapshots", "4", "--eval-games", "2",

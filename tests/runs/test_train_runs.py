@@ -24,7 +24,7 @@ from sp_wrappers.runs.config import RunConfig, TeamRunConfig, TrainError
 from sp_wrappers.runs.league import LeagueConfig, LeagueError, resolve_league
 from sp_wrappers.runs.resolve import resolve_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = {
     "timesteps": 128,
     "n_envs": 2,
