@@ -792,7 +792,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+    # each request's thread is joined on close (HTTP/1.0: one request per connection), so no
+    # thread is still in a forward pass while the interpreter exits (an abort after Ctrl-C)
+    daemon_threads = False
+    block_on_close = True
     app: Any
     page: tuple[bytes, str]
     allowed_hosts: set[str] | None

@@ -331,7 +331,7 @@ def test_a_killed_run_resumes_with_its_learning_team_steps_archives_and_ratings(
 ) -> None:
     run_dir = tmp_path / "run"
     total = 6 * 96
-    script = SCRIPT.format(tests=str(ROOT / "tests"), run=str(run_dir), total=total)
+    script = SCRIPT.format(tests=str(Path(__file__).parent), run=str(run_dir), total=total)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
