@@ -13,8 +13,7 @@ from typing import Any
 
 from ..games.registry import reference_opponents
 from .config import TrainError
-from .recipes import ALGOS, BOX_ONLY, DISCRETE_ONLY, installed_algos
-from .recipes import linear_schedule as _learning_rate
+from .recipes import ALGOS, BOX_ONLY, DISCRETE_ONLY, installed_algos, linear_schedule
 from .rundir import POLICY_CLASS_KWARGS
 
 __all__ = [
@@ -258,7 +257,7 @@ def build_model(
     # which would then reach config.json
     hp = copy.deepcopy(dict(hyperparams))
     if "learning_rate" in hp:
-        hp["learning_rate"] = _learning_rate(hp["learning_rate"])
+        hp["learning_rate"] = linear_schedule(hp["learning_rate"])
     if isinstance(hp.get("policy_kwargs"), Mapping):
         hp["policy_kwargs"] = policy_kwargs_classes(hp["policy_kwargs"])
     try:

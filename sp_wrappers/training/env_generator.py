@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..archive.matches import config_key as _canonical
+from ..archive.matches import config_key
 from ..core.imports import import_module
 from ..envs.game_config import REWARD_KEY, reward_fn_name
 from .env_history import ConfigResult, EnvHistory, GameConfig
@@ -166,7 +166,7 @@ class EnvGenerator(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
-        in_play = {_canonical(c.describe()) for c in self.configs if c is not None}
+        in_play = {config_key(c.describe()) for c in self.configs if c is not None}
         self.logger.record("env_generator/configs_in_play", len(in_play))
 
     # -- applying configurations -----------------------------------------------------------------
@@ -388,7 +388,7 @@ def win_rates_by_config(
             continue
         config = getattr(match, "config", None) or {}
         row = rows.setdefault(
-            _canonical(config or {}),
+            config_key(config or {}),
             {"config": dict(config), "games": 0, "wins": 0, "draws": 0, "losses": 0, "total": 0.0},
         )
         row["games"] += 1

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..archive.matches import config_key as _canonical
+from ..archive.matches import config_key
 from ..envs.game_config import REWARD_KEY, check_game_kwargs, check_reward_fn, reward_fn_name
 
 __all__ = ["ConfigResult", "EnvHistory", "GameConfig"]
@@ -79,7 +79,7 @@ class EnvHistory:
     def _key(config: Mapping[str, Any] | GameConfig | None) -> str:
         if isinstance(config, GameConfig):
             config = config.describe()
-        return _canonical(config or {})
+        return config_key(config or {})
 
     def record(
         self, config: Mapping[str, Any] | None, summary: Mapping[str, Any], step: int, index: int
