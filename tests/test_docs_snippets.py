@@ -19,7 +19,10 @@ A block may carry markers, HTML comments just above it (invisible on the site), 
   is printed and the page goes on.
 
 Shell blocks may hold only ``sp-wrappers`` commands (else they need ``skip``); each runs as
-``python -m sp_wrappers.cli``.
+``python -m sp_wrappers.cli`` does (``runpy``, so ``__main__`` and ``sys.argv`` are the command's),
+in a fork of a warm process that imported torch, Stable-Baselines3 and the package once, before the
+page ran anything (so no thread pool is copied): a fresh interpreter per command cost about two
+seconds of imports each.
 """
 
 from __future__ import annotations
@@ -107,20 +110,24 @@ def blocks_of(page: Path) -> list[Block]:
     return found
 
 
-def sp_wrappers_command(line: str) -> str:
+def sp_wrappers_command(line: str) -> list[str]:
+    """The arguments of an ``sp-wrappers`` line, as a shell splits them (``# comments`` dropped)."""
     assert line.startswith("sp-wrappers "), line
-    return f"{shlex.quote(sys.executable)} -m sp_wrappers.cli {line[len('sp-wrappers '):]}"
+    return shlex.split(line[len("sp-wrappers ") :], comments=True)
+
+
+RUNNER = (Path(__file__).parent / "docs_runner.py").read_text()
 
 
 def shell_call(
-    command: str, stdin: str | None, xfail: str | None, where: str, expected: str = "0"
+    line: str, stdin: str | None, xfail: str | None, where: str, expected: str = "0"
 ) -> str:
     check = xfail is None
     return textwrap.dedent(
         f"""\
         if __name__ == "__main__":
-            print({f"$ {command}"!r}, flush=True)
-            _status = subprocess.run({command!r}, shell=True, input={stdin!r}, text=True).returncode
+            print({f"$ {line}"!r}, flush=True)
+            _status = sp_wrappers({sp_wrappers_command(line)!r}, {stdin!r})
             if _status != {int(expected)} and {check!r}:
                 sys.exit("{where}: the command ended with exit status " + str(_status))
             if _status != {int(expected)}:
@@ -132,12 +139,12 @@ def shell_call(
 def driver(blocks: list[Block]) -> str:
     """One script running the page's blocks in order (commands guarded by ``__main__``, so worker
     processes that import the script again do not run them twice)."""
-    parts = ["import subprocess, sys, io\n"]
+    parts = [RUNNER, "import subprocess, sys, io\n"]
     for block in blocks:
         if block.skip is not None:
             continue
         for command in block.before:
-            parts.append(shell_call(sp_wrappers_command(command), None, None, block.where))
+            parts.append(shell_call(command, None, None, block.where))
         if block.file is not None:
             parts.append(f"open({block.file!r}, 'w').write({block.text()!r})\n")
             continue
@@ -156,11 +163,7 @@ def driver(blocks: list[Block]) -> str:
             parts.append(code)
         else:
             for line in block.commands():
-                parts.append(
-                    shell_call(
-                        sp_wrappers_command(line), block.stdin, block.xfail, block.where, block.status
-                    )
-                )
+                parts.append(shell_call(line, block.stdin, block.xfail, block.where, block.status))
     return "\n".join(parts)
 
 
