@@ -155,9 +155,7 @@ def driver(blocks: list[Block]) -> str:
                 parts.append(f"sys.stdin = io.StringIO({block.stdin!r})\n")
             if block.xfail is not None:
                 code = (
-                    "try:\n"
-                    + textwrap.indent(code, "    ")
-                    + f"except Exception as _error:\n"
+                    "try:\n" + textwrap.indent(code, "    ") + f"except Exception as _error:\n"
                     f'    print("XFAIL {block.where} ({block.xfail}):", repr(_error), flush=True)\n'
                 )
             parts.append(code)
@@ -194,7 +192,7 @@ def test_the_page_runs_as_written(page: Path, tmp_path: Path) -> None:
         timeout=900,
         stdin=subprocess.DEVNULL,
     )
-    assert result.returncode == 0, (result.stdout[-6000:] + result.stderr[-6000:])
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
 
 
 def test_every_block_is_runnable_or_says_why_not() -> None:
