@@ -432,8 +432,8 @@ def sp_wrappers(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, 
 # Parallel workers: pyproject's addopts runs the suite on two pytest-xdist workers (-n 2)
 # ------------------------------------------------------------------------------------------------
 
-# A test that starts Ray is marked ``pytest.mark.xdist_group("ray")`` (a module: ``pytestmark``): the
-# group runs on one worker, one test after another, so two Ray clusters never start at once.
+# A test that starts Ray is marked ``pytest.mark.xdist_group("ray")`` (a module: ``pytestmark``):
+# the group runs on one worker, one test after another, so two Ray clusters never start at once.
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -468,3 +468,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=_start_first)
+
+
+def _start_first(item: pytest.Item) -> int:
+    """The longest work first (a stable sort keeps the rest in file order): the docs pages (10 to
+    60 s each) and the Ray group (one worker, one test after another), so the run does not end
+    with one worker idle while the other finishes a long page."""
+    if item.nodeid.startswith("tests/test_docs_snippets.py::test_the_page_runs_as_written"):
+        return 0
+    group = item.get_closest_marker("xdist_group")
+    return 1 if group is not None and group.args and group.args[0] == "ray" else 2

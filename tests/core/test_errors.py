@@ -11,7 +11,7 @@ import pkgutil
 import pytest
 
 import sp_wrappers
-from sp_wrappers.cli.main import build_parser, main
+from sp_wrappers.cli.main import main
 from sp_wrappers.core.errors import SpWrappersError
 
 #: Error classes that are not a user's to fix: none today. Add one here only with the reason.
@@ -69,7 +69,7 @@ def test_errors_keep_their_built_in_bases_and_natural_modules():
     for name, base in BUILT_IN_BASES.items():
         assert issubclass(classes[name], base), name
     # each class says where it is defined: its layer's errors module (no rewritten __module__)
-    for qualified, cls in _error_classes().items():
+    for cls in _error_classes().values():
         source = inspect.getsourcefile(cls)
         assert source is not None and source.endswith(cls.__module__.replace(".", "/") + ".py")
 
