@@ -580,9 +580,9 @@ LEARNERS = """
 ## Learners
 
 Every learner of Stable-Baselines3 and sb3-contrib trains by self-play and plays back as a
-snapshot opponent (`tests/training/test_learner_matrix.py`: a few hundred learner steps in each runner, the
-snapshots reloaded in a fresh process, then a match; the last column is one short real run per
-family, marked `learning`; *env*: `SelfPlayEnv`, *vec env*: `SelfPlayVecEnv`, *league*: the
+snapshot opponent (`tests/training/test_learner_matrix.py`: a few hundred learner steps in each
+runner, the snapshots reloaded in a fresh process, then a match; the last column is one short real
+run per family, marked `learning`; *env*: `SelfPlayEnv`, *vec env*: `SelfPlayVecEnv`, *league*: the
 serial backend). How each family plays: [Any SB3 learner](how-to/learners.md).
 
 | learner | family | actions | env | vec env | league | masked opponent | beats random |

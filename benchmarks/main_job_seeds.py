@@ -70,8 +70,8 @@ def machine() -> str:
 
 def run_seed(seed: int, timesteps: int | None, probe_every: int) -> dict[str, Any]:
     """Train and evaluate one seed (in a worker process); its printout goes to a log file."""
-    from stable_baselines3.common.callbacks import BaseCallback
     from pettingzoo.classic import tictactoe_v3
+    from stable_baselines3.common.callbacks import BaseCallback
 
     from sp_wrappers.evaluation.exploitability import exploitability
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .errors import (
-    ArchiveError,
     ArchiveFormatError,
     ArchiveWriteError,
     CorruptSnapshotError,

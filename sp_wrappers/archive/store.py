@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .checks import (
+    MAX_STEP,
     SNAPSHOT_DIR,
     ArchiveFormatError,
     ArchiveWriteError,
@@ -48,7 +49,6 @@ from .checks import (
     IncompatibleSnapshotError,
     SnapshotPrunedError,
     UnsafeArchiveError,
-    MAX_STEP,
     check_not_linked,
     unlink_all,
 )
@@ -70,7 +70,6 @@ from .reads import SnapshotReader, pruned_error
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
 from .spaces import space_from_json, spaces_match
 from .templates import is_run_template, resolve_run_template
-
 
 __all__ = [
     "SnapshotArchive",

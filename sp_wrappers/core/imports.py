@@ -1,8 +1,8 @@
-"""Import a ``module:object`` path the way ``python -m`` finds modules: from the current directory too.
+"""Import a ``module:object`` path the way ``python -m`` finds modules: from the current folder too.
 
 ``sp-wrappers`` is a console script, so Python puts the script's own folder first on ``sys.path``,
-not the current directory: ``--env-generator examples.env_generator:komi_curriculum`` would fail from
-the folder that holds ``examples/`` unless ``PYTHONPATH=.`` were set on every command.
+not the current directory: ``--env-generator examples.env_generator:komi_curriculum`` would fail
+from the folder that holds ``examples/`` unless ``PYTHONPATH=.`` were set on every command.
 :func:`import_module` tries the normal import first and, when the module itself (or its package)
 is missing, tries again with the current directory on ``sys.path``, as ``python -m`` would have
 put it. Every place that reads a ``module:object`` path a person typed calls
@@ -25,7 +25,7 @@ __all__ = ["import_module", "import_object", "split_import_path"]
 
 
 def import_module(name: str) -> ModuleType:
-    """Import ``name``; when it (or a package above it) is missing, retry from the current directory.
+    """Import ``name``; when it (or a package above it) is missing, retry from the current folder.
 
     The current directory is added at the end of ``sys.path`` (and stays there, so worker
     processes and later imports find the same module); installed modules keep precedence.

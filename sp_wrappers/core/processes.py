@@ -8,7 +8,7 @@ with a misleading error, or write the script's games again. :func:`require_main_
 before the first worker starts and says so in one line.
 
 >>> from sp_wrappers.core.processes import require_main_guard
->>> require_main_guard("a tournament")  # from a doctest, an interactive session or pytest: no script
+>>> require_main_guard("a tournament")  # a doctest, an interactive session or pytest: no script
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ class PlayersLostError(SpWrappersError, RuntimeError):
     """Some players' workers died during a round (a killed process, a lost Ray node).
 
     :param lost: ``{player name: what happened}`` for every player whose worker is gone.
-    :param results: the chunks the other players finished in that round (kept, not re-run): ``{player name: ChunkResult}``.
+    :param results: the chunks the other players finished in that round (kept, not re-run):
+        ``{player name: ChunkResult}``.
 
     >>> error = PlayersLostError({"main_agent_0": "its process died with exit code -9"}, {})
     >>> sorted(error.lost), "restarts them from their last complete round" in str(error)

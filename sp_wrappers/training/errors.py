@@ -4,7 +4,8 @@ Each derives from :class:`~sp_wrappers.core.errors.SpWrappersError` and keeps it
 
 >>> from sp_wrappers.training.errors import TeamChangeError
 >>> error = TeamChangeError("red", 100, n_steps=64, num_envs=2, fits=128)
->>> "Pass team_change=128" in str(error), "--team-change 128" in str(error.for_flag("--team-change "))
+>>> flag = error.for_flag("--team-change ")
+>>> "Pass team_change=128" in str(error), "--team-change 128" in str(flag)
 (True, True)
 """
 
