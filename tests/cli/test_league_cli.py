@@ -85,6 +85,7 @@ def test_chunks_are_rounded_to_whole_rollouts_in_one_line_and_the_progress_adds_
     assert err.startswith("sp-wrappers league: --chunk-steps 1024 rounded to whole rollouts")
     assert err.rstrip().endswith("; --timesteps 12288 runs to 16,384.")
     assert "round 2: 16,384/16,384 steps" in printed and "past the" not in printed
+    assert "nan" not in printed  # every player learned in the resumed round: a score, a speed
     steps = {
         p["name"]: p["steps"] for p in json.loads((out / "league.json").read_text())["learners"]
     }
