@@ -132,7 +132,8 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="steps each player learns between league updates (default: 4096)",
+        help="steps each player learns between league updates, on average; rounded to whole "
+        "rollouts (n_steps x n_envs) in the compute shares, said in one line (default: 4096)",
     )
     training.add_argument(
         "--algo",

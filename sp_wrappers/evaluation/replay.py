@@ -8,8 +8,10 @@ A *move* is one action of one seat in a turn-based game (tic-tac-toe, Connect Fo
 one step of every seat together in a game PettingZoo declares parallelizable (Atari, MPE), which
 is played through PettingZoo's own ``aec_to_parallel``. With ``record_frames`` the game is
 rendered once after every move, so ``replay.frames[i]`` shows the game after move ``i + 1``
-(``replay.start_frame`` before the first). Build the game with ``render_mode="rgb_array"`` to
-record frames; without them a turn-based game is still readable as text (:meth:`Replay.text`).
+(``replay.start_frame`` before the first); a tic-tac-toe or Connect Four replay keeps its final
+board (``replay.final_board``), where videos find the winning line. Build the game with
+``render_mode="rgb_array"`` to record frames; without them a turn-based game is still readable
+as text (:meth:`Replay.text`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..core.policies import (
     stack_observations,
 )
 from ..core.seats import conform_observation, seat_spaces
+from ..games.lines import board_cells
 from ..games.notation import IndexNotation, Notation, notation_for
 from .match import as_policy
 from .openings import ForcedOpening
@@ -74,6 +77,9 @@ class Move:
 class Replay:
     """One recorded match between ``player_a`` (in ``seats_a``) and ``player_b`` (the others).
 
+    ``final_board`` is the last position's board as PettingZoo holds it, one int per cell
+    (:func:`~sp_wrappers.games.lines.board_cells`; tic-tac-toe and Connect Four, else ``None``).
+
     >>> replay = Replay("tictactoe_v3", "a", "b", {"player_1": "a", "player_2": "b"},
     ...                 ("player_1",), returns={"player_1": 1.0, "player_2": -1.0})
     >>> replay.outcome_a, replay.result
@@ -93,6 +99,7 @@ class Replay:
     finished: bool = True
     opening: tuple[int, ...] = ()
     seed: int = 0
+    final_board: tuple[int, ...] | None = None
 
     @property
     def seats_b(self) -> tuple[str, ...]:
@@ -120,11 +127,29 @@ class Replay:
 
     @property
     def result(self) -> str:
-        """The result in words; a match cut short by ``max_moves`` says so."""
+        """The result in words; a match cut short by ``max_moves`` says so. A simultaneous game
+        adds the score: the sides' returns, or the points the screen shows where a seat loses
+        points (:meth:`points`: Pong's ``1 : 0``, not its returns ``1 : -1``).
+
+        >>> replay = Replay("pong_v3", "a", "b", {"first_0": "a", "second_0": "b"}, ("first_0",),
+        ...                 turn_based=False, returns={"first_0": 1.0, "second_0": -1.0})
+        >>> replay.moves = [Move(1, {}, "", {"first_0": 1.0, "second_0": -1.0})]
+        >>> replay.result
+        'a (as first_0) wins 1 : 0'
+        """
         if self.turn_based:
             score = ""
         else:
-            score = f" {self._side_return(self.seats_a):g} : {self._side_return(self.seats_b):g}"
+            points = self.points()
+            if points is None:
+                mine, theirs = self._side_return(self.seats_a), self._side_return(self.seats_b)
+            else:
+                final = points[-1]
+                mine, theirs = (
+                    float(np.mean([final.get(seat, 0.0) for seat in seats])) if seats else 0.0
+                    for seats in (self.seats_a, self.seats_b)
+                )
+            score = f" {mine:g} : {theirs:g}"
         if self.outcome_a == 0.5:
             text = "draw" + score
         else:
@@ -133,6 +158,26 @@ class Replay:
         if not self.finished:
             text += f" (stopped after {len(self.moves)} moves)"
         return text
+
+    def points(self) -> list[dict[str, float]] | None:
+        """Each seat's points after each move of a simultaneous game whose rewards go down as
+        well as up (Pong: +1 to the seat that scores, -1 to the one that misses): the sum of its
+        rewards above 0, what the screen counts; ``None`` for a turn-based game or one with no
+        lost points (its returns are its points)."""
+        if self.turn_based or not self.moves:
+            return None
+        rows: list[dict[str, float]] = []
+        before = dict.fromkeys(self.moves[0].returns, 0.0)
+        points = dict(before)
+        lost = False
+        for move in self.moves:
+            for seat, total in move.returns.items():
+                change = float(total) - before.get(seat, 0.0)
+                points[seat] = points.get(seat, 0.0) + max(0.0, change)
+                lost = lost or change < 0
+                before[seat] = float(total)
+            rows.append(dict(points))
+        return rows if lost else None
 
     def text(self) -> str:
         """The match move by move (turn-based games), with the board where it can be drawn."""
@@ -411,6 +456,7 @@ def _play_turns(
     replay.returns = {s: 0.0 for s in game.possible_agents}
     if record_frames:
         replay.start_frame = _frame(game)
+    replay.final_board = board_cells(game)
     for agent in game.agent_iter():
         obs, _, terminated, truncated, info = game.last()
         if terminated or truncated:
@@ -437,6 +483,7 @@ def _play_turns(
                 move=move,
             )
         )
+        replay.final_board = board_cells(game)
 
 
 def _play_simultaneous(

@@ -4,8 +4,9 @@ Encoded with imageio; the install hints name the extra to add when it is missing
 
 A video holds exactly ``len(replay.moves) + 2`` frames: the position before the first move (the
 empty board), one per move (the game after that move, the move in a caption band below it),
-then a closing frame (the final position, dimmed) whose caption carries the players' names and
-the result. The caption numbers the moves, so no two
+then a closing frame (the final position, dimmed; in tic-tac-toe and Connect Four the winning
+line drawn over it, found on the final board by :func:`~sp_wrappers.games.lines.winning_lines`)
+whose caption carries the players' names and the result. The caption numbers the moves, so no two
 consecutive frames are identical: a GIF encoder would merge identical frames (Pillow adds their
 durations together), and Atari games repeat pictures while nothing moves.
 
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..games.lines import winning_lines
 from .replay import Replay
 
 __all__ = [
@@ -75,8 +77,9 @@ def _fit(draw: Any, text: str, font: Any, width: int) -> str:
 
 
 def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) -> np.ndarray:
-    """``frame`` scaled so its longer side is ``size``, above a caption band of two lines; width
-    and height are multiples of 16 (what MP4 encoders want)."""
+    """``frame`` scaled so its longer side is ``size``, above a caption band of two lines (the
+    closing frame's last in :data:`_HIGHLIGHT`); width and height are multiples of 16 (what MP4
+    encoders want)."""
     image_mod, draw_mod, font_mod = _pillow()
     image = image_mod.fromarray(frame)
     scale = size / max(image.size)
@@ -88,14 +91,12 @@ def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) 
     canvas_w = -(-max(width, 400) // 16) * 16  # room for the caption under a narrow picture
     canvas_h = -(-(height + band) // 16) * 16
     canvas = image_mod.new("RGB", (canvas_w, canvas_h), (24, 24, 28))
-    if closing:
-        image = image_mod.blend(image, image_mod.new("RGB", image.size, (0, 0, 0)), 0.45)
     canvas.paste(image, ((canvas_w - width) // 2, 0))
     draw = draw_mod.Draw(canvas)
     font = _font(font_mod, font_size)
     y = height + 6
     for k, line in enumerate(lines):
-        colour = (255, 214, 64) if closing and k == len(lines) - 1 else (235, 235, 235)
+        colour = _HIGHLIGHT if closing and k == len(lines) - 1 else (235, 235, 235)
         draw.text((8, y), _fit(draw, line, font, canvas_w - 16), font=font, fill=colour)
         y += font_size + 4
     return np.asarray(canvas)
@@ -104,8 +105,8 @@ def _compose(frame: np.ndarray, size: int, lines: Sequence[str], closing: bool) 
 def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
     """The frames a video of ``replay`` shows: the start position (``replay.start_frame``, the
     empty board), one per move (the game after that move, with the move in the caption), then
-    the closing frame with the players' names and the result (tic-tac-toe's winning line drawn
-    through it); ``len(replay.moves) + 2`` frames
+    the closing frame with the players' names and the result (the final position dimmed, with
+    tic-tac-toe's or Connect Four's winning line drawn over it); ``len(replay.moves) + 2`` frames
     of one size (``+ 1`` for a replay recorded without its start frame).
 
     :param replay: a replay recorded with frames.
@@ -119,38 +120,45 @@ def replay_frames(replay: Replay, size: int = 400) -> list[np.ndarray]:
         )
     captions = replay_captions(replay)
     pictures = ([] if replay.start_frame is None else [replay.start_frame]) + list(replay.frames)
-    pictures.append(_with_winning_line(replay, base))
+    pictures.append(_closing_picture(replay, base))
     return [
         _compose(picture, size, [replay.title, caption], closing=k == len(captions) - 1)
         for k, (picture, caption) in enumerate(zip(pictures, captions, strict=True))
     ]
 
 
-#: Tic-tac-toe's three-in-a-row, as PettingZoo's cell indices (cell ``i``: column ``i // 3``,
-#: row ``i % 3``).
-_TICTACTOE_LINES = (
-    *((3 * c, 3 * c + 1, 3 * c + 2) for c in range(3)),
-    *((r, r + 3, r + 6) for r in range(3)),
-    (0, 4, 8),
-    (2, 4, 6),
-)
+#: The closing frame's colour: its result line and the winning line drawn over its picture.
+_HIGHLIGHT = (255, 214, 64)
 
 
-def _with_winning_line(replay: Replay, picture: np.ndarray) -> np.ndarray:
-    """``picture`` (the final position) with tic-tac-toe's winning line drawn through it, where
-    the game has one; other games' pictures as they are."""
-    if replay.game != "tictactoe_v3" or not replay.finished:
-        return picture
-    owner = {int(a): seat for move in replay.moves for seat, a in move.actions.items()}
-    line = next(
-        (c for c in _TICTACTOE_LINES if c[0] in owner and len({owner.get(i) for i in c}) == 1),
-        None,
-    )
-    if line is None:
-        return picture
+def _closing_picture(replay: Replay, picture: np.ndarray) -> np.ndarray:
+    """``picture`` (the final position) dimmed, with the winning line of a won tic-tac-toe or
+    Connect Four game drawn over it: the line found on ``replay.final_board``, drawn where
+    PettingZoo's renderer puts those cells."""
     image_mod, draw_mod, _ = _pillow()
     image = image_mod.fromarray(picture)
-    side = image.height  # PettingZoo draws cell i's mark at these offsets (tictactoe render)
+    image = image_mod.blend(image, image_mod.new("RGB", image.size, (0, 0, 0)), 0.45)
+    lines = winning_lines(replay.game, replay.final_board) if replay.finished else []
+    if lines:
+        centre, radius = _CELL_GEOMETRY[replay.game](image.width, image.height)
+        draw = draw_mod.Draw(image)
+        width = max(3, round(radius / 4))
+        for line in lines:
+            for cell in line if replay.game == "connect_four_v3" else ():
+                x, y = centre(cell)
+                draw.ellipse(
+                    [x - radius, y - radius, x + radius, y + radius],
+                    outline=_HIGHLIGHT,
+                    width=width,
+                )
+            draw.line([centre(line[0]), centre(line[-1])], fill=_HIGHLIGHT, width=width)
+    return np.asarray(image)
+
+
+def _tictactoe_cells(width: int, height: int) -> tuple[Any, float]:
+    """Where PettingZoo's tic-tac-toe renderer draws cell ``i`` (column ``i // 3``, row
+    ``i % 3``): its centre, and half a mark's size."""
+    side = height
     tile = int(side / 4)
 
     def centre(i: int) -> tuple[float, float]:
@@ -160,17 +168,32 @@ def _with_winning_line(replay: Replay, picture: np.ndarray) -> np.ndarray:
             side / 3.145 * row + side / 19 + tile / 2,
         )
 
-    draw_mod.Draw(image).line(
-        [centre(line[0]), centre(line[-1])], fill=(230, 40, 40), width=max(3, side // 40)
-    )
-    return np.asarray(image)
+    return centre, tile / 2
+
+
+def _connect_four_cells(width: int, height: int) -> tuple[Any, float]:
+    """Where PettingZoo's Connect Four renderer draws cell ``i`` (row ``i // 7`` from the top,
+    column ``i % 7``): the centre of its disc, and a little more than the disc's radius."""
+    tile = width * (91 / 99) / 7
+    chip = int(tile * 9 / 13)
+    offset = tile * 6 / 13 + chip / 2
+
+    def centre(i: int) -> tuple[float, float]:
+        row, column = divmod(i, 7)
+        return (column * tile + offset, row * tile + offset)
+
+    return centre, chip / 2 + tile / 16
+
+
+_CELL_GEOMETRY = {"tictactoe_v3": _tictactoe_cells, "connect_four_v3": _connect_four_cells}
 
 
 def replay_captions(replay: Replay) -> list[str]:
     """The second caption line of each frame of :func:`replay_frames` (the first is the title):
     the start (when the replay has its start frame), each move, then the result. In an Atari
     game whose rewards go down as well as up (Pong: +1 to the side that scores, -1 to the one
-    that misses) a move's caption counts the points the screen shows, not the net returns.
+    that misses) every caption counts the points the screen shows, the result's too, not the
+    net returns.
 
     >>> from sp_wrappers.evaluation.replay import Move
     >>> replay = Replay("pong_v3", "a", "b", {"first_0": "a", "second_0": "b"}, ("first_0",),
@@ -178,39 +201,16 @@ def replay_captions(replay: Replay) -> list[str]:
     >>> replay.moves = [Move(1, {}, "score 1 : -1", {"first_0": 1.0, "second_0": -1.0}),
     ...                 Move(2, {}, "score 0 : 0", {"first_0": 0.0, "second_0": 0.0})]
     >>> replay_captions(replay)
-    ['move 1/2: points 1 : 0', 'move 2/2: points 1 : 1', 'result: draw 0 : 0 (points 1 : 1)']
+    ['move 1/2: points 1 : 0', 'move 2/2: points 1 : 1', 'result: draw 1 : 1']
     """
     n = len(replay.moves)
     texts = [move.text for move in replay.moves]
-    result = replay.result
-    points = _points(replay)
+    points = replay.points()
     if points is not None:  # Atari: the points the screen shows, not the net returns
         texts = [f"points {' : '.join(f'{p:g}' for p in row.values())}" for row in points]
-        result += f" (points {texts[-1].removeprefix('points ')})"
     start = [] if replay.start_frame is None else [f"move 0/{n}: the start position"]
     moves = [f"move {move.ply}/{n}: {text}" for move, text in zip(replay.moves, texts, strict=True)]
-    return [*start, *moves, f"result: {result}"]
-
-
-def _points(replay: Replay) -> list[dict[str, float]] | None:
-    """Each seat's points after each move of a simultaneous game whose rewards go down as well
-    as up (Pong: +1 to the seat that scores, -1 to the one that misses): the sum of its rewards
-    above 0, what the screen counts; ``None`` for a turn-based game or one with no lost points
-    (its returns are its points)."""
-    if replay.turn_based or not replay.moves:
-        return None
-    rows: list[dict[str, float]] = []
-    before = dict.fromkeys(replay.moves[0].returns, 0.0)
-    points = dict(before)
-    lost = False
-    for move in replay.moves:
-        for seat, total in move.returns.items():
-            change = float(total) - before.get(seat, 0.0)
-            points[seat] = points.get(seat, 0.0) + max(0.0, change)
-            lost = lost or change < 0
-            before[seat] = float(total)
-        rows.append(dict(points))
-    return rows if lost else None
+    return [*start, *moves, f"result: {replay.result}"]
 
 
 def _import_imageio() -> Any:

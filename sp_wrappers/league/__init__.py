@@ -25,6 +25,7 @@ from .builders import (
     PlayerSpec,
     SelfPlayLeague,
 )
+from .compute import ChunkFit, LeagueChunksWarning
 from .errors import LeagueSetupError, PlayersLostError
 from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
 from .payoff import PayoffTable
@@ -44,6 +45,8 @@ __all__ = [
     "PayoffTable",
     "StallReport",
     "LeagueStalledWarning",
+    "ChunkFit",
+    "LeagueChunksWarning",
     "PlayersDoNotFitError",
     "LeagueSetupError",
     "PlayersLostError",

@@ -13,9 +13,10 @@ A league directory holds::
 One round: the driver asks the builder for every learning player's opponent probabilities, sends
 each player (through the backend) a :class:`~sp_wrappers.league.worker.ChunkPlan` with the weights
 of opponents it has not seen at their current version, the players learn ``chunk_steps`` steps
-each on average (split by the builder's compute shares, :mod:`sp_wrappers.league.compute`), at
-once, and the results come back; a player whose worker died meanwhile gets a new worker from
-the last complete round and plays its chunk again (:func:`~sp_wrappers.league.rounds.play_round`).
+each on average (split by the builder's compute shares and rounded to whole rollouts,
+:mod:`sp_wrappers.league.compute`), at once, and the results come back; a player whose worker
+died meanwhile gets a new worker from the last complete round and plays its chunk again
+(:func:`~sp_wrappers.league.rounds.play_round`).
 Then the driver saves the snapshots the builder asks for (tagged ``round:<n>``), schedules resets,
 writes the model files, records the round's games in one transaction and finally writes
 ``league.json``. A league killed at any moment resumes from its last complete round: what the
@@ -37,7 +38,7 @@ import numpy as np
 
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
-from .compute import chunk_steps_by_share, league_compute_shares
+from .compute import ChunkFit, OnChunks, league_compute_shares, warn_chunks
 from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallReport
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .pool import check_players_fit, prune_frozen
@@ -117,7 +118,11 @@ class League:
     :param chunk_steps: learner steps per player per round on average: a round's
         ``chunk_steps * players`` steps are split by the builder's ``compute_shares()`` (equal
         without it; :class:`~sp_wrappers.league.AlphaStarLeague` gives its main agents at least
-        half), so that each player's total stays its share of the league's.
+        half), so that each player's total stays its share of the league's. The round is
+        rounded to the nearest one in which every player learns whole rollouts
+        (``n_steps x n_envs`` of an on-policy learner) in its share, and a run's budget up to
+        whole such steps (:class:`~sp_wrappers.league.compute.ChunkFit`; ``on_chunks`` hears
+        of it).
     :param n_envs: game copies per player.
     :param seed: seeds matchmaking draws, resets and the players' envs.
     :param max_frozen: at most this many frozen players stay in the pool (older ones drop out of
@@ -137,6 +142,9 @@ class League:
     :param on_stall: receives a :class:`~sp_wrappers.league.faults.StallReport` when a round
         makes no progress for ``stall_seconds`` (default: a
         :class:`~sp_wrappers.league.faults.LeagueStalledWarning`).
+    :param on_chunks: receives the run's :class:`~sp_wrappers.league.compute.ChunkFit` once at
+        the start of a run whose chunks or budget were rounded to whole rollouts (default: a
+        :class:`~sp_wrappers.league.compute.LeagueChunksWarning`).
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
@@ -167,6 +175,7 @@ class League:
         trusted_modules: Sequence[str] = (),
         on_round: Callable[[League, dict[str, ChunkResult]], None] | None = None,
         on_stall: OnStall | None = None,
+        on_chunks: OnChunks | None = None,
     ) -> None:
         missing = [name for name in _REQUIRED if not hasattr(builder, name)]
         if missing:
@@ -221,6 +230,11 @@ class League:
         #: ahead of its compute share), for the progress display
         self.round_steps: dict[str, int] = {}
         self.on_stall = on_stall if on_stall is not None else _warn_stalled
+        self.on_chunks = on_chunks if on_chunks is not None else warn_chunks
+        #: each player's rollout in learner steps (1: none to finish), from its worker
+        self.rollouts: dict[str, int] = {}
+        #: how the current run's rounds fit the rollouts (``None`` before a run)
+        self.fit: ChunkFit | None = None
         self.specs = specs
         try:
             self.shares = league_compute_shares(builder, specs)
@@ -424,18 +438,32 @@ class League:
         state = {k: v.numpy() for k, v in self.archive.load_state_dict(opponent).items()}
         return opponent, info.policy_spec, state
 
+    def chunk_fit(self, total_timesteps: int) -> ChunkFit:
+        """How a run to ``total_timesteps`` fits the players' rollouts from here (known once the
+        run's workers have described their models; before, as if no player had a rollout)."""
+        return ChunkFit(
+            self.chunk_steps,
+            dict(self.shares),
+            dict(self.rollouts),
+            int(total_timesteps),
+            self.total_steps(),
+        )
+
+    @property
+    def target_steps(self) -> int | None:
+        """The league's learner steps at the end of the current run: its budget rounded up to
+        whole rollouts in the compute shares (:attr:`ChunkFit.target`); ``None`` before a run."""
+        return None if self.fit is None else self.fit.target
+
     def schedule_steps(self, total_timesteps: int) -> dict[str, int]:
         """Each player's ``num_timesteps`` at the end of a run to ``total_timesteps`` (all players
-        together), the horizon of its SB3 schedules: its steps now plus ``chunk_steps`` for each
-        round left on average, split by the compute shares, the rounds left being what
-        ``total_timesteps`` needs at ``chunk_steps`` per player and round (exact when the chunks
-        are multiples of the rollout size).
+        together), the horizon of its SB3 schedules: its share of the steps the run ends at
+        (:meth:`chunk_fit`'s target: ``total_timesteps`` rounded up to whole rollouts in the
+        compute shares), never below its steps now.
 
         :param total_timesteps: learner steps of every learning player together.
         """
-        per_round = self.chunk_steps * len(self.learners)
-        rounds_left = max(0, -(-(int(total_timesteps) - self.total_steps()) // per_round))
-        final_total = self.total_steps() + rounds_left * per_round
+        final_total = self.chunk_fit(total_timesteps).target
         equal = 1.0 / max(1, len(self.learners))
         # The compute shares keep each player's total at its share of the league's steps.
         return {
@@ -449,11 +477,8 @@ class League:
             self.schedule_steps(self.total_timesteps) if self.total_timesteps is not None else {}
         )
         known = set(self.learners) | {f.id for f in self.frozen}
-        steps = chunk_steps_by_share(
-            self.shares,
-            {name: p.steps for name, p in self.learners.items()},
-            self.chunk_steps * len(self.learners),
-        )
+        fit = self.fit if self.fit is not None else self.chunk_fit(self.total_steps() + 1)
+        steps = fit.plan({name: p.steps for name, p in self.learners.items()})
         plans = {}
         for name, learner in self.learners.items():
             probabilities = {
@@ -552,7 +577,10 @@ class League:
     ) -> LeagueResult:
         """Train until the learning players have taken ``total_timesteps`` learner steps together
         (a resumed league counts the steps it took before), then snapshot every player's final
-        weights (tag ``final``, outside the pool). Every SB3 schedule of a player (a ``"lin_..."``
+        weights (tag ``final``, outside the pool). Each round's chunks are whole rollouts in the
+        compute shares, and the run goes to ``total_timesteps`` rounded up to such rounds
+        (:class:`~sp_wrappers.league.compute.ChunkFit`, told once to ``on_chunks`` when it
+        rounded anything). Every SB3 schedule of a player (a ``"lin_..."``
         learning rate, a clip range) runs once over the player's share of ``total_timesteps``
         (:meth:`schedule_steps`), not over each chunk; a resumed league continues the curve.
 
@@ -595,6 +623,9 @@ class League:
         warned = False
         try:
             self._start(pool.describe(stall_seconds=stall_seconds, on_stall=self.on_stall))
+            self.fit = self.chunk_fit(total_timesteps)
+            if self.fit.rounded and self.total_steps() < total_timesteps:
+                self.on_chunks(self.fit)
             while self.total_steps() < total_timesteps:
                 before = {name: p.steps for name, p in self.learners.items()}
                 plans = self._plans()
@@ -621,9 +652,9 @@ class League:
                         warned = True
                         warnings.warn(
                             f"{name} learned {result.steps - before[name]} steps in a chunk of "
-                            f"{planned}: SB3 learns whole rollouts (n_steps x n_envs), longer "
-                            "here than a round's chunk_steps, so the compute shares hold only "
-                            "loosely. Make chunk_steps a multiple of the rollout size.",
+                            f"{planned}: its learner learns more steps at a time than its "
+                            "chunk (whole episodes or iterations), so the compute shares hold "
+                            "only loosely. Raise chunk_steps.",
                             stacklevel=2,
                         )
                 if self.on_round is not None:
@@ -666,6 +697,7 @@ class League:
         for spec in self.specs:
             info = described[spec.name]
             self._specs[spec.name] = info["spec"]
+            self.rollouts[spec.name] = max(1, int(info.get("rollout") or 1))
             self._weights[spec.name] = info["weights"]
             self._initial_weights[spec.name] = info["initial_weights"]
             learner = self.learners[spec.name]

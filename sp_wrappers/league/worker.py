@@ -229,7 +229,8 @@ class PlayerWorker:
         return buffer.getvalue()
 
     def describe(self) -> dict[str, Any]:
-        """The player's policy spec, current and initial weights and initial model zip."""
+        """The player's policy spec, current and initial weights, initial model zip and rollout
+        size (:meth:`rollout`)."""
         from ..archive.policy_spec import policy_spec
 
         return {
@@ -239,8 +240,16 @@ class PlayerWorker:
             "initial_weights": self.initial_weights,
             "initial_zip": self.initial_zip,
             "algo": type(self.model).__name__,
+            "rollout": self.rollout(),
             "node": _node_id(),
         }
+
+    def rollout(self) -> int:
+        """The learner steps the model learns at a time: ``n_steps x n_envs`` for an on-policy
+        learner, which learns whole rollouts; 1 for others."""
+        from ..training.team_setup import rollout_sizes
+
+        return rollout_sizes({self.name: self.model}).get(self.name, 1)
 
     def node(self) -> str:
         """Where this worker runs: its Ray node id, else ``host:pid`` (a readiness probe)."""

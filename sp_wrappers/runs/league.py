@@ -68,6 +68,10 @@ LEAGUE_CONFIG_FORMAT_VERSION = 1
 _SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
 
 
+#: How the command line names chunk_steps and the budget in a line on rounded chunks.
+_CHUNK_OPTIONS = ("--chunk-steps ", "--timesteps ")
+
+
 class LeagueError(TrainError):
     """A user error in a league run: printed on one line, exit status 2."""
 
@@ -302,12 +306,14 @@ class LeagueProgress:
                 writer.flush()
 
     def round_line(self, league: League) -> str:
-        """The round's first line: the league's steps against the run's budget."""
+        """The round's first line: the league's steps against the steps the run ends at (its
+        budget rounded up to whole rollouts, :attr:`League.target_steps`)."""
         done = league.total_steps()
+        total = getattr(league, "target_steps", None) or self.total
         steps = (
-            f"{done:,d}/{self.total:,d} steps"
-            if done <= self.total
-            else f"{done:,d} steps, past the {self.total:,d} asked (players learn whole "
+            f"{done:,d}/{total:,d} steps"
+            if done <= total
+            else f"{done:,d} steps, past the {total:,d} asked (players learn whole "
             "rollouts, longer than their chunks)"
         )
         return f"round {league.round}: {steps}, {len(league.frozen)} frozen players"
@@ -396,7 +402,8 @@ def run_league(
     too small for the players, or a Ray ``address`` with no cluster, stops the run before
     training with an error naming the fix (``--num-cpus`` / ``--num-gpus``, ``ray start
     --head``), and a new league's directory is left as it was found, so the corrected command
-    starts there. The league's warnings (a chunk shorter than a rollout) go to ``warn``. With
+    starts there. Chunks and a budget rounded to whole rollouts are one line to ``warn``, as are
+    the league's warnings (a learner that learned far more than its chunk). With
     ``html_report`` the run ends by writing ``report.html``
     (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be written is a note.
     """
@@ -441,6 +448,7 @@ def run_league(
         trusted_modules=run_trusted_modules(config, trusted_modules),
         on_round=reporter,
         on_stall=on_stall,
+        on_chunks=None if warn is None else lambda fit: warn(fit.line(*_CHUNK_OPTIONS)),
     )
     entry = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -452,7 +460,7 @@ def run_league(
     write_json(run_dir / CONFIG_NAME, config.to_json())
     try:
         with warnings.catch_warnings():
-            if warn is not None:  # the league's warnings (chunks shorter than a rollout): a line
+            if warn is not None:  # the league's warnings (a chunk far overshot): a line
                 warnings.showwarning = lambda message, *_, **__: warn(str(message))
             result = league.run(
                 int(config.timesteps),

@@ -80,9 +80,9 @@ def summary(
     ]
     if apart:
         lines.append(
-            f"Steps apart from the compute shares ({', '.join(apart)}): each player learns whole "
-            "rollouts (n_steps x n_envs), longer than its share of a round's chunk_steps x "
-            "players; a --chunk-steps whose shares are multiples of the rollout keeps them."
+            f"Steps apart from the compute shares ({', '.join(apart)}): the players learn whole "
+            "rollouts (n_steps x n_envs) or episodes, more than their shares of so short a run; "
+            "the rounds of a longer run bring them to their shares."
         )
     if ratings is not None:
         scale = f"{ratings.anchor} = 1000" if ratings.anchor else "mean = 1500"

@@ -51,32 +51,58 @@ def test_ray_options_without_the_ray_backend_name_the_flags(tmp_path, capsys):
     assert "--num-cpus only apply to --backend ray" in err and "Traceback" not in err
 
 
-def test_chunks_shorter_than_a_rollout_are_one_warning_line_and_the_counts_say_why(
+def test_chunks_are_rounded_to_whole_rollouts_in_one_line_and_the_progress_adds_up(
     tmp_path, capsys
 ):
-    # rollouts of 32 x 2 = 64 steps; chunks of 32 x 3 players split 50/25/25 plan 48/24/24, so
-    # every player learns 64 and the round overshoots a budget of 96
+    # The command of issue #34: tic-tac-toe's recipe learns rollouts of 256 x 8 = 2,048 steps, so
+    # the 1,024 asked (1,536/768/768 in the shares 50/25/25) made every player learn 2,048: the
+    # shares broke (33% each) and a raw UserWarning said so. Now the league rounds the round to
+    # 8,192 steps (4,096/2,048/2,048), says so once, and its counts reach what it says.
     out = tmp_path / "run"
-    tiny = [a for a in TINY if a != "--no-progress"]
-    tiny[tiny.index("--chunk-steps") + 1] = "32"
-    argv = ["league", "tictactoe_v3", "--timesteps", "96", *tiny, "--no-plots", "--out", str(out)]
-    assert main(argv) == 0
+    argv = ["league", "tictactoe_v3", "--timesteps", "6144", "--chunk-steps", "1024"]
+    rest = ["--eval-games", "2", "--backend", "serial", "--no-plots", "--no-report"]
+    assert main([*argv, *rest, "--out", str(out)]) == 0
     printed, err = capsys.readouterr()
-    assert "UserWarning" not in err and "Traceback" not in err, err
-    warned = [line for line in err.splitlines() if "in a chunk of" in line]
-    assert len(warned) == 1 and warned[0].startswith("sp-wrappers league: "), err
-    assert "round 1: 192 steps, past the 96 asked (players learn whole rollouts" in printed
-    assert "(33% of the league's; its compute share 50%)" in printed
-    assert "Steps apart from the compute shares (main_agent_0" in printed
+    assert "Warning" not in err and "Traceback" not in err, err
+    assert err.splitlines() == [
+        "sp-wrappers league: --chunk-steps 1024 rounded to whole rollouts of 2,048 steps "
+        "(n_steps x n_envs) in the compute shares: 8,192 steps a round (main_agent_0 4,096, "
+        "main_exploiter_0 2,048, league_exploiter_0 2,048); --timesteps 6144 runs to 8,192."
+    ]
+    steps = {
+        p["name"]: p["steps"] for p in json.loads((out / "league.json").read_text())["learners"]
+    }
+    assert steps == {"main_agent_0": 4096, "main_exploiter_0": 2048, "league_exploiter_0": 2048}
+    assert "round 1: 8,192/8,192 steps" in printed and "past the" not in printed
+    assert "(50% of the league's; its compute share 50%)" in printed
+    assert "Steps apart from the compute shares" not in printed
 
-    # a resume takes this call's --eval-games
-    resume = ["league", "--resume", str(out), "--timesteps", "384", "--eval-games", "2"]
-    assert main([*resume, "--backend", "serial", "--no-progress", "--no-plots"]) == 0
-    assert json.loads((out / "config.json").read_text())["eval_games"] == 2
+    # a resume rounds its budget the same way (and takes this call's --eval-games)
+    resume = ["league", "--resume", str(out), "--timesteps", "12288", "--eval-games", "1"]
+    assert main([*resume, "--backend", "serial", "--no-plots", "--no-report"]) == 0
+    printed, err = capsys.readouterr()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("sp-wrappers league: --chunk-steps 1024 rounded to whole rollouts")
+    assert err.rstrip().endswith("; --timesteps 12288 runs to 16,384.")
+    assert "round 2: 16,384/16,384 steps" in printed and "past the" not in printed
+    assert "nan" not in printed  # every player learned in the resumed round: a score, a speed
+    steps = {
+        p["name"]: p["steps"] for p in json.loads((out / "league.json").read_text())["learners"]
+    }
+    assert steps == {"main_agent_0": 8192, "main_exploiter_0": 4096, "league_exploiter_0": 4096}
+    assert json.loads((out / "config.json").read_text())["eval_games"] == 1
     evaluation = json.loads((out / "ratings.json").read_text())["evaluation"]["main_agent_0"]
     assert {bot: match["games"] for bot, match in evaluation.items()} == dict.fromkeys(
-        evaluation, 2
+        evaluation, 1
     )
+
+
+def test_chunks_that_fit_the_rollouts_say_nothing(tmp_path, capsys):
+    # rollouts of 32 x 2 = 64; 128 steps a round (64 + 64) and a budget of two rounds: no line
+    out = tmp_path / "run"
+    args = ["league", "tictactoe_v3", "--league-exploiters", "0", "--timesteps", "256"]
+    assert main([*args, *TINY, "--no-plots", "--no-report", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_a_player_that_sat_a_round_out_shows_no_score_and_no_speed():

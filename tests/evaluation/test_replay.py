@@ -21,8 +21,15 @@ from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.evaluation.replay import play_replay
-from sp_wrappers.evaluation.replay_video import MP4_HINT, VIDEO_HINT, replay_frames, write_replay
+from sp_wrappers.evaluation.replay_video import (
+    MP4_HINT,
+    VIDEO_HINT,
+    replay_captions,
+    replay_frames,
+    write_replay,
+)
 from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+from sp_wrappers.games.lines import winning_lines
 from sp_wrappers.games.registry import game_factory, make_game
 
 #: Pong is cut after this many moves (one move = one frame of both players); a whole game to 21
@@ -241,24 +248,82 @@ def test_a_tictactoe_gif_starts_from_the_empty_board():
     assert np.array_equal(frames[0][board], replay_frames(replay, size=200)[0][board])
 
 
+def _highlight(frame: np.ndarray, height: int) -> np.ndarray:
+    """Where the closing frame's gold (the winning line's colour) is, in the picture above the
+    caption band."""
+    picture = frame[:height].astype(int)
+    red, green, blue = picture[..., 0], picture[..., 1], picture[..., 2]
+    return (red > 230) & (green > 180) & (green < 240) & (blue < 110)
+
+
 def test_a_won_tictactoe_gif_draws_the_winning_line_on_its_closing_frame():
     from pettingzoo.classic import tictactoe_v3
 
-    from sp_wrappers.games.baselines import PerfectTicTacToePolicy
-
-    replay = play_replay(
-        lambda: tictactoe_v3.env(render_mode="rgb_array"),
-        PerfectTicTacToePolicy(),
-        RandomPolicy(),
-        seed=0,
-    )
-    assert replay.outcome_a == 1.0  # perfect play beats random play here
-    frames = replay_frames(replay, size=200)
-
-    def red(frame: np.ndarray) -> int:
-        picture = frame[:200].astype(int)
-        return int(
-            ((picture[..., 0] > 120) & (picture[..., 1] < 40) & (picture[..., 2] < 40)).sum()
+    def replay(opponent):
+        return play_replay(
+            lambda: tictactoe_v3.env(render_mode="rgb_array"),
+            PerfectTicTacToePolicy(),
+            opponent,
+            seed=0,
         )
 
-    assert red(frames[-1]) > 300 and red(frames[-2]) < 50  # a line across three cells, dimmed
+    won = replay(RandomPolicy())
+    assert won.outcome_a == 1.0  # perfect play beats random play here
+    assert won.final_board == (0, 1, 0, 0, 1, 0, 2, 1, 2)  # X across the middle row
+    assert winning_lines("tictactoe_v3", won.final_board) == [(1, 4, 7)]
+    # the dimmed closing frame: gold only where the line is drawn (the board's own yellow is dim)
+    assert _highlight(replay_frames(won, size=200)[-1], 200).sum() > 300
+    drawn = replay(PerfectTicTacToePolicy())
+    assert drawn.outcome_a == 0.5
+    assert _highlight(replay_frames(drawn, size=200)[-1], 200).sum() == 0  # no line to draw
+
+
+def test_a_connect_four_gif_starts_empty_and_marks_the_line_found_on_the_final_board():
+    from pettingzoo.classic import connect_four_v3
+
+    make = lambda: connect_four_v3.env(render_mode="rgb_array")  # noqa: E731
+    replay = play_replay(make, RandomPolicy(), RandomPolicy(policy_id="random-2"), seed=0)
+    assert replay.outcome_a == 1.0 and replay.finished
+    # the winner's line comes from the game's own board, not from the picture
+    assert replay.final_board[28:33] == (1, 1, 1, 1, 1)  # five in the fifth row from the top
+    assert winning_lines("connect_four_v3", replay.final_board) == [
+        (28, 29, 30, 31),
+        (29, 30, 31, 32),
+    ]
+    frames = replay_frames(replay, size=400)
+    height = 348  # the picture above the caption band: 891 x 774 scaled to a width of 400
+    assert len(frames) == len(replay.moves) + 2
+
+    # move 0: the empty board, as a fresh game renders it
+    empty = play_replay(make, RandomPolicy(), RandomPolicy(), seed=1, max_moves=1)
+    assert np.array_equal(frames[0][:height], replay_frames(empty, size=400)[0][:height])
+    assert not np.array_equal(frames[0][:height], frames[1][:height])
+
+    # the closing frame rings the five discs of row 5 (cells 28 to 32) in gold and nothing else
+    gold = _highlight(frames[-1], height)
+    assert _highlight(frames[-2], height).sum() == 0 and gold.sum() > 1000
+    rows, columns = np.nonzero(gold)
+    tile = 400 * 91 / 99 / 7  # PettingZoo's tile, scaled
+    assert abs(np.median(rows) / tile - 4.8) < 0.5  # row 4 (from 0), its disc's centre
+    assert columns.min() / tile > 0.2 and columns.max() / tile < 5.5  # columns 0 to 4
+
+
+def test_pongs_captions_count_the_points_on_the_screen():
+    # Pong rewards +1 to the side that scores and -1 to the one that misses: after the first
+    # point (move 133 of this seed) the net returns read "1 : -1", the screen "1 : 0"
+    replay = play_replay(
+        game_factory("pong_v3", {}),
+        RandomPolicy(),
+        RandomPolicy(policy_id="random-2"),
+        max_moves=140,
+        record_frames=False,
+    )
+    assert replay.returns == {"first_0": 1.0, "second_0": -1.0}
+    captions = replay_captions(replay)
+    assert captions[131:134] == [
+        "move 132/140: points 0 : 0",
+        "move 133/140: points 1 : 0",
+        "move 134/140: points 1 : 0",
+    ]
+    assert captions[-1] == "result: random (as first_0) leads 1 : 0 (stopped after 140 moves)"
+    assert not any("-1" in caption for caption in captions)

@@ -1,5 +1,5 @@
-"""League compute shares: the main agents get the compute, the shares sum to the budget, and a
-league killed mid-run resumes with the same shares."""
+"""League compute shares: the main agents get the compute, the shares sum to the budget, a
+league killed mid-run resumes with the same shares, and every chunk is whole rollouts."""
 
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ import pytest
 from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
-from sp_wrappers.league import AlphaStarLeague, League, LeagueSetupError, SelfPlayLeague
+from sp_wrappers.league import (
+    AlphaStarLeague,
+    ChunkFit,
+    League,
+    LeagueChunksWarning,
+    LeagueSetupError,
+    SelfPlayLeague,
+)
 from sp_wrappers.league.runner import STATE_NAME
 
 CHUNK = 128  # per player per round on average; the rollout is 16 steps x 2 copies = 32
@@ -149,3 +156,81 @@ def test_a_league_killed_mid_run_resumes_with_the_same_shares(tmp_path):
         "main_exploiter_0": total // 4,
         "league_exploiter_0": total // 4,
     }
+
+
+def test_chunks_shorter_than_a_rollout_are_rounded_to_whole_rollouts_in_the_shares(tmp_path):
+    # 16 steps asked per player (48 a round, 24/12/12 by the shares) against rollouts of 32: the
+    # round becomes 128 (64/32/32), the shortest in which every share is whole rollouts, and the
+    # budget of 200 the first multiple of it past: 256. One warning says so, before round 1.
+    heard: list[ChunkFit] = []
+    league = League(
+        tictactoe_v3.env, no_snapshot_builder(), tiny_model, tmp_path, chunk_steps=16, n_envs=2,
+        seed=0, on_chunks=heard.append,
+    )  # fmt: skip
+    assert league.schedule_steps(200)["main_agent_0"] == 100  # no rollouts known before a run
+    result = league.run(200, backend="serial")
+    assert len(heard) == 1 and heard[0].round_steps == 128 and league.target_steps == 256
+    assert str(heard[0]).startswith("chunk_steps=16 rounded to whole rollouts of 32 steps")
+    assert str(heard[0]).endswith("total_timesteps=200 runs to 256.")
+    steps = {p.name: p.steps for p in result.learners}
+    assert steps == {"main_agent_0": 128, "main_exploiter_0": 64, "league_exploiter_0": 64}
+    assert result.rounds == 2  # 128 + 128
+    assert league.schedule_steps(200) == steps  # the schedules' horizon is where the run ended
+
+    # the default is a LeagueChunksWarning, once for the run
+    with pytest.warns(LeagueChunksWarning, match="total_timesteps=300 runs to 384") as caught:
+        League(
+            tictactoe_v3.env, no_snapshot_builder(), tiny_model, tmp_path, chunk_steps=16,
+            n_envs=2, seed=0,
+        ).run(300, backend="serial")  # fmt: skip
+    assert len([w for w in caught if w.category is LeagueChunksWarning]) == 1
+
+
+def test_shares_that_need_a_long_round_are_met_over_the_run_in_whole_rollouts(tmp_path):
+    # 77% / 11.5% / 11.5% are whole rollouts of 32 only in rounds of 6,400 steps: each round's
+    # chunks are rounded instead (a player may sit a round out), the shares hold over the run
+    heard: list[ChunkFit] = []
+    builder = no_snapshot_builder(main_agents_compute=0.77)
+    league = League(
+        tictactoe_v3.env, builder, tiny_model, tmp_path, chunk_steps=64, n_envs=2, seed=0,
+        on_chunks=heard.append,
+    )  # fmt: skip
+    result = league.run(1280, backend="serial")
+    assert len(heard) == 1 and heard[0].unit is None and "sit a round out" in str(heard[0])
+    steps = {p.name: p.steps for p in result.learners}
+    assert all(s % 32 == 0 for s in steps.values()), steps
+    total = sum(steps.values())
+    assert 1280 <= total < 1280 + 3 * 32
+    assert all(abs(s / total - league.shares[n]) < 0.05 for n, s in steps.items()), steps
+
+
+@pytest.mark.parametrize(
+    ("chunk", "shares", "rollouts", "budget", "round_steps", "target", "rounded"),
+    [
+        (64, {"a": 0.5, "b": 0.5}, {"a": 64, "b": 64}, 256, 128, 256, False),  # it fits
+        (64, {"a": 0.5, "b": 0.5}, {"a": 64, "b": 64}, 200, 128, 256, True),  # the budget only
+        (
+            1024,
+            {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3},
+            dict.fromkeys("abc", 2048),
+            6144,
+            6144,
+            6144,
+            True,
+        ),  # fmt: skip
+        (100, {"a": 0.5, "b": 0.5}, {}, 250, 200, 250, False),  # no rollouts (off-policy)
+        (4096, {"a": 1.0}, {"a": 2048}, 10_000, 4096, 10_240, True),  # one learner
+    ],
+)
+def test_a_round_fits_every_players_rollouts_in_its_share(
+    chunk, shares, rollouts, budget, round_steps, target, rounded
+):
+    fit = ChunkFit(chunk, shares, rollouts, budget)
+    assert (fit.round_steps, fit.target, fit.rounded) == (round_steps, target, rounded)
+    assert bool(fit.line()) == rounded
+    steps = dict.fromkeys(shares, 0)
+    while sum(steps.values()) < budget:
+        plan = fit.plan(steps)
+        assert all(plan[n] % rollouts.get(n, 1) == 0 for n in plan), plan
+        steps = {n: steps[n] + plan[n] for n in steps}
+    assert sum(steps.values()) == target
