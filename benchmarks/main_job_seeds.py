@@ -114,6 +114,10 @@ def run_seed(seed: int, timesteps: int | None, probe_every: int) -> dict[str, An
             "timesteps": args.timesteps,
             "train_seconds": round(seconds, 1),
             "steps": int(model.num_timesteps),
+            # the example stops at its first exact check passed (--no-stop trains the budget)
+            "stopped_at": (
+                int(model.num_timesteps) if model.num_timesteps < args.timesteps else None
+            ),
             "steps_per_s": round(model.num_timesteps / seconds, 1),
             # CPU time of the training process (probes included): near the wall time on a quiet
             # machine, so a busy machine's runs still tell how long a quiet one would take

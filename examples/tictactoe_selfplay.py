@@ -2,14 +2,19 @@
 
 Run:  python examples/tictactoe_selfplay.py --seed 0
 
-The learner plays only itself: its frozen snapshots, its latest weights and, in a fifth of the
-games, ``RandomPolicy``; no minimax or other search takes part in training. Two kinds of
-exploration make it see every position a perfect opponent could steer it into:
+The learner plays only itself: its frozen snapshots, its latest weights and, in two games of
+five, ``RandomPolicy`` (whose blunders lead it into the positions a perfect opponent never shows
+it); no minimax or other search takes part in training. Two kinds of exploration make it see every
+position a perfect opponent could steer it into:
 
 - random openings: each game starts after 0 to 3 random moves (a quarter of the games each), so
   the learner meets the openings its own first-player policy never plays;
 - symmetries: each episode is shown in one of the board's 8 rotations and mirrors, so what it learns
   in one corner holds in the others.
+
+Every 20,000 steps the exact walk of the game tree checks the greedy learner, and training stops
+at the first check it passes (unbeatable in both seats, no value-losing position): the check only
+decides when to stop, it never gives the learner a target (``--no-stop`` trains the whole budget).
 
 After training, the exact walk of the game tree (``exploitability``: every line any opponent can
 choose, the learner answering with its greedy move) prints the worst outcome an opponent can force
@@ -31,6 +36,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 from sp_wrappers import (
+    ExploitabilityCallback,
     OpponentSampler,
     PerfectTicTacToePolicy,
     RandomOpenings,
@@ -52,6 +58,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--n-envs", type=int, default=8, help="game copies stepped together")
     parser.add_argument("--save-every", type=int, default=20_000, help="learner steps")
+    parser.add_argument(
+        "--check-every", type=int, default=20_000, help="learner steps between exact checks"
+    )
+    parser.add_argument(
+        "--no-stop", action="store_true", help="train the whole budget, even once unbeatable"
+    )
     parser.add_argument(
         "--eval-games", type=int, default=180, help="games per opponent (a multiple of 18)"
     )
@@ -95,7 +107,7 @@ def train(
         archive,
         window=None,  # every snapshot stays eligible: tic-tac-toe runs keep few of them
         latest_ratio=0.5,  # half the other games against the learner's latest weights
-        fixed_opponents=[(RandomPolicy(), 0.2)],  # never forget how to beat a random player
+        fixed_opponents=[(RandomPolicy(), 0.4)],  # blunders: the positions perfect play hides
         seed=args.seed,
     )
     env = SelfPlayVecEnv(  # one VecEnv, each copy drawing its own opponents and views
@@ -115,13 +127,21 @@ def train(
         seed=args.seed,
     )
     selfplay = SelfPlayCallback(archive, save_every=args.save_every, fit_every=args.save_every)
+    check = ExploitabilityCallback(  # the exact walk: when to stop, never what to learn
+        tictactoe_v3.env,
+        every=args.check_every,
+        stop_below=None if args.no_stop else 0.0,
+        eval_at_start=False,
+    )
     print(f"self-play on tic-tac-toe for {args.timesteps:,d} steps; archive: {archive.path}")
     start = time.perf_counter()
-    callback = CallbackList([selfplay, PrintElo(selfplay), *(callbacks or [])])
+    callback = CallbackList([selfplay, PrintElo(selfplay), check, *(callbacks or [])])
     model.learn(args.timesteps, callback=callback)
     seconds = time.perf_counter() - start
     env.close()
     model.save(args.out / "model.zip")
+    if check.stopped_at is not None:
+        print(f"stopped at step {check.stopped_at:,d}: the exact check passed")
     print(f"trained in {seconds:.0f}s ({model.num_timesteps / seconds:,.0f} steps/s)")
     return model, seconds
 
