@@ -4,8 +4,9 @@ At each inner step the vector env hands :class:`OpponentBatches` every opponent 
 copy as an :class:`OpponentRow` (the policy, the seat, its observation and mask, the copy's
 generator). The rows are grouped by the policy that plays them and the seat's spaces; each group
 is answered by one call (the numpy fast path of :mod:`sp_wrappers.envs.vector.fast_path` for
-small SB3 policies, else ``Policy.act``), and the actions are checked against the seats' spaces and
-masks. The batches know the game's seats, not the env or its copies.
+small SB3 policies: the logits and Q-values of all such groups sampled together, squashed-Gaussian
+actors group by group; else ``Policy.act``), and the actions are checked against the seats'
+spaces and masks. The batches know the game's seats, not the env or its copies.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...core.policies import (
     stack_observations,
 )
 from ...core.seats import seat_spaces
-from .fast_path import FastSB3, RowGenerators, batch_key, scoring_of
+from .fast_path import FastSB3, NumpyPlan, RowGenerators, batch_key
 
 __all__ = ["OpponentBatches", "OpponentRow"]
 
@@ -116,17 +117,17 @@ class OpponentBatches:
                 obs = stack_observations([row.observation for row in group])
                 masks = None if first.mask is None else np.stack([row.mask for row in group])
                 route = self.fast.route(policy, obs, masks)
-                if isinstance(route, list):
-                    n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
-                    key = (n_actions, scoring_of(policy.policy))
+                if isinstance(route, NumpyPlan) and route.head is None:  # scores: merged
+                    key = (route.n_outputs, route.scoring)
                     part = (route, obs, masks, policy.deterministic, generators, members)
                     merged.setdefault(key, []).append(part)
                     continue
                 rng = generators[0] if len(group) == 1 else RowGenerators(generators)
-                if route == "torch":
-                    answers = self.fast.act_with_plan(policy, obs, masks, rng, None)
-                else:
+                if route is None:
                     answers = act_in_games(policy, obs, masks, rng, [row.key for row in group])
+                else:  # the torch path, or a squashed-Gaussian actor's numpy plan
+                    plan = None if route == "torch" else route
+                    answers = self.fast.act_with_plan(policy, obs, masks, rng, plan)
                 if len(answers) != len(group):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(answers)} actions for "
