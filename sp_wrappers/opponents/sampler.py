@@ -222,9 +222,11 @@ class OpponentSampler:
             u -= probability
         remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
         wants_latest = remaining > 0 and u < self.latest_ratio * remaining
+        if wants_latest and self.latest is not None:
+            return self.latest  # without reading the archive's listing (every other draw)
         while True:
             candidates = self.eligible_ids()
-            if self.latest is not None and (wants_latest or not candidates):
+            if self.latest is not None and not candidates:
                 return self.latest
             if not candidates:
                 return self.fallback

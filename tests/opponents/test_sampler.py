@@ -60,6 +60,23 @@ def test_latest_ratio_sets_the_share_of_latest_draws(archive, model):
     assert 0.26 < share < 0.34
 
 
+def test_a_draw_of_the_latest_weights_reads_no_archive_listing(archive, model, monkeypatch):
+    """Every episode start of every env copy draws: the latest weights (half the draws at
+    ``latest_ratio=0.5``) need no listing of the snapshots (an SQLite query)."""
+    sampler = synced(OpponentSampler(archive, latest_ratio=0.5, window=None), model)
+    expected = draw_ids(sampler, 400)
+    listings = []
+    listing = archive.snapshots
+
+    def counted(*args, **kwargs):
+        listings.append(1)
+        return listing(*args, **kwargs)
+
+    monkeypatch.setattr(archive, "snapshots", counted)
+    assert draw_ids(sampler, 400) == expected  # the same draws from the same stream
+    assert len(listings) == 400 - expected.count(LATEST_ID) > 0
+
+
 def test_latest_weights_follow_the_learner(archive, model):
     sampler = synced(OpponentSampler(archive, latest_ratio=1.0), model)
     latest = sampler.draw(np.random.default_rng(0))
