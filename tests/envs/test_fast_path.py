@@ -191,6 +191,39 @@ def test_sampled_actor_answers_draw_each_rows_noise_from_its_own_generator(actor
     assert len(np.unique(batched[:, 0])) == 12  # sampled: the noise is there
 
 
+def test_actor_groups_of_one_step_answered_at_once_give_each_row_its_own_act():
+    """Several actors (the sampler's snapshots: sampled and deterministic ones) in one step are
+    squashed and rescaled in one pass; each row still gets what its policy would play alone with
+    its copy's generator, in its place, and each generator ends where that call leaves it."""
+    from sp_wrappers.envs.vector.batching import OpponentBatches, OpponentRow
+
+    batches = OpponentBatches(PointGame(), keep_dict_obs=False)
+    first, second = actor_model(), actor_model()
+    with torch.no_grad():
+        for p in second.policy.actor.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    policies = [
+        SB3Policy(first, policy_id="a"),
+        SB3Policy(second, policy_id="b"),
+        SB3Policy(second, deterministic=True, policy_id="b-det"),
+    ]
+    obs = point_obs(9, seed=7)
+    order = [0, 1, 2, 1, 0, 2, 2, 0, 1]  # groups interleaved across the rows
+    rows = [
+        OpponentRow(policies[k], "p1", obs[i], None, np.random.default_rng(50 + i), (i, 0, "p1"))
+        for i, k in enumerate(order)
+    ]
+    batches.answer(rows[:1])  # the check of the network kind, out of the way
+    rows = [row._replace(rng=np.random.default_rng(50 + i)) for i, row in enumerate(rows)]
+    theirs = [np.random.default_rng(50 + i) for i in range(9)]
+    answers = batches.answer(rows)
+    for i, k in enumerate(order):
+        alone = policies[k].act(obs[i : i + 1], None, theirs[i])[0]
+        assert_close_actions(np.asarray(answers[i]), alone)
+        assert rows[i].rng.bit_generator.state == theirs[i].bit_generator.state
+    assert len(batches.fast._verified) == 1 and list(batches.fast._verified.values()) == [True]
+
+
 def test_actor_answers_follow_weights_loaded_in_place(actor):
     opponent = SB3Policy(actor, deterministic=True)
     other = SB3Policy(actor_model(type(actor)), deterministic=True)

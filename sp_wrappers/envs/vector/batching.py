@@ -4,9 +4,9 @@ At each inner step the vector env hands :class:`OpponentBatches` every opponent 
 copy as an :class:`OpponentRow` (the policy, the seat, its observation and mask, the copy's
 generator). The rows are grouped by the policy that plays them and the seat's spaces; each group
 is answered by one call (the numpy fast path of :mod:`sp_wrappers.envs.vector.fast_path` for
-small SB3 policies: the logits and Q-values of all such groups sampled together, squashed-Gaussian
-actors group by group; else ``Policy.act``), and the actions are checked against the seats'
-spaces and masks. The batches know the game's seats, not the env or its copies.
+small SB3 policies, whose groups are then sampled or squashed together; else ``Policy.act``), and
+the actions are checked against the seats' spaces and masks. The batches know the game's seats,
+not the env or its copies.
 """
 
 from __future__ import annotations
@@ -89,13 +89,14 @@ class OpponentBatches:
 
     def answer(self, rows: list[OpponentRow]) -> list[Any]:
         """One action per row (in the rows' order): one ``act`` call per group of (policy, seat
-        spaces, masked or not); groups on the numpy fast path are sampled together."""
+        spaces, masked or not); groups on the numpy fast path are answered together (the layers
+        group by group, sampling or squashing once)."""
         groups: dict[tuple, list[int]] = {}
         for i, row in enumerate(rows):
             key = (batch_key(row.policy), self.seat_kind[row.seat], row.mask is None)
             groups.setdefault(key, []).append(i)
         actions: list[Any] = [None] * len(rows)
-        merged: dict[tuple[int, str], list[tuple]] = {}  # numpy-plan groups, sampled together
+        merged: dict[tuple[int, str, str], list[tuple]] = {}  # numpy-plan groups: answered at once
         for members in groups.values():
             group = [rows[i] for i in members]
             first = group[0]
@@ -117,17 +118,16 @@ class OpponentBatches:
                 obs = stack_observations([row.observation for row in group])
                 masks = None if first.mask is None else np.stack([row.mask for row in group])
                 route = self.fast.route(policy, obs, masks)
-                if isinstance(route, NumpyPlan) and route.head is None:  # scores: merged
-                    key = (route.n_outputs, route.scoring)
-                    part = (route, obs, masks, policy.deterministic, generators, members)
+                if isinstance(route, NumpyPlan):  # answered with the other numpy groups
+                    key = (route.n_outputs, route.scoring, route.space)
+                    part = (route, obs, masks, policy.deterministic, generators, members, policy)
                     merged.setdefault(key, []).append(part)
                     continue
                 rng = generators[0] if len(group) == 1 else RowGenerators(generators)
-                if route is None:
+                if route == "torch":
+                    answers = self.fast.act_with_plan(policy, obs, masks, rng, None)
+                else:
                     answers = act_in_games(policy, obs, masks, rng, [row.key for row in group])
-                else:  # the torch path, or a squashed-Gaussian actor's numpy plan
-                    plan = None if route == "torch" else route
-                    answers = self.fast.act_with_plan(policy, obs, masks, rng, plan)
                 if len(answers) != len(group):
                     raise ValueError(
                         f"Opponent {policy.policy_id!r} returned {len(answers)} actions for "
@@ -136,11 +136,15 @@ class OpponentBatches:
             if not self._all_legal(group, answers, masks):
                 answers = self._checked(group, answers)
             self._place_answers(actions, members, answers)
-        for (_, scoring), parts in merged.items():
-            answers = self.fast.sample_merged(parts, scoring).tolist()
+        for (_, scoring, _), parts in merged.items():
             members = [i for part in parts for i in part[5]]
-            if not all(rows[i].seat in self.plain_discrete_seats for i in members):
-                answers = self._checked([rows[i] for i in members], answers)
+            if scoring == "gaussian":  # Box actions: each checked against its seat's space
+                box = self.fast.squash_merged(parts)
+                answers = self._checked([rows[i] for i in members], box)
+            else:
+                answers = self.fast.sample_merged(parts, scoring).tolist()
+                if not all(rows[i].seat in self.plain_discrete_seats for i in members):
+                    answers = self._checked([rows[i] for i in members], answers)
             self._place_answers(actions, members, answers)
         return actions
 

@@ -110,6 +110,8 @@ class NumpyPlan(list):
     :param head: for ``"gaussian"``: ``(mu W.T, mu b, log_std W.T, log_std b, log_std min,
         log_std max)``.
     :param tensors: the torch weights behind every view.
+    :param space: the network's action space as ``repr`` gives it (plans of one scoring, size
+        and space may be answered together).
     """
 
     def __init__(
@@ -119,12 +121,14 @@ class NumpyPlan(list):
         n_outputs: int,
         head: tuple | None = None,
         tensors: Sequence[Any] = (),
+        space: str = "",
     ) -> None:
         super().__init__(steps)
         self.scoring = scoring
         self.n_outputs = n_outputs
         self.head = head
         self.tensors = list(tensors)
+        self.space = space
 
 
 class FastSB3:
@@ -221,8 +225,7 @@ class FastSB3:
         same operations, and the same random draws from each row's generator, as
         :meth:`act_with_plan`, so every row gets the same action as ``SB3Policy.act`` would give it
         alone. ``scoring`` (:func:`scoring_of`) is shared by all the groups: Q-values are taken
-        greedily as they are. Squashed-Gaussian plans are not merged (each row's noise is its
-        own draw anyway): :meth:`act_with_plan` answers them.
+        greedily as they are. Squashed-Gaussian plans go to :meth:`squash_merged`.
         """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
@@ -246,6 +249,21 @@ class FastSB3:
         row_masks = None if masks is None else masks[sampled]
         actions[sampled] = choose_from_scores(scores[sampled], row_masks, False, rng)
         return actions
+
+    @staticmethod
+    def squash_merged(parts: list[tuple]) -> np.ndarray:
+        """Actions for several squashed-Gaussian groups acting in one action space, in the
+        order of their rows: ``parts`` as for :meth:`sample_merged`, with the policy last
+        (``(plan, observations, masks, deterministic, generators, members, policy)``). Each
+        group's mean and log-std come from its own plan; the noise of every sampled row is drawn
+        from that row's generator, and squashing and rescaling run once over all rows, which
+        row by row is what :meth:`act_with_plan` does for each group alone."""
+        generators = [g for part in parts if not part[3] for g in part[4]]
+        rng = None
+        if generators:
+            rng = generators[0] if len(generators) == 1 else RowGenerators(generators)
+        groups = [(part[0], part[1], part[3]) for part in parts]
+        return _squashed_gaussian_actions(groups, rng, parts[0][6].policy)
 
     @staticmethod
     def _applies(network: Any) -> bool:
@@ -307,7 +325,7 @@ class FastSB3:
         network = policy.policy
         if plan is not None:
             if plan.scoring == "gaussian":
-                return _squashed_gaussian_actions(policy, plan, obs, rng)
+                return _squashed_gaussian_actions([(plan, obs, policy.deterministic)], rng, network)
             scores = _normalised(_numpy_logits(plan, obs), plan.scoring).astype(np.float64)
             if plan.scoring == "q":
                 return choose_from_scores(scores, masks, True, None)
@@ -425,10 +443,12 @@ def _build_numpy_plan(network: Any, device: Any) -> NumpyPlan | None:
             bounds.LOG_STD_MAX,
         )
         tensors += [mu.weight, mu.bias, log_std.weight, log_std.bias]
-        return NumpyPlan(steps, scoring, int(mu.bias.shape[0]), head, tensors)
+        n_outputs = int(mu.bias.shape[0])
+        return NumpyPlan(steps, scoring, n_outputs, head, tensors, repr(network.action_space))
     if not steps or steps[-1][0] != "linear":
         return None
-    return NumpyPlan(steps, scoring, int(steps[-1][2].shape[0]), None, tensors)
+    n_outputs = int(steps[-1][2].shape[0])
+    return NumpyPlan(steps, scoring, n_outputs, None, tensors, repr(network.action_space))
 
 
 def _is_linear(layer: Any) -> bool:
@@ -454,27 +474,45 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
 
 
 def _squashed_gaussian_actions(
-    policy: Any, plan: NumpyPlan, obs: np.ndarray, rng: Any
+    groups: list[tuple[NumpyPlan, np.ndarray, bool]], rng: Any, network: Any
 ) -> np.ndarray:
-    """A squashed-Gaussian actor's actions as ``SB3Policy.act`` takes them
-    (``continuous_actions``, then ``to_env_actions``): the mean, plus ``exp(log_std)`` times a
-    standard normal drawn from ``rng`` when sampled, squashed by ``tanh`` and rescaled to the
-    action space."""
+    """Squashed-Gaussian actors' actions as ``SB3Policy.act`` takes them (``continuous_actions``,
+    then ``to_env_actions``), for one or several groups ``(plan, observations, deterministic)``
+    acting in one action space (``network``'s), in the order of their rows: each group's mean,
+    plus, for a sampled group, ``exp(log_std)`` times a standard normal, squashed by ``tanh`` and
+    rescaled to the action space. ``rng`` draws the sampled rows' noise in one call of shape
+    ``(rows, size)`` (a :class:`RowGenerators` over their generators, or the one generator of a
+    lone group; ``None``: no noise), as ``SB3Policy.act`` draws it for each group alone. Every
+    step after the layers is elementwise, so several groups give each row what its own call
+    would."""
     from ...core.policy_families import to_env_actions
 
-    mu_weight, mu_bias, std_weight, std_bias, low, high = plan.head  # type: ignore[misc]
-    latent = _numpy_logits(plan, obs)
-    mean = latent @ mu_weight
-    mean += mu_bias
-    log_std = latent @ std_weight
-    log_std += std_bias
-    np.clip(log_std, low, high, out=log_std)  # as torch.clamp(log_std, LOG_STD_MIN, LOG_STD_MAX)
-    actions = mean.astype(np.float64)
-    if not policy.deterministic:
+    means, log_stds = [], []
+    for plan, obs, _ in groups:
+        mu_weight, mu_bias, std_weight, std_bias, low, high = plan.head  # type: ignore[misc]
+        latent = _numpy_logits(plan, obs)
+        mean = latent @ mu_weight
+        mean += mu_bias
+        log_std = latent @ std_weight
+        log_std += std_bias
+        np.clip(log_std, low, high, out=log_std)  # as torch.clamp(log_std, LOG_STD_MIN, ..MAX)
+        means.append(mean)
+        log_stds.append(log_std)
+    actions = (means[0] if len(means) == 1 else np.concatenate(means)).astype(np.float64)
+    sampled = [not deterministic for _, _, deterministic in groups]
+    if any(sampled):
+        log_std = log_stds[0] if len(log_stds) == 1 else np.concatenate(log_stds)
+        rows = None
+        if not all(sampled):
+            rows = np.repeat(sampled, [len(mean) for mean in means])
+            log_std = log_std[rows]
         std = np.exp(log_std.astype(np.float64))
-        noise = np.zeros(actions.shape) if rng is None else rng.standard_normal(actions.shape)
-        actions = actions + std * noise
-    return to_env_actions(policy.policy, np.tanh(actions))
+        noise = np.zeros(std.shape) if rng is None else rng.standard_normal(std.shape)
+        if rows is None:
+            actions = actions + std * noise
+        else:
+            actions[rows] = actions[rows] + std * noise
+    return to_env_actions(network, np.tanh(actions))
 
 
 def _close_actions(expected: np.ndarray, fast: np.ndarray, space: spaces.Space) -> bool:
