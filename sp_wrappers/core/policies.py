@@ -67,10 +67,13 @@ def is_policy(obj: Any) -> bool:
 
 
 def stack_observations(observations: list[Any]) -> Observations:
-    """Stack single observations (arrays or dicts of arrays) into one batch."""
+    """Stack single observations (arrays or dicts of arrays) into one batch (a new array, as
+    ``np.stack`` gives it)."""
     first = observations[0]
     if isinstance(first, dict):
-        return {key: np.stack([o[key] for o in observations]) for key in first}
+        return {key: stack_observations([o[key] for o in observations]) for key in first}
+    if len(observations) == 1 and type(first) is np.ndarray:  # most opponent groups, each step
+        return first[np.newaxis].copy()
     return np.stack(observations)
 
 

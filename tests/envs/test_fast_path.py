@@ -130,6 +130,30 @@ def test_dqn_connect_four_opponents_are_answered_in_numpy_as_their_own_act(
     np.testing.assert_array_equal(fast.sample_merged(parts, plan.scoring), expected)
 
 
+def test_routes_follow_weights_given_new_storage_and_go_with_their_network(dqn_model):
+    """A network's route is kept between steps; weights moved to new storage (``.to``) get a
+    new numpy plan, and the kept route goes when the network does."""
+    import gc
+
+    opponent = SB3Policy(dqn_model, deterministic=True)
+    obs, masks = connect_four_rows(32, seed=2)
+    fast = FastSB3()
+    first = fast.route(opponent, obs, masks)
+    assert fast.route(opponent, obs, masks) is first
+    with torch.no_grad():
+        for p in opponent.policy.parameters():
+            p.data = p.data + 0.5 * torch.randn_like(p)  # new storage, as a move would give
+    second = fast.route(opponent, obs, masks)
+    assert isinstance(second, NumpyPlan) and second is not first
+    np.testing.assert_array_equal(
+        fast.act(opponent, obs, masks, None), opponent.act(obs, masks, None)
+    )
+    assert len(fast._routes) == 1
+    del opponent, first, second
+    gc.collect()
+    assert fast._routes == {}
+
+
 def test_dqn_opponents_in_the_vector_env_take_the_fast_path_after_one_check(dqn_model, monkeypatch):
     calls: list[int] = []
     act = SB3Policy.act

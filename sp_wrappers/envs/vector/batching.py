@@ -116,7 +116,7 @@ class OpponentBatches:
                 ]
             else:
                 obs = stack_observations([row.observation for row in group])
-                masks = None if first.mask is None else np.stack([row.mask for row in group])
+                masks = None if first.mask is None else stack_observations([r.mask for r in group])
                 route = self.fast.route(policy, obs, masks)
                 if isinstance(route, NumpyPlan):  # answered with the other numpy groups
                     key = (route.n_outputs, route.scoring, route.space)

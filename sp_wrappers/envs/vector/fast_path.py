@@ -149,6 +149,9 @@ class FastSB3:
         self._verified: dict[tuple, bool] = {}
         self._kinds: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
         self._plans: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
+        # id(network) -> (weak reference, its first weight's address or None, route): each
+        # step's lookup in one plain dict (the caches above cost a weak reference per lookup)
+        self._routes: dict[int, tuple[Any, int | None, Any]] = {}
 
     def _numpy_plan(self, network: Any, device: Any) -> NumpyPlan | None:
         """For SB3's standard MLP on CPU (flatten, Linear/Tanh/ReLU layers, then the output
@@ -169,9 +172,32 @@ class FastSB3:
 
     def route(self, policy: Any, obs: Any, masks: np.ndarray | None) -> Any:
         """How to answer for ``policy``: its :class:`NumpyPlan`, ``"torch"``, or ``None`` for
-        ``policy.act``. The first use of each kind of network is checked against its own act."""
+        ``policy.act``. The first use of each kind of network is checked against its own act;
+        the answer is kept for the network while it lives and its weights keep their storage."""
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
+        network = policy.policy
+        cached = self._routes.get(id(network))
+        if cached is not None and cached[0]() is network:
+            if cached[1] is None or cached[2].tensors[0].data_ptr() == cached[1]:
+                return cached[2]
+        route = self._route(policy, obs, masks)
+        try:
+            reference = weakref.ref(network, self._forget)
+        except TypeError:
+            return route
+        pointer = route.tensors[0].data_ptr() if isinstance(route, NumpyPlan) else None
+        self._routes[id(network)] = (reference, pointer, route)
+        return route
+
+    def _forget(self, reference: Any) -> None:
+        """A network's route is dropped with the network (its id may be reused)."""
+        for key, entry in list(self._routes.items()):
+            if entry[0] is reference:
+                del self._routes[key]
+
+    def _route(self, policy: Any, obs: np.ndarray, masks: np.ndarray | None) -> Any:
+        """:meth:`route` without its cache of answers."""
         network = policy.policy
         kind = self._kind(network)
         if kind is None:
