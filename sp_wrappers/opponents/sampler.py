@@ -104,6 +104,23 @@ def pfsp_weights(
     return w / total
 
 
+def draw_index(rng: np.random.Generator, probabilities: np.ndarray) -> int:
+    """An index drawn with ``probabilities`` (non-negative, summing to 1), exactly as
+    ``rng.choice(len(probabilities), p=probabilities)`` draws it (the cumulative sums, one
+    uniform from ``rng``), without its argument checks: a third of the cost of an episode's
+    snapshot draw. Probabilities that cannot be drawn from go to ``rng.choice``, which says why.
+
+    >>> draw_index(np.random.default_rng(0), np.array([0.0, 0.25, 0.75]))
+    2
+    """
+    cdf = np.cumsum(probabilities, dtype=np.float64)
+    total = cdf[-1] if len(cdf) else 0.0
+    if not 0.0 < total < np.inf:
+        return int(rng.choice(len(probabilities), p=probabilities))
+    cdf /= total
+    return int(cdf.searchsorted(rng.random(), side="right"))
+
+
 class OpponentSampler:
     """Draws opponents from a :class:`~sp_wrappers.SnapshotArchive`, ML-Agents-ghost style.
 
@@ -231,7 +248,7 @@ class OpponentSampler:
             if not candidates:
                 return self.fallback
             probabilities = self.snapshot_probabilities(candidates)
-            choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
+            choice = candidates[draw_index(rng, probabilities)]
             try:
                 return self.archive.load_policy(choice, deterministic=self.deterministic)
             except (SnapshotPrunedError, CorruptSnapshotError):
