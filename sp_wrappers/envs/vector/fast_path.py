@@ -22,7 +22,7 @@ from gymnasium import spaces
 
 from ...core.policies import SB3Policy, choose_from_scores
 
-__all__ = ["FastSB3", "NumpyPlan", "RowGenerators", "batch_key", "scoring_of"]
+__all__ = ["FastSB3", "NumpyPlan", "RowGenerators", "UNKNOWN", "batch_key", "scoring_of"]
 
 
 class RowGenerators:
@@ -94,6 +94,10 @@ class RowGenerators:
             return np.concatenate(rows, axis=0)
 
         return draw
+
+
+#: :meth:`FastSB3.known_route`'s answer for a network whose route must be asked for
+UNKNOWN = object()
 
 
 class NumpyPlan(list):
@@ -177,10 +181,9 @@ class FastSB3:
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
         network = policy.policy
-        cached = self._routes.get(id(network))
-        if cached is not None and cached[0]() is network:
-            if cached[1] is None or cached[2].tensors[0].data_ptr() == cached[1]:
-                return cached[2]
+        known = self.known_route(policy)
+        if known is not UNKNOWN:
+            return known
         route = self._route(policy, obs, masks)
         try:
             reference = weakref.ref(network, self._forget)
@@ -189,6 +192,19 @@ class FastSB3:
         pointer = route.tensors[0].data_ptr() if isinstance(route, NumpyPlan) else None
         self._routes[id(network)] = (reference, pointer, route)
         return route
+
+    def known_route(self, policy: Any) -> Any:
+        """What :meth:`route` answered for ``policy``'s network (on array observations), while
+        it still holds; :data:`UNKNOWN` when it must be asked with observations (a network not
+        seen yet, or weights given new storage since)."""
+        if type(policy) is not SB3Policy:
+            return None
+        network = policy.policy
+        cached = self._routes.get(id(network))
+        if cached is not None and cached[0]() is network:
+            if cached[1] is None or cached[2].tensors[0].data_ptr() == cached[1]:
+                return cached[2]
+        return UNKNOWN
 
     def _forget(self, reference: Any) -> None:
         """A network's route is dropped with the network (its id may be reused)."""
@@ -242,7 +258,9 @@ class FastSB3:
         return self.act_with_plan(policy, obs, masks, rng, None if route == "torch" else route)
 
     @staticmethod
-    def sample_merged(parts: list[tuple], scoring: str) -> np.ndarray:
+    def sample_merged(
+        parts: list[tuple], scoring: str, masks: np.ndarray | None = None
+    ) -> np.ndarray:
         """Actions for several numpy-plan groups at once, in the order of their rows.
 
         ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
@@ -251,13 +269,14 @@ class FastSB3:
         same operations, and the same random draws from each row's generator, as
         :meth:`act_with_plan`, so every row gets the same action as ``SB3Policy.act`` would give it
         alone. ``scoring`` (:func:`scoring_of`) is shared by all the groups: Q-values are taken
-        greedily as they are. Squashed-Gaussian plans go to :meth:`squash_merged`.
+        greedily as they are. ``masks``, when given, are all the rows' masks at once (the
+        groups' own are then not joined again). Squashed-Gaussian plans go to
+        :meth:`squash_merged`.
         """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
         scores = _normalised(logits, scoring).astype(np.float64)
-        masks = None
-        if any(part[2] is not None for part in parts):
+        if masks is None and any(part[2] is not None for part in parts):
             filled = [
                 np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
                 for b, p in zip(blocks, parts, strict=True)
