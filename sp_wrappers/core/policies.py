@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -67,10 +67,13 @@ def is_policy(obj: Any) -> bool:
 
 
 def stack_observations(observations: list[Any]) -> Observations:
-    """Stack single observations (arrays or dicts of arrays) into one batch."""
+    """Stack single observations (arrays or dicts of arrays) into one batch (a new array, as
+    ``np.stack`` gives it)."""
     first = observations[0]
     if isinstance(first, dict):
-        return {key: np.stack([o[key] for o in observations]) for key in first}
+        return {key: stack_observations([o[key] for o in observations]) for key in first}
+    if len(observations) == 1 and type(first) is np.ndarray:  # most opponent groups, each step
+        return first[np.newaxis].copy()
     return np.stack(observations)
 
 
@@ -289,13 +292,44 @@ class SB3Policy:
         """The weights as numpy arrays (what the archive and worker processes exchange)."""
         return {k: v.detach().cpu().numpy() for k, v in self.policy.state_dict().items()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Replace the weights (numpy arrays or tensors), e.g. with the learner's latest ones."""
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the weights (numpy arrays or tensors), e.g. with the learner's latest ones.
+
+        The weights are copied in place, as torch's ``load_state_dict`` does (numpy views of them,
+        such as the vector env's fast path keeps, follow). Where the policy's modules use torch's
+        own loading (no load hooks, no ``_load_from_state_dict`` of their own) and ``state`` has
+        exactly the policy's keys and shapes, the copy skips torch's walk over the modules (a
+        sampler's latest weights are loaded after every rollout: every step, for SAC); anything
+        else, mismatches included, goes through ``torch.nn.Module.load_state_dict(strict=True)``,
+        which raises as it always did.
+        """
         import torch
 
-        self.policy.load_state_dict(
-            {k: torch.as_tensor(np.asarray(v)) for k, v in state.items()}, strict=True
-        )
+        tensors = {k: torch.as_tensor(np.asarray(v)) for k, v in state.items()}
+        targets = self._load_targets()
+        if targets is not None and targets.keys() == tensors.keys():
+            if all(t.shape == tensors[k].shape for k, (t, _, _) in targets.items()):
+                with torch.no_grad():
+                    for key, (target, _, _) in targets.items():
+                        target.copy_(tensors[key])
+                return
+        self.policy.load_state_dict(tensors, strict=True)
+
+    def _load_targets(self) -> dict[str, tuple[Any, dict[str, Any], str]] | None:
+        """``state_dict`` key -> (the parameter or buffer, its module's dict, its name there) for
+        the in-place load, or ``None`` where torch's own ``load_state_dict`` must do it. Cached
+        per module object; an entry whose module holds another tensor under its name now (a
+        parameter replaced) rebuilds the cache."""
+        cached = self.__dict__.get("_load_cache")
+        if cached is not None and cached[0] is self.policy:
+            targets = cached[1]
+            if targets is None or all(
+                owner.get(name) is tensor for tensor, owner, name in targets.values()
+            ):
+                return targets
+        targets = _in_place_targets(self.policy)
+        self.__dict__["_load_cache"] = (self.policy, targets)
+        return targets
 
     def act(
         self,
@@ -407,6 +441,7 @@ class SB3Policy:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_states"] = OrderedDict()  # LSTM states stay with the process that made them
+        state.pop("_load_cache", None)  # rebuilt on the other side, for its own modules
         return state
 
     def __copy__(self) -> SB3Policy:
@@ -418,6 +453,40 @@ class SB3Policy:
     def __repr__(self) -> str:
         mode = "deterministic" if self.deterministic else "sampled"
         return f"SB3Policy({self.policy_id!r}, {mode})"
+
+
+def _in_place_targets(module: Any) -> dict[str, tuple[Any, dict[str, Any], str]] | None:
+    """The tensors ``module.state_dict()`` names, found as torch's ``state_dict`` walks the
+    modules (shared modules under each of their names), or ``None`` when some module loads in a
+    way of its own (hooks, an overridden ``_load_from_state_dict``) or the walk does not give
+    ``state_dict``'s keys."""
+    import torch
+
+    base = torch.nn.Module
+    targets: dict[str, tuple[Any, dict[str, Any], str]] = {}
+    stack = [("", module)]
+    while stack:
+        prefix, current = stack.pop()
+        if (
+            type(current)._load_from_state_dict is not base._load_from_state_dict
+            or current._load_state_dict_pre_hooks
+            or current._load_state_dict_post_hooks
+            or current._state_dict_hooks
+            or current._state_dict_pre_hooks
+        ):
+            return None
+        for name, param in current._parameters.items():
+            if param is not None:
+                targets[prefix + name] = (param, current._parameters, name)
+        for name, buffer in current._buffers.items():
+            if buffer is not None and name not in current._non_persistent_buffers_set:
+                targets[prefix + name] = (buffer, current._buffers, name)
+        for name, child in current._modules.items():
+            if child is not None:
+                stack.append((f"{prefix}{name}.", child))
+    if targets.keys() != module.state_dict(keep_vars=True).keys():
+        return None
+    return targets
 
 
 def act_in_games(

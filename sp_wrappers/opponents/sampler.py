@@ -34,6 +34,8 @@ again from the listing as it is then.
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -102,6 +104,28 @@ def pfsp_weights(
     if len(w) and total <= 0:
         return np.full(len(w), 1.0 / len(w))
     return w / total
+
+
+def draw_index(rng: np.random.Generator, probabilities: Sequence[float]) -> int:
+    """An index drawn with ``probabilities`` (non-negative, summing to 1), exactly as
+    ``rng.choice(len(probabilities), p=probabilities)`` draws it (the running sums divided by
+    their total, the first one above one uniform from ``rng``), without its argument checks and
+    array calls: they were most of an episode's snapshot draw. Probabilities that cannot be
+    drawn from go to ``rng.choice``, which says why.
+
+    >>> draw_index(np.random.default_rng(0), np.array([0.0, 0.25, 0.75]))
+    2
+    """
+    weights = probabilities.tolist() if isinstance(probabilities, np.ndarray) else probabilities
+    sums = list(itertools.accumulate(float(w) for w in weights))  # as np.cumsum, in order
+    total = sums[-1] if sums else 0.0
+    if not 0.0 < total < math.inf:
+        return int(rng.choice(len(sums), p=probabilities))
+    u = rng.random()
+    for index, running in enumerate(sums):
+        if running / total > u:  # searchsorted(cdf, u, side="right") on cdf = sums / total
+            return index
+    return len(sums) - 1  # not reached: the last running sum over the total is 1.0 > u
 
 
 class OpponentSampler:
@@ -222,14 +246,16 @@ class OpponentSampler:
             u -= probability
         remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
         wants_latest = remaining > 0 and u < self.latest_ratio * remaining
+        if wants_latest and self.latest is not None:
+            return self.latest  # without reading the archive's listing (every other draw)
         while True:
             candidates = self.eligible_ids()
-            if self.latest is not None and (wants_latest or not candidates):
+            if self.latest is not None and not candidates:
                 return self.latest
             if not candidates:
                 return self.fallback
             probabilities = self.snapshot_probabilities(candidates)
-            choice = candidates[int(rng.choice(len(candidates), p=probabilities))]
+            choice = candidates[draw_index(rng, probabilities)]
             try:
                 return self.archive.load_policy(choice, deterministic=self.deterministic)
             except (SnapshotPrunedError, CorruptSnapshotError):

@@ -340,6 +340,55 @@ def test_sb3_policy_load_state_dict_rejects_mismatched_weights():
         target.load_state_dict(SB3Policy(actor_critic_policy(5)).state_dict())
 
 
+def test_sb3_policy_load_state_dict_copies_in_place_without_torchs_module_walk(monkeypatch):
+    """The sampler loads its latest weights after every rollout (every step for SAC): the copy
+    goes straight into the parameters, which keep their storage (numpy views follow)."""
+    source = SB3Policy(actor_critic_policy(4, preferred=2), deterministic=True)
+    target = SB3Policy(actor_critic_policy(4, preferred=0), deterministic=True)
+    pointers = {k: v.data_ptr() for k, v in target.policy.state_dict().items()}
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("torch's load_state_dict was called")
+
+    monkeypatch.setattr(type(target.policy), "load_state_dict", refused)
+    target.load_state_dict(source.state_dict())
+    assert target.act(observations(1), None, rng()).tolist() == [2]
+    assert all(np.array_equal(target.state_dict()[k], v) for k, v in source.state_dict().items())
+    assert {k: v.data_ptr() for k, v in target.policy.state_dict().items()} == pointers
+
+
+def test_sb3_policy_load_state_dict_follows_replaced_modules_and_parameters():
+    """A copy whose module is swapped (the sampler's latest: ``copy.copy`` of a snapshot, then a
+    new module) loads into its own module, never into the one it was copied from; a parameter
+    replaced on the module is loaded too."""
+    import copy
+
+    template = SB3Policy(actor_critic_policy(4, preferred=0), deterministic=True)
+    template.load_state_dict(template.state_dict())  # its in-place targets cached
+    latest = copy.copy(template)
+    latest.policy = actor_critic_policy(4, preferred=0)
+    latest.load_state_dict(SB3Policy(actor_critic_policy(4, preferred=3)).state_dict())
+    assert latest.act(observations(1), None, rng()).tolist() == [3]
+    assert template.act(observations(1), None, rng()).tolist() == [0]
+    net = template.policy.action_net
+    net.bias = torch.nn.Parameter(torch.zeros(4))
+    template.load_state_dict(SB3Policy(actor_critic_policy(4, preferred=1)).state_dict())
+    assert template.act(observations(1), None, rng()).tolist() == [1]
+
+
+def test_sb3_policy_load_state_dict_refuses_missing_extra_and_reshaped_weights():
+    target = SB3Policy(actor_critic_policy(4))
+    state = SB3Policy(actor_critic_policy(4)).state_dict()
+    missing = {k: v for k, v in state.items() if k != "action_net.bias"}
+    with pytest.raises(RuntimeError, match="Missing key"):
+        target.load_state_dict(missing)
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        target.load_state_dict({**state, "extra.weight": np.zeros(2, np.float32)})
+    reshaped = {**state, "action_net.bias": np.zeros(5, np.float32)}
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        target.load_state_dict(reshaped)
+
+
 def test_sb3_policy_masks_dqn_q_values():
     from stable_baselines3.dqn.policies import DQNPolicy
 

@@ -14,7 +14,7 @@ from sb3_contrib import MaskablePPO
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
-from sp_wrappers.opponents.sampler import LATEST_ID, OpponentSampler
+from sp_wrappers.opponents.sampler import LATEST_ID, OpponentSampler, draw_index, pfsp_weights
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,47 @@ def test_latest_ratio_sets_the_share_of_latest_draws(archive, model):
     sampler = synced(OpponentSampler(archive, latest_ratio=0.3), model)
     share = draw_ids(sampler, 2000).count(LATEST_ID) / 2000
     assert 0.26 < share < 0.34
+
+
+def test_a_draw_of_the_latest_weights_reads_no_archive_listing(archive, model, monkeypatch):
+    """Every episode start of every env copy draws: the latest weights (half the draws at
+    ``latest_ratio=0.5``) need no listing of the snapshots (an SQLite query)."""
+    sampler = synced(OpponentSampler(archive, latest_ratio=0.5, window=None), model)
+    expected = draw_ids(sampler, 400)
+    listings = []
+    listing = archive.snapshots
+
+    def counted(*args, **kwargs):
+        listings.append(1)
+        return listing(*args, **kwargs)
+
+    monkeypatch.setattr(archive, "snapshots", counted)
+    assert draw_ids(sampler, 400) == expected  # the same draws from the same stream
+    assert len(listings) == 400 - expected.count(LATEST_ID) > 0
+
+
+@pytest.mark.parametrize(
+    "probabilities",
+    [
+        np.full(10, 0.1),
+        np.full(7, 1 / 7),
+        np.array([0.0, 1.0, 0.0]),
+        pfsp_weights([0.0, 0.5, 1.0, 0.9, 0.2], "hard"),
+        np.random.default_rng(3).dirichlet(np.ones(30)),
+    ],
+    ids=["uniform-10", "uniform-7", "one", "pfsp", "dirichlet"],
+)
+def test_snapshot_draws_are_rng_choice_draws_without_its_checks(probabilities):
+    """Seeded runs draw the same snapshots as before the sampler drew its own index (the
+    cumulative sums and one uniform, as numpy's ``choice`` does), and leave the generator in the
+    same state."""
+    for seed in range(300):
+        mine, numpy = np.random.default_rng(seed), np.random.default_rng(seed)
+        drawn = [draw_index(mine, probabilities) for _ in range(4)]
+        assert drawn == [int(numpy.choice(len(probabilities), p=probabilities)) for _ in range(4)]
+        assert mine.bit_generator.state == numpy.bit_generator.state
+    with pytest.raises(ValueError, match="NaN"):  # what cannot be drawn from: numpy says why
+        draw_index(np.random.default_rng(0), np.array([np.nan, 1.0]))
 
 
 def test_latest_weights_follow_the_learner(archive, model):

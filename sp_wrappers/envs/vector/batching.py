@@ -4,8 +4,9 @@ At each inner step the vector env hands :class:`OpponentBatches` every opponent 
 copy as an :class:`OpponentRow` (the policy, the seat, its observation and mask, the copy's
 generator). The rows are grouped by the policy that plays them and the seat's spaces; each group
 is answered by one call (the numpy fast path of :mod:`sp_wrappers.envs.vector.fast_path` for
-small SB3 policies, else ``Policy.act``), and the actions are checked against the seats' spaces and
-masks. The batches know the game's seats, not the env or its copies.
+small SB3 policies, whose groups are then sampled or squashed together; else ``Policy.act``), and
+the actions are checked against the seats' spaces and masks. The batches know the game's seats,
+not the env or its copies.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...core.policies import (
     stack_observations,
 )
 from ...core.seats import seat_spaces
-from .fast_path import FastSB3, RowGenerators, batch_key, scoring_of
+from .fast_path import UNKNOWN, FastSB3, NumpyPlan, RowGenerators, batch_key
 
 __all__ = ["OpponentBatches", "OpponentRow"]
 
@@ -88,13 +89,14 @@ class OpponentBatches:
 
     def answer(self, rows: list[OpponentRow]) -> list[Any]:
         """One action per row (in the rows' order): one ``act`` call per group of (policy, seat
-        spaces, masked or not); groups on the numpy fast path are sampled together."""
+        spaces, masked or not); groups on the numpy fast path are answered together (the layers
+        group by group, sampling or squashing once)."""
         groups: dict[tuple, list[int]] = {}
         for i, row in enumerate(rows):
             key = (batch_key(row.policy), self.seat_kind[row.seat], row.mask is None)
             groups.setdefault(key, []).append(i)
         actions: list[Any] = [None] * len(rows)
-        merged: dict[tuple[int, str], list[tuple]] = {}  # numpy-plan groups, sampled together
+        merged: dict[tuple, list[tuple]] = {}  # numpy-plan groups: answered at once
         for members in groups.values():
             group = [rows[i] for i in members]
             first = group[0]
@@ -113,15 +115,20 @@ class OpponentBatches:
                     for row in group
                 ]
             else:
-                obs = stack_observations([row.observation for row in group])
-                masks = None if first.mask is None else np.stack([row.mask for row in group])
-                route = self.fast.route(policy, obs, masks)
-                if isinstance(route, list):
-                    n_actions = route[-1][2].shape[0]  # the plan ends in action_net's bias
-                    key = (n_actions, scoring_of(policy.policy))
-                    part = (route, obs, masks, policy.deterministic, generators, members)
-                    merged.setdefault(key, []).append(part)
+                obs = None  # stacked where needed: the numpy groups' rows are stacked at once
+                route = UNKNOWN
+                if type(first.observation) is np.ndarray:
+                    route = self.fast.known_route(policy)
+                if route is UNKNOWN:
+                    obs, masks = self._stacked(group)
+                    route = self.fast.route(policy, obs, masks)
+                if isinstance(route, NumpyPlan):  # answered with the other numpy groups
+                    kind = self.seat_kind[first.seat]  # one observation shape per merged set
+                    key = (route.n_outputs, route.scoring, route.space, kind)
+                    merged.setdefault(key, []).append((route, policy, generators, members))
                     continue
+                if obs is None:
+                    obs, masks = self._stacked(group)
                 rng = generators[0] if len(group) == 1 else RowGenerators(generators)
                 if route == "torch":
                     answers = self.fast.act_with_plan(policy, obs, masks, rng, None)
@@ -135,13 +142,48 @@ class OpponentBatches:
             if not self._all_legal(group, answers, masks):
                 answers = self._checked(group, answers)
             self._place_answers(actions, members, answers)
-        for (_, scoring), parts in merged.items():
-            answers = self.fast.sample_merged(parts, scoring).tolist()
-            members = [i for part in parts for i in part[5]]
+        for (_, scoring, _, _), groups_of_key in merged.items():
+            self._answer_merged(rows, actions, scoring, groups_of_key)
+        return actions
+
+    @staticmethod
+    def _stacked(group: list[OpponentRow]) -> tuple[Any, np.ndarray | None]:
+        """A group's observations and masks, stacked."""
+        obs = stack_observations([row.observation for row in group])
+        if group[0].mask is None:
+            return obs, None
+        return obs, stack_observations([row.mask for row in group])
+
+    def _answer_merged(
+        self, rows: list[OpponentRow], actions: list[Any], scoring: str, groups: list[tuple]
+    ) -> None:
+        """The numpy groups of one scoring, size, action space and seat kind (``(plan, policy,
+        generators, members)`` each): their rows' observations and masks stacked once, each
+        group's layers on its slice, then one sampling (or squashing) pass for all of them."""
+        members = [i for group in groups for i in group[3]]
+        obs = stack_observations([rows[i].observation for i in members])
+        obs = np.asarray(obs, dtype=np.float32).reshape(len(members), -1)  # once, not per group
+        masks = None
+        if any(rows[group[3][0]].mask is not None for group in groups):
+            legal = np.ones(groups[0][0].n_outputs, dtype=bool)  # the rows of unmasked groups
+            masks = stack_observations(
+                [legal if rows[i].mask is None else rows[i].mask for i in members]
+            )
+        parts, start = [], 0
+        for plan, policy, generators, group_members in groups:
+            stop = start + len(group_members)
+            part_masks = None if masks is None else masks[start:stop]
+            part = (plan, obs[start:stop], part_masks, policy.deterministic, generators)
+            parts.append((*part, group_members, policy))
+            start = stop
+        if scoring == "gaussian":  # Box actions: each checked against its seat's space
+            box = self.fast.squash_merged(parts)
+            answers = self._checked([rows[i] for i in members], box)
+        else:
+            answers = self.fast.sample_merged(parts, scoring, masks).tolist()
             if not all(rows[i].seat in self.plain_discrete_seats for i in members):
                 answers = self._checked([rows[i] for i in members], answers)
-            self._place_answers(actions, members, answers)
-        return actions
+        self._place_answers(actions, members, answers)
 
     def _all_legal(self, group: list[OpponentRow], actions: Any, masks: np.ndarray | None) -> bool:
         """Whether ``actions`` (one group: one seat kind, all masked or none) are legal moves of

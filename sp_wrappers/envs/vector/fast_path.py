@@ -1,15 +1,18 @@
 """The fast path for frozen SB3 opponents in the vector env: their answers without torch's overhead.
 
-``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) and DQN's Q-networks on
-flat observations are answered without building torch distributions: SB3's standard MLP runs in
-numpy on views of the weights, anything else through the network's own torch modules, each kind
-of network checked once against ``SB3Policy.act``. Batched random draws still come row by row
-from each env copy's own generator, and :func:`batch_key` says which opponents may share one
-forward pass. :class:`~sp_wrappers.envs.vector.batching.OpponentBatches` is its user.
+``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO), DQN's Q-networks and
+SAC's (or TQC's) squashed-Gaussian actors, all on flat ``Box`` observations, are answered without
+building torch distributions: SB3's standard MLP runs in numpy on views of the weights (a
+:class:`NumpyPlan`), actor-critic networks off that path through their own torch modules, each
+kind of network checked once against ``SB3Policy.act``. Random draws (sampled logits, a sampled
+actor's Gaussian noise) still come row by row from each env copy's own generator, and
+:func:`batch_key` says which opponents may share one forward pass.
+:class:`~sp_wrappers.envs.vector.batching.OpponentBatches` is its user.
 """
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +22,7 @@ from gymnasium import spaces
 
 from ...core.policies import SB3Policy, choose_from_scores
 
-__all__ = ["FastSB3", "RowGenerators", "batch_key", "scoring_of"]
+__all__ = ["FastSB3", "NumpyPlan", "RowGenerators", "UNKNOWN", "batch_key", "scoring_of"]
 
 
 class RowGenerators:
@@ -93,52 +96,131 @@ class RowGenerators:
         return draw
 
 
-class FastSB3:
-    """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO) on
-    flat observations, without the per-call overhead of building torch distributions.
+#: :meth:`FastSB3.known_route`'s answer for a network whose route must be asked for
+UNKNOWN = object()
 
-    It computes the same logits (in numpy for SB3's standard MLP on CPU, else with the network's
-    own torch modules), normalised the same way, and samples exactly as ``SB3Policy.act`` does.
-    Each network class, with its spaces, is checked once against ``SB3Policy.act`` (same
-    actions, same random draws); one that differs, and every other kind of policy, goes through
-    ``policy.act`` (one batched call per policy per step).
+
+class NumpyPlan(list):
+    """A frozen SB3 network as numpy steps on views of its torch weights, in order:
+    ``("linear", W.T, b, weight, bias)``, ``("tanh",)`` and ``("relu",)``. The views follow
+    in-place weight loads (the sampler's latest weights); :attr:`tensors` are the torch weights
+    they are views of, to notice a module moved or its weights replaced.
+
+    :param steps: the layers after the observation is flattened (as ``FlattenExtractor``).
+    :param scoring: what the network gives (:func:`scoring_of`): logits (``"once"``,
+        ``"twice"``) or Q-values (``"q"``) from the last step, or ``"gaussian"``: the steps end at
+        a squashed-Gaussian actor's latent and :attr:`head` holds its two output layers.
+    :param n_outputs: the number of actions (``Discrete``) or the action's size (``Box``).
+    :param head: for ``"gaussian"``: ``(mu W.T, mu b, log_std W.T, log_std b, log_std min,
+        log_std max)``.
+    :param tensors: the torch weights behind every view.
+    :param space: the network's action space as ``repr`` gives it (plans of one scoring, size
+        and space may be answered together).
+    """
+
+    def __init__(
+        self,
+        steps: list[tuple],
+        scoring: str,
+        n_outputs: int,
+        head: tuple | None = None,
+        tensors: Sequence[Any] = (),
+        space: str = "",
+    ) -> None:
+        super().__init__(steps)
+        self.scoring = scoring
+        self.n_outputs = n_outputs
+        self.head = head
+        self.tensors = list(tensors)
+        self.space = space
+
+
+class FastSB3:
+    """Answers for ``SB3Policy`` opponents over actor-critic networks (PPO, A2C, MaskablePPO),
+    DQN's Q-networks and SAC's (TQC's) squashed-Gaussian actors on flat observations, without
+    the per-call overhead of torch.
+
+    It computes the same logits, Q-values or Gaussian means and log-stds (in numpy for SB3's
+    standard MLP on CPU; actor-critic networks otherwise with their own torch modules) and turns
+    them into actions exactly as ``SB3Policy.act`` does, drawing the same random numbers from the
+    same generator. Each network class, with its spaces, is checked once against
+    ``SB3Policy.act`` (same actions, ``Box`` actions to float rounding; same random draws); one
+    that differs, and every other kind of policy, goes through ``policy.act`` (one batched call
+    per policy per step).
     """
 
     def __init__(self) -> None:
         self._verified: dict[tuple, bool] = {}
         self._kinds: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
         self._plans: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
+        # id(network) -> (weak reference, its first weight's address or None, route): each
+        # step's lookup in one plain dict (the caches above cost a weak reference per lookup)
+        self._routes: dict[int, tuple[Any, int | None, Any]] = {}
 
-    def _numpy_plan(self, network: Any, device: Any) -> list[tuple] | None:
-        """For SB3's standard MLP actor on CPU (flatten, Linear/Tanh/ReLU layers, Linear head):
-        the layers as numpy views of the weights, which follow in-place weight updates (the
-        sampler's latest weights). ``None`` for anything else, which takes the torch path."""
+    def _numpy_plan(self, network: Any, device: Any) -> NumpyPlan | None:
+        """For SB3's standard MLP on CPU (flatten, Linear/Tanh/ReLU layers, then the output
+        layer or a squashed-Gaussian actor's two heads): its :class:`NumpyPlan`. ``None`` for
+        anything else (actor-critic networks then take the torch path)."""
         try:
             cached = self._plans.get(network)
         except TypeError:
             return None
         if cached is not None:
-            tensors, pointers, plan = cached
+            pointer, plan = cached
             # moving a module (``.to``) gives every weight new storage; loads copy in place
-            if not tensors or tensors[0].data_ptr() == pointers[0]:
+            if plan is None or plan.tensors[0].data_ptr() == pointer:
                 return plan
         plan = _build_numpy_plan(network, device)
-        tensors = [t for step in (plan or ()) for t in step[3:]]
-        self._plans[network] = (tensors, [t.data_ptr() for t in tensors], plan)
+        self._plans[network] = (None if plan is None else plan.tensors[0].data_ptr(), plan)
         return plan
 
     def route(self, policy: Any, obs: Any, masks: np.ndarray | None) -> Any:
-        """How to answer for ``policy``: its numpy plan (a list), ``"torch"``, or ``None`` for
-        ``policy.act``. The first use of each kind of network is checked against its own act."""
+        """How to answer for ``policy``: its :class:`NumpyPlan`, ``"torch"``, or ``None`` for
+        ``policy.act``. The first use of each kind of network is checked against its own act;
+        the answer is kept for the network while it lives and its weights keep their storage."""
         if type(policy) is not SB3Policy or not isinstance(obs, np.ndarray):
             return None
+        network = policy.policy
+        known = self.known_route(policy)
+        if known is not UNKNOWN:
+            return known
+        route = self._route(policy, obs, masks)
+        try:
+            reference = weakref.ref(network, self._forget)
+        except TypeError:
+            return route
+        pointer = route.tensors[0].data_ptr() if isinstance(route, NumpyPlan) else None
+        self._routes[id(network)] = (reference, pointer, route)
+        return route
+
+    def known_route(self, policy: Any) -> Any:
+        """What :meth:`route` answered for ``policy``'s network (on array observations), while
+        it still holds; :data:`UNKNOWN` when it must be asked with observations (a network not
+        seen yet, or weights given new storage since)."""
+        if type(policy) is not SB3Policy:
+            return None
+        network = policy.policy
+        cached = self._routes.get(id(network))
+        if cached is not None and cached[0]() is network:
+            if cached[1] is None or cached[2].tensors[0].data_ptr() == cached[1]:
+                return cached[2]
+        return UNKNOWN
+
+    def _forget(self, reference: Any) -> None:
+        """A network's route is dropped with the network (its id may be reused)."""
+        for key, entry in list(self._routes.items()):
+            if entry[0] is reference:
+                del self._routes[key]
+
+    def _route(self, policy: Any, obs: np.ndarray, masks: np.ndarray | None) -> Any:
+        """:meth:`route` without its cache of answers."""
         network = policy.policy
         kind = self._kind(network)
         if kind is None:
             return None
         plan = self._numpy_plan(network, policy.device)
-        if plan is None and scoring_of(network) == "q":
-            return None  # Q-networks off the numpy path: SB3Policy.act, one batched call
+        if plan is None and kind[-1] in ("q", "gaussian"):
+            return None  # Q-networks and actors off the numpy path: SB3Policy.act, one call
         key = (kind, plan is not None)
         verified = self._verified.get(key)
         if verified is None:
@@ -150,15 +232,20 @@ class FastSB3:
 
     def _kind(self, network: Any) -> tuple | None:
         """What the checks are cached by: the network class with its action and observation
-        spaces (one class may act in a Discrete seat and a Box one), or ``None`` when the fast
-        path does not apply to this network at all."""
+        spaces (one class may act in a Discrete seat and a Box one) and its
+        :func:`scoring_of`, or ``None`` when the fast path does not apply to this network."""
         try:
             cached = self._kinds.get(network)
         except TypeError:
             return None
         if cached is None:
             applies = self._applies(network)
-            kind = (type(network), repr(network.action_space), repr(network.observation_space))
+            kind = (
+                type(network),
+                repr(network.action_space),
+                repr(network.observation_space),
+                scoring_of(network),
+            )
             cached = (kind if applies else None,)
             self._kinds[network] = cached
         return cached[0]
@@ -171,7 +258,9 @@ class FastSB3:
         return self.act_with_plan(policy, obs, masks, rng, None if route == "torch" else route)
 
     @staticmethod
-    def sample_merged(parts: list[tuple], scoring: str) -> np.ndarray:
+    def sample_merged(
+        parts: list[tuple], scoring: str, masks: np.ndarray | None = None
+    ) -> np.ndarray:
         """Actions for several numpy-plan groups at once, in the order of their rows.
 
         ``parts`` holds ``(plan, observations, masks, deterministic, generators, members)`` per
@@ -180,13 +269,14 @@ class FastSB3:
         same operations, and the same random draws from each row's generator, as
         :meth:`act_with_plan`, so every row gets the same action as ``SB3Policy.act`` would give it
         alone. ``scoring`` (:func:`scoring_of`) is shared by all the groups: Q-values are taken
-        greedily as they are.
+        greedily as they are. ``masks``, when given, are all the rows' masks at once (the
+        groups' own are then not joined again). Squashed-Gaussian plans go to
+        :meth:`squash_merged`.
         """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
         scores = _normalised(logits, scoring).astype(np.float64)
-        masks = None
-        if any(part[2] is not None for part in parts):
+        if masks is None and any(part[2] is not None for part in parts):
             filled = [
                 np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
                 for b, p in zip(blocks, parts, strict=True)
@@ -206,33 +296,52 @@ class FastSB3:
         return actions
 
     @staticmethod
+    def squash_merged(parts: list[tuple]) -> np.ndarray:
+        """Actions for several squashed-Gaussian groups acting in one action space, in the
+        order of their rows: ``parts`` as for :meth:`sample_merged`, with the policy last
+        (``(plan, observations, masks, deterministic, generators, members, policy)``). Each
+        group's mean and log-std come from its own plan; the noise of every sampled row is drawn
+        from that row's generator, and squashing and rescaling run once over all rows, which
+        row by row is what :meth:`act_with_plan` does for each group alone."""
+        generators = [g for part in parts if not part[3] for g in part[4]]
+        rng = None
+        if generators:
+            rng = generators[0] if len(generators) == 1 else RowGenerators(generators)
+        groups = [(part[0], part[1], part[3]) for part in parts]
+        return _squashed_gaussian_actions(groups, rng, parts[0][6].policy)
+
+    @staticmethod
     def _applies(network: Any) -> bool:
-        """Actor-critic networks (not recurrent ones) and DQN's Q-networks with Discrete actions
-        on flat Box observations; every other family answers through ``SB3Policy.act`` (one
-        batched call per policy per step)."""
+        """Actor-critic networks (not recurrent ones) and DQN's Q-networks with Discrete actions,
+        and SAC's or TQC's squashed-Gaussian actors (without gSDE) with Box actions, on flat Box
+        observations; every other family answers through ``SB3Policy.act`` (one batched call per
+        policy per step)."""
         from stable_baselines3.common.preprocessing import is_image_space
 
         from ...core.policy_families import policy_family
 
         family = policy_family(network)
         space = network.observation_space
-        flat = (
-            isinstance(network.action_space, spaces.Discrete)
-            and isinstance(space, spaces.Box)
-            and not is_image_space(space)
-        )
+        flat = isinstance(space, spaces.Box) and not is_image_space(space)
+        discrete = isinstance(network.action_space, spaces.Discrete)
         if family == "q_network":  # DQN's QNetwork; QRDQN's quantiles take SB3Policy.act
             q_net = getattr(network, "q_net", None)
-            return flat and q_net is not None and hasattr(q_net, "q_net")
+            return flat and discrete and q_net is not None and hasattr(q_net, "q_net")
+        if family == "actor":  # SAC, TQC; TD3's and DDPG's actors, CrossQ's, take the act path
+            return flat and isinstance(network.action_space, spaces.Box) and _squashed(network)
         if family != "actor_critic":
             return False
-        return flat and all(
-            hasattr(network, name)
-            for name in ("mlp_extractor", "action_net", "pi_features_extractor")
+        return (
+            flat
+            and discrete
+            and all(
+                hasattr(network, name)
+                for name in ("mlp_extractor", "action_net", "pi_features_extractor")
+            )
         )
 
     def _agrees(
-        self, policy: Any, obs: np.ndarray, masks: np.ndarray | None, plan: list[tuple] | None
+        self, policy: Any, obs: np.ndarray, masks: np.ndarray | None, plan: NumpyPlan | None
     ) -> bool:
         try:
             expected_rng, fast_rng = np.random.default_rng(7), np.random.default_rng(7)
@@ -240,10 +349,11 @@ class FastSB3:
             fast = self.act_with_plan(policy, obs, masks, fast_rng, plan)
         except Exception:  # noqa: BLE001 - any surprise: keep the general path
             return False
-        return (
-            np.array_equal(expected, fast)
-            and expected_rng.bit_generator.state == fast_rng.bit_generator.state
-        )
+        if expected_rng.bit_generator.state != fast_rng.bit_generator.state:
+            return False
+        if plan is not None and plan.scoring == "gaussian":
+            return _close_actions(expected, fast, policy.action_space)
+        return np.array_equal(expected, fast)
 
     def act_with_plan(
         self,
@@ -251,17 +361,18 @@ class FastSB3:
         obs: np.ndarray,
         masks: np.ndarray | None,
         rng: Any,
-        plan: list[tuple] | None,
+        plan: NumpyPlan | None,
     ) -> np.ndarray:
         """The policy's actions on the route :meth:`route` chose: its numpy ``plan``, or
-        ``None`` for the network's own torch modules."""
+        ``None`` for the network's own torch modules (actor-critic networks only)."""
         import torch
 
         network = policy.policy
-        scoring = scoring_of(network)
         if plan is not None:
-            scores = _normalised(_numpy_logits(plan, obs), scoring).astype(np.float64)
-            if scoring == "q":
+            if plan.scoring == "gaussian":
+                return _squashed_gaussian_actions([(plan, obs, policy.deterministic)], rng, network)
+            scores = _normalised(_numpy_logits(plan, obs), plan.scoring).astype(np.float64)
+            if plan.scoring == "q":
                 return choose_from_scores(scores, masks, True, None)
         else:
             with torch.no_grad():
@@ -297,19 +408,49 @@ def _actor_logits(network: Any, obs: np.ndarray, device: Any) -> Any:
     return network.action_net.forward(features)
 
 
-def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
+#: (module, class) of the squashed-Gaussian actors whose ``get_action_dist_params`` the numpy
+#: plan computes: ``latent_pi``, then ``mu`` and ``log_std`` clamped to the module's bounds
+_SQUASHED_ACTORS = (
+    ("stable_baselines3.sac.policies", "Actor"),
+    ("sb3_contrib.tqc.policies", "Actor"),
+)
+
+
+def _squashed(network: Any) -> bool:
+    """Whether ``network.actor`` is SAC's or TQC's own squashed-Gaussian actor without gSDE
+    (the branch of ``continuous_actions`` that draws its noise from the env's generator)."""
+    actor = getattr(network, "actor", None)
+    if actor is None or getattr(actor, "use_sde", True) or not network.squash_output:
+        return False
+    method = getattr(type(actor), "get_action_dist_params", None)
+    owner = (getattr(method, "__module__", None), getattr(method, "__qualname__", ""))
+    return any(
+        owner == (module, f"{name}.get_action_dist_params") for module, name in _SQUASHED_ACTORS
+    )
+
+
+def _build_numpy_plan(network: Any, device: Any) -> NumpyPlan | None:
     import torch
     from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
 
     if torch.device(device).type != "cpu":
         return None
-    if scoring_of(network) == "q":  # DQN: features (flatten), then the q_net Sequential
+    scoring = scoring_of(network)
+    heads: list[Any] = []
+    if scoring == "q":  # DQN: features (flatten), then the q_net Sequential
         q_net = network.q_net
         if type(q_net.features_extractor) is not FlattenExtractor:
             return None
         if type(q_net.q_net) is not torch.nn.Sequential:
             return None
         layers = list(q_net.q_net)
+    elif scoring == "gaussian":  # SAC/TQC actor: flatten, latent_pi, then mu and log_std
+        actor = network.actor
+        if type(actor.features_extractor) is not FlattenExtractor:
+            return None
+        if type(actor.latent_pi) is not torch.nn.Sequential:
+            return None
+        layers, heads = list(actor.latent_pi), [actor.mu, actor.log_std]
     else:
         if type(network.pi_features_extractor) is not FlattenExtractor:
             return None
@@ -319,25 +460,52 @@ def _build_numpy_plan(network: Any, device: Any) -> list[tuple] | None:
         if type(extractor.policy_net) is not torch.nn.Sequential:
             return None
         layers = [*extractor.policy_net, network.action_net]
-    plan: list[tuple] = []
+    steps: list[tuple] = []
     for layer in layers:
-        if type(layer) is torch.nn.Linear and layer.bias is not None:
+        if _is_linear(layer):
             weight, bias = layer.weight, layer.bias  # kept to notice weights moved or replaced
-            plan.append(("linear", weight.detach().numpy().T, bias.detach().numpy(), weight, bias))
+            steps.append(("linear", weight.detach().numpy().T, bias.detach().numpy(), weight, bias))
         elif type(layer) is torch.nn.Tanh:
-            plan.append(("tanh",))
+            steps.append(("tanh",))
         elif type(layer) is torch.nn.ReLU:
-            plan.append(("relu",))
+            steps.append(("relu",))
         else:
             return None
-    if not plan or plan[-1][0] != "linear":
+    if steps and steps[0][0] != "linear":  # the activations work in place on a layer's output
         return None
-    return plan
+    tensors = [t for step in steps for t in step[3:]]
+    if scoring == "gaussian":
+        if not all(_is_linear(layer) for layer in heads):
+            return None
+        mu, log_std = heads
+        bounds = sys.modules[type(network.actor).__module__]  # its LOG_STD_MIN, LOG_STD_MAX
+        head = (
+            mu.weight.detach().numpy().T,
+            mu.bias.detach().numpy(),
+            log_std.weight.detach().numpy().T,
+            log_std.bias.detach().numpy(),
+            bounds.LOG_STD_MIN,
+            bounds.LOG_STD_MAX,
+        )
+        tensors += [mu.weight, mu.bias, log_std.weight, log_std.bias]
+        n_outputs = int(mu.bias.shape[0])
+        return NumpyPlan(steps, scoring, n_outputs, head, tensors, repr(network.action_space))
+    if not steps or steps[-1][0] != "linear":
+        return None
+    n_outputs = int(steps[-1][2].shape[0])
+    return NumpyPlan(steps, scoring, n_outputs, None, tensors, repr(network.action_space))
+
+
+def _is_linear(layer: Any) -> bool:
+    import torch
+
+    return type(layer) is torch.nn.Linear and layer.bias is not None
 
 
 def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
-    """The actor's logits in float32 numpy: a few microseconds where torch's per-call overhead
-    costs tens (numbers agree with torch's to float rounding)."""
+    """The plan's steps in float32 numpy (an actor's logits, Q-values, or a Gaussian actor's
+    latent): a few microseconds where torch's per-call overhead costs tens (numbers agree with
+    torch's to float rounding)."""
     x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
@@ -348,6 +516,58 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
         else:
             np.maximum(x, 0.0, out=x)
     return x
+
+
+def _squashed_gaussian_actions(
+    groups: list[tuple[NumpyPlan, np.ndarray, bool]], rng: Any, network: Any
+) -> np.ndarray:
+    """Squashed-Gaussian actors' actions as ``SB3Policy.act`` takes them (``continuous_actions``,
+    then ``to_env_actions``), for one or several groups ``(plan, observations, deterministic)``
+    acting in one action space (``network``'s), in the order of their rows: each group's mean,
+    plus, for a sampled group, ``exp(log_std)`` times a standard normal, squashed by ``tanh`` and
+    rescaled to the action space. ``rng`` draws the sampled rows' noise in one call of shape
+    ``(rows, size)`` (a :class:`RowGenerators` over their generators, or the one generator of a
+    lone group; ``None``: no noise), as ``SB3Policy.act`` draws it for each group alone. Every
+    step after the layers is elementwise, so several groups give each row what its own call
+    would."""
+    from ...core.policy_families import to_env_actions
+
+    means, log_stds = [], []
+    for plan, obs, _ in groups:
+        mu_weight, mu_bias, std_weight, std_bias, low, high = plan.head  # type: ignore[misc]
+        latent = _numpy_logits(plan, obs)
+        mean = latent @ mu_weight
+        mean += mu_bias
+        log_std = latent @ std_weight
+        log_std += std_bias
+        np.clip(log_std, low, high, out=log_std)  # as torch.clamp(log_std, LOG_STD_MIN, ..MAX)
+        means.append(mean)
+        log_stds.append(log_std)
+    actions = (means[0] if len(means) == 1 else np.concatenate(means)).astype(np.float64)
+    sampled = [not deterministic for _, _, deterministic in groups]
+    if any(sampled):
+        log_std = log_stds[0] if len(log_stds) == 1 else np.concatenate(log_stds)
+        rows = None
+        if not all(sampled):
+            rows = np.repeat(sampled, [len(mean) for mean in means])
+            log_std = log_std[rows]
+        std = np.exp(log_std.astype(np.float64))
+        noise = np.zeros(std.shape) if rng is None else rng.standard_normal(std.shape)
+        if rows is None:
+            actions = actions + std * noise
+        else:
+            actions[rows] = actions[rows] + std * noise
+    return to_env_actions(network, np.tanh(actions))
+
+
+def _close_actions(expected: np.ndarray, fast: np.ndarray, space: spaces.Space) -> bool:
+    """``Box`` actions equal to float rounding: within a millionth of the space's width (numpy's
+    and torch's float32 matrix products may round differently; a wrong formula is far off)."""
+    if expected.shape != fast.shape or expected.dtype != fast.dtype:
+        return False
+    width = np.asarray(space.high, np.float64) - np.asarray(space.low, np.float64)
+    scale = np.where(np.isfinite(width), np.maximum(width, 1.0), 1.0)
+    return bool(np.all(np.abs(expected.astype(np.float64) - fast) <= 1e-6 * scale))
 
 
 def _logsumexp(x: np.ndarray) -> np.ndarray:
@@ -361,11 +581,14 @@ def _normalises_twice(network: Any) -> bool:
 
 
 def scoring_of(network: Any) -> str:
-    """How a network's outputs become scores: ``"q"`` (Q-values, taken greedily as they are),
-    ``"twice"`` (sb3-contrib's MaskableCategorical normalises the logits twice) or ``"once"``
-    (torch's Categorical)."""
+    """What a network's outputs are: ``"q"`` (Q-values, taken greedily as they are),
+    ``"gaussian"`` (a squashed-Gaussian actor's mean and log-std: SAC, TQC), ``"twice"``
+    (sb3-contrib's MaskableCategorical normalises the logits twice) or ``"once"`` (torch's
+    Categorical)."""
     if getattr(network, "q_net", None) is not None and not hasattr(network, "action_net"):
         return "q"
+    if isinstance(network.action_space, spaces.Box) and _squashed(network):
+        return "gaussian"
     return "twice" if _normalises_twice(network) else "once"
 
 
