@@ -154,7 +154,8 @@ def test_routes_follow_weights_given_new_storage_and_go_with_their_network(dqn_m
     assert fast._routes == {}
 
 
-def test_dqn_opponents_in_the_vector_env_take_the_fast_path_after_one_check(dqn_model, monkeypatch):
+def count_acts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count ``SB3Policy.act`` calls from here on: the batch size of each call."""
     calls: list[int] = []
     act = SB3Policy.act
 
@@ -163,6 +164,11 @@ def test_dqn_opponents_in_the_vector_env_take_the_fast_path_after_one_check(dqn_
         return act(self, obs, *args, **kwargs)
 
     monkeypatch.setattr(SB3Policy, "act", counted)
+    return calls
+
+
+def test_dqn_opponents_in_the_vector_env_take_the_fast_path_after_one_check(dqn_model, monkeypatch):
+    calls = count_acts(monkeypatch)
     env = SelfPlayVecEnv(make_connect_four, 4, opponent=SB3Policy(dqn_model, policy_id="dqn"))
     env.seed(0)
     env.reset()
@@ -265,14 +271,7 @@ def test_actor_answers_follow_weights_loaded_in_place(actor):
 
 def test_sac_opponents_in_the_vector_env_take_the_fast_path_after_one_check(monkeypatch):
     model = actor_model()
-    calls: list[int] = []
-    act = SB3Policy.act
-
-    def counted(self: SB3Policy, obs: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(len(obs))
-        return act(self, obs, *args, **kwargs)
-
-    monkeypatch.setattr(SB3Policy, "act", counted)
+    calls = count_acts(monkeypatch)
     opponent = SB3Policy(model, policy_id="sac")
     env = SelfPlayVecEnv(PointGame, 4, opponent=opponent)
     env.seed(0)
