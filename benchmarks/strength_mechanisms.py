@@ -129,6 +129,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "sp-wrappers train has no such option yet)",
     )
     parser.add_argument("--heartbeat", type=float, default=60.0, help="seconds between lines")
+    parser.add_argument(
+        "--quiet-steps",
+        type=int,
+        default=49_152,
+        help="single arms: before training, the same command for this many learner steps (about "
+        "60 s) in a scratch directory gives the arm's quiet speed (OUT/ARM-quiet.json); run it "
+        "with nothing else on the machine. 0: no quiet measurement",
+    )
     parser.add_argument("--report", action="store_true", help="only print the results' table")
     return parser.parse_args(argv)
 
@@ -216,17 +224,7 @@ def save_every(args: argparse.Namespace) -> int:
 def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int) -> dict:
     """Arms 1-3: `sp-wrappers train connect_four_v3 --reference-ratio 0 ...`; with an arm
     half-trained in ``directory``, `sp-wrappers train --resume` from its last model.zip."""
-    argv = [GAME, "--reference-ratio", "0", "--timesteps", str(args.timesteps), "--out",
-            str(directory), "--strength-every", str(every), "--eval-games", "0", "--seed",
-            str(args.seed), "--no-progress", "--strength-plies", str(args.plies), "--symmetries",
-            "auto" if arm == "board_sym" else "none"]  # fmt: skip
-    argv += ["--save-every", str(save_every(args))]
-    if arm == "mlp":
-        argv += ["--hp", f"policy_kwargs={json.dumps(MLP)}"]
-    if args.n_envs:
-        argv += ["--n-envs", str(args.n_envs)]
-    for pair in args.hp:
-        argv += ["--hp", pair]
+    argv = single_argv(arm, args, directory, args.timesteps, every)
     model = directory / "model.zip"
     if (directory / "config.json").exists() and not model.exists():
         shutil.rmtree(directory)  # killed before its first checkpoint: nothing to keep
@@ -245,6 +243,55 @@ def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int
         "model": str(model),
         "command": "sp-wrappers train " + " ".join(argv),
     }
+
+
+def single_argv(arm: str, args: argparse.Namespace, directory: Path, timesteps: int,
+                every: int) -> list[str]:  # fmt: skip
+    """The arm's `sp-wrappers train` arguments (without the runtime ones)."""
+    argv = [GAME, "--reference-ratio", "0", "--timesteps", str(timesteps), "--out",
+            str(directory), "--strength-every", str(every), "--eval-games", "0", "--seed",
+            str(args.seed), "--no-progress", "--strength-plies", str(args.plies), "--symmetries",
+            "auto" if arm == "board_sym" else "none"]  # fmt: skip
+    argv += ["--save-every", str(save_every(args))]
+    if arm == "mlp":
+        argv += ["--hp", f"policy_kwargs={json.dumps(MLP)}"]
+    if args.n_envs:
+        argv += ["--n-envs", str(args.n_envs)]
+    for pair in args.hp:
+        argv += ["--hp", pair]
+    return argv
+
+
+def quiet_speed(arm: str, args: argparse.Namespace, journal: Journal) -> dict[str, Any]:
+    """The arm's quiet speed: the same `sp-wrappers train` command for ``--quiet-steps`` learner
+    steps (no strength curve, no report) in OUT/ARM-quiet, alone on the machine, measured once
+    and kept in OUT/ARM-quiet.json. An arm's steps/s over this speed is the ratio that says
+    whether its figures count (>= 0.85: it kept its core)."""
+    path = args.out / f"{arm}-quiet.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    scratch = args.out / f"{arm}-quiet"
+    shutil.rmtree(scratch, ignore_errors=True)
+    steps = rollout_size(args) * max(1, round(args.quiet_steps / rollout_size(args)))
+    argv = single_argv(arm, args, scratch, steps, 0)
+    argv += ["--no-plots", "--no-report", "--threads", str(args.threads)]
+    load_before = list(os.getloadavg())
+    if main_train(argv) != 0:
+        raise SystemExit(f"the quiet measurement of arm {arm} failed (see above)")
+    timing = single_timing(scratch)
+    info = {
+        "steps_per_second": timing["measured_steps"] / max(timing["learn_seconds"], 1e-9),
+        "steps": timing["measured_steps"],
+        "seconds": timing["learn_seconds"],
+        "load_before": load_before,
+        "load_after": list(os.getloadavg()),
+        "command": "sp-wrappers train " + " ".join(argv),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(info, indent=1))
+    journal.write("quiet", arm, **{k: v for k, v in info.items() if k != "command"})
+    shutil.rmtree(scratch, ignore_errors=True)
+    return info
 
 
 def single_timing(directory: Path) -> dict[str, Any]:
@@ -441,6 +488,9 @@ def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) 
             f"arm {arm} in {directory} was started and not finished: pass --resume to continue "
             "it from its last checkpoint, or remove the directory to train it again."
         )
+    quiet = None
+    if arm != "league" and args.quiet_steps and checkpoint_step(directory) is None:
+        quiet = quiet_speed(arm, args, journal)  # before the arm, alone
     journal.write("start", arm, step=checkpoint_step(directory) or 0, threads=args.threads,
                   num_workers=args.num_workers, timesteps=args.timesteps)  # fmt: skip
     with heartbeat(journal, arm, lambda: checkpoint_step(directory), args.heartbeat):
@@ -451,6 +501,11 @@ def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) 
     info["steps_per_second"] = info["measured_steps"] / max(info["learn_seconds"], 1e-9)
     journal.write("trained", arm, step=info["steps"], steps_per_second=info["steps_per_second"])
     info.update(journal.wall_and_load(arm), threads=args.threads, num_workers=args.num_workers)
+    quiet_path = args.out / f"{arm}-quiet.json"
+    quiet = quiet or (json.loads(quiet_path.read_text()) if quiet_path.exists() else None)
+    if quiet is not None:
+        info["quiet_steps_per_second"] = quiet["steps_per_second"]
+        info["speed_ratio"] = info["steps_per_second"] / quiet["steps_per_second"]
     history = directory / "strength.json"
     info["curve"] = [
         {"step": e["step"], "scores": e["scores"], "rating": e["rating"],
@@ -519,7 +574,7 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
         "",
         "| arm | "
         + " | ".join(f"vs d{d[11:]} W-D-L" for d in depths)
-        + " | rating [95%] | steps | steps/s | wall time | load (mean / max) |",
+        + " | rating [95%] | steps | steps/s (quiet, ratio) | wall time | load (mean / max) |",
         "|---" * (len(depths) + 6) + "|",
     ]
     for arm in arms:
@@ -530,9 +585,12 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
         wall_text = "-" if wall is None else f"{int(wall // 60)} min {int(wall % 60):02d} s"
         load = info.get("load_mean")
         load_text = "-" if load is None else f"{load:.1f} / {info['load_max']:.1f}"
+        speed = f"{info['steps_per_second']:.0f}"
+        if "quiet_steps_per_second" in info:
+            speed += f" ({info['quiet_steps_per_second']:.0f}, {info['speed_ratio']:.2f})"
         lines.append(
             f"| {arm} | " + " | ".join(cells) + f" | {info['rating']:.0f} [{low:.0f}, {high:.0f}]"
-            f" | {info['steps']:,d} | {info['steps_per_second']:.0f} | {wall_text} | {load_text} |"
+            f" | {info['steps']:,d} | {speed} | {wall_text} | {load_text} |"
         )
     lines += ["", "Head to head (first arm's W-D-L): " + ", ".join(
         f"{pair} {'-'.join(map(str, r))}" for pair, r in results["head_to_head"].items()

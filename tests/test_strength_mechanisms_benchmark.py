@@ -25,7 +25,7 @@ def load_benchmark():
 
 
 SMOKE = ["--timesteps", "128", "--depths", "1", "--plies", "1", "--n-envs", "2",
-         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64"]  # fmt: skip
+         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64", "--quiet-steps", "64"]  # fmt: skip
 
 
 def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
@@ -40,6 +40,11 @@ def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
         low, high = info["rating_interval"]
         assert low <= info["rating"] <= high
         assert info["steps_per_second"] > 0
+        if arm != "league":  # its quiet speed measured first, the same command alone
+            quiet = json.loads((tmp_path / f"{arm}-quiet.json").read_text())
+            assert quiet["steps"] == 64 and quiet["steps_per_second"] > 0
+            assert info["speed_ratio"] == info["steps_per_second"] / quiet["steps_per_second"]
+            assert not (tmp_path / f"{arm}-quiet").exists()
     league = results["arms"]["league"]
     assert league["shares"]["main_agent_0"] == 0.5 and league["features"] == "board_sym"
     assert sum(league["steps_per_player"].values()) == league["steps"]
