@@ -6,7 +6,10 @@ one game, the match recorded on request), :func:`choose_snapshot`, and the comma
 :func:`sp_wrappers.evaluation.human_play.play_session`.
 
 The snapshot plays as in evaluation: the observation of its seat as training gave it, its
-actions masked to the legal ones, the most likely action by default (``--sample`` samples).
+actions masked to the legal ones. By default it takes its most likely move in board games and
+samples its moves in games whose good play is random (hidden information such as poker,
+simultaneous moves: :func:`~sp_wrappers.games.information.mixed_equilibria`); ``--deterministic``
+and ``--sample`` choose.
 Moves are read and written in the game's notation (:mod:`sp_wrappers.games.notation`). A move that
 cannot be read or is not legal asks again, naming the legal moves; Ctrl-C, the end of input or
 ``quit`` stop the game and nothing is written to the archive. With ``--record`` a finished game
@@ -21,7 +24,13 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
+from ..evaluation.human_play import (
+    HUMAN,
+    PlayOutcome,
+    check_turn_based,
+    default_deterministic,
+    play_session,
+)
 from .common import PROG, CLIError, game_factory, resolve_run_dir
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
@@ -74,7 +83,7 @@ def play_run(
     seat: str | int = "random",
     game: str | None = None,
     game_kwargs: dict[str, Any] | None = None,
-    deterministic: bool = True,
+    deterministic: bool | None = None,
     record: bool = False,
     seed: int | None = None,
     input_stream: IO[str] | None = None,
@@ -92,7 +101,9 @@ def play_run(
     :param game: the game, overriding the run's ``config.json``.
     :param game_kwargs: keyword arguments over the config's ``game_kwargs``; the game is
         recorded with its configuration when they are given.
-    :param deterministic: the snapshot takes its most likely move (else samples).
+    :param deterministic: the snapshot takes its most likely move (``True``) or samples
+        (``False``); ``None``: samples in games with mixed equilibria (see
+        :func:`default_deterministic`), else its most likely move.
     :param record: store a finished game in the archive's match history.
     :param trust_modules: modules trusted on top of those the run's ``config.json`` names
         (``--trust-module``).
@@ -102,6 +113,8 @@ def play_run(
     archive = run.open_archive(trust_modules)
     try:
         info = choose_snapshot(archive, snapshot)
+        if deterministic is None:
+            deterministic = default_deterministic(env_fn)
         policy = archive.load_policy(info, deterministic=deterministic)
         outcome = play_session(env_fn, policy, seat, None, input_stream, out, seed=seed)
         if record and outcome.finished:
@@ -160,15 +173,16 @@ def play_web(
     seat: str | int = "random",
     game: str | None = None,
     game_kwargs: dict[str, Any] | None = None,
-    deterministic: bool = True,
+    deterministic: bool | None = None,
     record: bool = False,
     seed: int | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     trust_modules: Sequence[str] | None = None,
 ) -> None:
-    """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C; the same choices
-    as :func:`play_run`, made again in the page for each new game."""
+    """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C (the
+    ``KeyboardInterrupt`` goes on to the caller); the same choices as :func:`play_run`, made
+    again in the page for each new game."""
     from ..evaluation.web_play import WebPlay, WebServer
 
     run, env_fn, kwargs = _game_of(path, game, game_kwargs, frames=True)
@@ -193,8 +207,10 @@ def play_web(
     print(f"Play in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"Note: --host {host} lets other machines on the network play and record.")
-    server.serve_forever()
-    print("Stopped." + ("" if record else f" Nothing was written to {run.archive_path}."))
+    try:
+        server.serve_forever()  # until Ctrl-C, which goes on to the command's status 130
+    finally:
+        print("Stopped." + ("" if record else f" Nothing was written to {run.archive_path}."))
 
 
 SEAT_HELP = "your seat: an index in the game's agents, an agent name, the side's name (white, X)"
@@ -222,10 +238,17 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     add("--game-kwarg", action="append", metavar="KEY=VALUE", help=GAME_KWARG_HELP)
     mode = play.add_mutually_exclusive_group()
     mode.add_argument(
-        "--deterministic", action="store_true", default=True, help="most likely moves (default)"
+        "--deterministic",
+        action="store_true",
+        default=None,
+        help="its most likely moves (the default in games of perfect information: board games)",
     )
     mode.add_argument(
-        "--sample", dest="deterministic", action="store_false", help="moves sampled as in training"
+        "--sample",
+        dest="deterministic",
+        action="store_false",
+        help="moves sampled as in training (the default in games with hidden information, such "
+        "as poker, or simultaneous moves)",
     )
     add("--record", action="store_true", help=RECORD_HELP)
     add("--seed", type=int, default=None, help="seeds the game, your seat and the sampling")
@@ -255,7 +278,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             port=args.port,
             trust_modules=args.trust_module,
         )
-        return 0
+        return 0  # not reached: the server stops on Ctrl-C, which ends the command with 130
     outcome = play_run(
         args.run_dir,
         snapshot=args.snapshot,

@@ -172,8 +172,10 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
         raise CLIError(str(message)) from None
     archive.close()
     print(f"{replay.title}: step through it at {server.url}  (Ctrl-C stops the server)", flush=True)
-    server.serve_forever()
-    print("Stopped.")
+    try:
+        server.serve_forever()  # until Ctrl-C, which goes on to the command's status 130
+    finally:
+        print("Stopped.")
     return 0
 
 

@@ -9,7 +9,14 @@ is refused, a bad message gets status 400 and a message saying why.
 
 Beside the board the page shows what the policy thinks: its probabilities over the legal moves
 (:func:`~sp_wrappers.evaluation.policy_probabilities.action_probabilities`, a heat map on the
-board) and its value estimate where the policy has one (actor-critic learners). Moves are in the
+board) and its value estimate where the policy has one (actor-critic learners). In a game where
+the players see different things (:func:`~sp_wrappers.games.information.hidden_information`:
+hold'em, Kuhn and Leduc poker) nothing computed from the policy's own observation (its cards)
+reaches the page until the game is over: on the person's turns the page shows the policy's view
+of the person's seat (computed from the person's own observation), after its moves only the move
+played; a frame that draws every hand is shown only at the end. In games whose equilibria are
+mixed (:func:`~sp_wrappers.games.information.mixed_equilibria`) the policy samples its moves by
+default, and the page says which it does. Moves are in the
 game's notation (:mod:`sp_wrappers.games.notation`): tic-tac-toe cells 1-9 by row, Connect Four
 columns 1-7, Go coordinates, chess UCI. Tic-tac-toe, Connect Four, Go and chess are drawn as
 boards; any other turn-based game with action masks as its own ``rgb_array`` frame with the list
@@ -44,6 +51,7 @@ from .human_play import (
     PlayOutcome,
     check_policy_spaces,
     check_turn_based,
+    default_deterministic,
     resolve_seat,
 )
 from .replay import Replay
@@ -53,6 +61,13 @@ __all__ = ["WebPlay", "WebReplay", "WebServer", "board_view"]
 #: The largest request body the server reads, in bytes.
 MAX_REQUEST_BYTES = 64 * 1024
 _PROG = "sp-wrappers"
+
+
+#: What the page says in a game with hidden information while the game is on.
+HIDDEN_NOTE = (
+    "The players see different things here: what it thinks of its own moves comes from its "
+    "cards, so its probabilities and value are shown when the game is over."
+)
 
 
 class _BadRequest(ValueError):
@@ -161,9 +176,12 @@ def board_view(
     mask: np.ndarray | None,
     probabilities: dict[int, float] | None = None,
     viewer: str | None = None,
+    hidden: bool = False,
 ) -> dict[str, Any]:
     """The position of ``env`` as the page draws it, hidden information shown only to
-    ``viewer`` (an agent; ``None`` shows everything).
+    ``viewer`` (an agent; ``None`` shows everything). ``hidden``: the players of ``env`` see
+    different things, so its ``rgb_array`` frame (which draws every hand) is only drawn for no
+    ``viewer``; the view then says so in ``note``.
 
     ``kind`` is ``"grid"`` (tic-tac-toe, Connect Four, Go: ``cells`` row by row, each with its
     ``text``, the ``move`` a click plays when it is legal under ``mask``, else ``why`` not, and
@@ -249,13 +267,16 @@ def board_view(
                 row.append({"text": _CHESS_PIECES.get(symbol, ""), "square": square})
             rows.append(row)
         return {"kind": "chess", "game": name, "cells": rows, "columns": list("abcdefgh")}
-    text, frame = notation.board(env, viewer=viewer), None
+    text, frame, note = notation.board(env, viewer=viewer), None, ""
     rgb = "rgb_array" in (getattr(env, "render_mode", None), getattr(raw, "render_mode", None))
     if not text and rgb:  # a frame shows everything: only for games without a text board
-        rendered = env.render()
-        if isinstance(rendered, np.ndarray) and rendered.ndim == 3:
-            frame = _png(rendered)
-    return {"kind": "frame", "game": name, "image": frame, "text": text}
+        if hidden and viewer is not None:
+            note = "This game's picture shows every hand, so it is shown when the game is over."
+        else:
+            rendered = env.render()
+            if isinstance(rendered, np.ndarray) and rendered.ndim == 3:
+                frame = _png(rendered)
+    return {"kind": "frame", "game": name, "image": frame, "text": text, "note": note}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -276,6 +297,7 @@ class _Game:
     ) -> None:
         from ..core.policies import PolicyPlayer
         from ..core.seats import as_aec_env
+        from ..games.information import hidden_information
         from ..games.notation import notation_for
 
         self.env_fn, self.policy, self.seed, self.rng = env_fn, policy, seed, rng
@@ -283,6 +305,7 @@ class _Game:
         check_turn_based((getattr(env, "metadata", None) or {}).get("name"), env)
         self.env = as_aec_env(env)
         self.notation = notation_for(self.env)
+        self.hidden = hidden_information(self.env)  # the policy's view is private until the end
         self.seat = resolve_seat(seat, self.env, self.notation, rng)
         opponents = [a for a in self.env.possible_agents if a != self.seat]
         check_policy_spaces(policy, self.env, opponents)
@@ -406,7 +429,10 @@ class _Game:
 
     def state(self) -> dict[str, Any]:
         env, notation = self.env, self.notation
+        private = self.hidden and not self.over  # what the policy computes from its own cards
         thought = self.thought()
+        if private and not self.human_to_move:
+            thought = None  # its own view of its own turn
         probabilities = thought["probabilities"] if thought else None
         if self.human_to_move:
             mask = self.human_mask()
@@ -415,6 +441,9 @@ class _Game:
         to_move = self.seat if self.human_to_move else (self.turn.seat if self.turn else None)
         legal = [] if mask is None else notation.legal_moves(env, mask)
         last = max(self.replies) if self.replies else None
+        last_reply = self.replies.get(last) if last is not None else None
+        if private and last_reply is not None:  # the move is public; why it was chosen is not
+            last_reply = {**last_reply, "moves": [], "value": None}
         result = None
         if self.over:
             verdict = {1.0: "You win.", 0.5: "Draw.", 0.0: f"{self.policy.policy_id} wins."}
@@ -425,6 +454,8 @@ class _Game:
             "mode": "play",
             "opponent": self.policy.policy_id,
             "deterministic": bool(getattr(self.policy, "deterministic", True)),
+            "hidden_information": self.hidden,
+            "hidden_note": HIDDEN_NOTE if private else "",
             "seat": self.seat,
             "seat_label": label,
             "seats": list(env.possible_agents),
@@ -435,13 +466,18 @@ class _Game:
             "result": result,
             "recorded": self.recorded,
             "board": board_view(
-                env, notation, mask, probabilities, viewer=None if self.over else self.seat
+                env,
+                notation,
+                mask,
+                probabilities,
+                viewer=None if self.over else self.seat,
+                hidden=self.hidden,
             ),
             "legal": legal,
             "moves": [{"seat": s, "move": m} for s, m in self.outcome.moves],
             "analysis": _analysis_json(thought, env, notation, to_move or ""),
             "analysis_note": self.thinker.note,
-            "last_reply": self.replies.get(last) if last is not None else None,
+            "last_reply": last_reply,
             "can_undo": any(seat == self.seat for seat, _ in self.actions) and not self.recorded,
         }
 
@@ -458,7 +494,10 @@ class WebPlay:
     :param env_fn: builds the PettingZoo game.
     :param snapshot: ``"latest"``, ``"best"`` or a snapshot id, as ``choose`` reads it.
     :param seat: the person's seat (an index, agent name, the side's name, or ``"random"``).
-    :param deterministic: the snapshot takes its most likely move (else samples).
+    :param deterministic: the snapshot takes its most likely move (``True``) or samples
+        (``False``); ``None``: samples in games whose equilibria are mixed (hidden information,
+        simultaneous moves: :func:`~sp_wrappers.evaluation.human_play.default_deterministic`),
+        else its most likely move. The state's ``mode`` says which it does.
     :param record: store each finished game as a match of ``"human"`` against the snapshot.
     :param record_config: the game's configuration stored with a recorded match.
     :param seed: seeds the game, the random seat and the sampling.
@@ -484,7 +523,7 @@ class WebPlay:
         env_fn: Callable[[], Any],
         snapshot: str = "latest",
         seat: str | int = "random",
-        deterministic: bool = True,
+        deterministic: bool | None = None,
         record: bool = False,
         record_config: dict[str, Any] | None = None,
         seed: int | None = None,
@@ -499,6 +538,8 @@ class WebPlay:
         self.rng = np.random.default_rng(seed)
         self.choose = choose or resolve_snapshot
         self.lock = threading.Lock()
+        #: whether the policy takes its most likely move when no one chose (see ``deterministic``)
+        self.default_deterministic = default_deterministic(env_fn)
         self.options = {"snapshot": snapshot, "seat": seat, "deterministic": deterministic}
         self._fixed_policy = policy
         self._policies: dict[tuple[str, bool], Any] = {}
@@ -531,8 +572,27 @@ class WebPlay:
 
     def _new_game(self) -> _Game:
         options = self.options
-        policy = self._policy(str(options["snapshot"]), bool(options["deterministic"]))
+        chosen = options["deterministic"]
+        deterministic = self.default_deterministic if chosen is None else bool(chosen)
+        policy = self._policy(str(options["snapshot"]), deterministic)
         return _Game(self.env_fn, policy, options["seat"], self.seed, self.rng)
+
+    def _mode(self) -> str:
+        """Which moves the policy plays, in words, and why when it is the default."""
+        deterministic = bool(getattr(self.game.policy, "deterministic", True))
+        said = (
+            "It plays its most likely move."
+            if deterministic
+            else "It samples its moves from its probabilities."
+        )
+        if self.options["deterministic"] is not None:
+            return said
+        if deterministic:
+            return said + " (the default in games of perfect information)"
+        return said + (
+            " (the default in games with hidden information or simultaneous moves: its most "
+            "likely move would be predictable)"
+        )
 
     def handle(self, message: Any) -> dict[str, Any]:
         """Carry out one message; ``{"state": ...}`` after it."""
@@ -560,6 +620,7 @@ class WebPlay:
             state["snapshots"] = ["latest", "best", *self.snapshots]
             state["snapshot"] = self.options["snapshot"]
             state["record"] = self.record
+            state["mode_note"] = self._mode()
             return {"state": state}
 
     def _start_new(self, message: dict[str, Any]) -> None:
@@ -642,10 +703,11 @@ class WebReplay:
             if move is None:
                 break
             action = int(move.actions[agent])
-            mask = None
+            mask = (getattr(env, "infos", None) or {}).get(agent, {}).get("action_mask")
             if isinstance(observation, dict) and "action_mask" in observation:
-                mask = np.asarray(observation["action_mask"], dtype=bool)
+                mask = observation["action_mask"]
                 observation = observation["observation"]
+            mask = None if mask is None else np.asarray(mask, dtype=bool)
             obs = conform_observation(observation, seat_spaces(env, agent, keep_dict_obs=False)[0])
             thought = None
             if agent in thinkers and mask is not None:  # none for a recurrent policy (its note)
@@ -837,11 +899,11 @@ class WebServer:
         return f"http://{shown}:{self.port}/"
 
     def serve_forever(self) -> None:
-        """Serve until Ctrl-C (which returns cleanly) or :meth:`close`."""
+        """Serve until :meth:`close`, or until Ctrl-C: the server is closed (each request's
+        thread joined) and the ``KeyboardInterrupt`` goes on to the caller, so a command ends
+        with Ctrl-C's status (130) whether or not a move was played."""
         try:
             self.httpd.serve_forever(poll_interval=0.2)
-        except KeyboardInterrupt:
-            pass
         finally:
             self.httpd.server_close()
 
