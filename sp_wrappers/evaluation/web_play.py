@@ -580,18 +580,14 @@ class WebPlay:
     def _mode(self) -> str:
         """Which moves the policy plays, in words, and why when it is the default."""
         deterministic = bool(getattr(self.game.policy, "deterministic", True))
-        said = (
-            "It plays its most likely move."
-            if deterministic
-            else "It samples its moves from its probabilities."
-        )
+        said = "It plays its most likely move" if deterministic else "It samples its moves"
         if self.options["deterministic"] is not None:
-            return said
+            return f"{said}, as chosen."
         if deterministic:
-            return said + " (the default in games of perfect information)"
-        return said + (
-            " (the default in games with hidden information or simultaneous moves: its most "
-            "likely move would be predictable)"
+            return f"{said}: the default in games of perfect information."
+        return (
+            f"{said} from its probabilities: the default in games with hidden information or "
+            "simultaneous moves, where a most likely move would be predictable."
         )
 
     def handle(self, message: Any) -> dict[str, Any]:
