@@ -648,12 +648,13 @@ def test_a_game_without_a_drawn_board_shows_its_own_frame_and_its_legal_moves(tm
 
     from sp_wrappers.core.policies import RandomPolicy
 
+    def own_game() -> Any:  # a game of one's own that hides nothing: no notation, no text board
+        env = leduc_holdem_v4.env(render_mode="rgb_array")
+        env.metadata = {**env.metadata, "name": "my_cards_v0", "hidden_information": False}
+        return env
+
     web = WebPlay(
-        lambda: SnapshotArchive(tmp_path),
-        lambda: leduc_holdem_v4.env(render_mode="rgb_array"),
-        policy=RandomPolicy(),
-        seat=0,
-        seed=0,
+        lambda: SnapshotArchive(tmp_path), own_game, policy=RandomPolicy(), seat=0, seed=0
     )
     state = web.handle({"type": "state"})["state"]
     if state["waiting"]:
