@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure"]
+__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure", "save_figure"]
 
 PLOTS_HINT = 'pip install "sp-wrappers[plots]"'
 
@@ -35,6 +35,22 @@ def new_figure(width: float, height: float) -> Any:
     figure = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(figure)
     return figure
+
+
+def save_figure(figure: Any, path: str | os.PathLike[str]) -> str:
+    """Write ``figure`` to ``path`` (its format from the suffix) beside its name first, then
+    rename it: a write cut short (Ctrl-C) leaves no partial picture, and an older one stays."""
+    path = os.fspath(path)
+    directory, name = os.path.split(path)
+    stem, suffix = os.path.splitext(name)
+    partial = os.path.join(directory, f".{stem}.{os.getpid()}.partial{suffix}")
+    try:
+        figure.savefig(partial)
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return path
 
 
 def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
@@ -84,8 +100,7 @@ def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None =
     if rated or ratings.baselines:
         axes.legend(loc="best", fontsize="small")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)
 
 
 def _payoff_layers(result: Any) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarray]:
@@ -198,5 +213,4 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
     )
     figure.suptitle(title or "Payoff matrix")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)
