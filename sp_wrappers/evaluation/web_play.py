@@ -280,6 +280,11 @@ class _Game:
 
         if self.recorded:
             raise _BadRequest("This game is recorded in the archive; start a new game.")
+        if self.hidden:  # the same deal again, after its cards or its replies were seen
+            raise _BadRequest(
+                "Moves cannot be taken back in a game with hidden information: the same deal "
+                "played again would show its cards; start a new game."
+            )
         mine = [i for i, (seat, _) in enumerate(self.actions) if seat == self.seat]
         if not mine:
             raise _BadRequest("Nothing to undo: you have not moved yet.")
@@ -346,7 +351,8 @@ class _Game:
             "analysis": _analysis_json(thought, env, notation, to_move or ""),
             "analysis_note": self.thinker.note,
             "last_reply": last_reply,
-            "can_undo": any(seat == self.seat for seat, _ in self.actions) and not self.recorded,
+            "can_undo": any(seat == self.seat for seat, _ in self.actions)
+            and not (self.recorded or self.hidden),
         }
 
 

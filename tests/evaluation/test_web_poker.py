@@ -113,6 +113,10 @@ def test_holdem_through_the_api_shows_your_analysis_but_never_the_bots_until_the
                     move = passive(state["legal"])
                     state = send(server.url, {"type": "move", "move": move})[1]["state"]
             assert state["hidden_note"] == "" and "player_0 hand" in state["board"]["text"]
+            # the same deal again would show its cards: no undo in a game with hidden information
+            assert not state["can_undo"]
+            status, answer = send(server.url, {"type": "undo"})
+            assert status == 400 and "cannot be taken back" in answer["error"]
             if state["moves"][-1]["seat"] == "player_0":  # it moved last: now its view is shown
                 assert state["last_reply"]["moves"] and state["last_reply"]["value"] is not None
         if replies_mid_hand >= 2:
