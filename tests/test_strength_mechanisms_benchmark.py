@@ -25,7 +25,8 @@ def load_benchmark():
 
 
 SMOKE = ["--timesteps", "128", "--depths", "1", "--plies", "1", "--n-envs", "2",
-         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64", "--quiet-steps", "64"]  # fmt: skip
+         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64",
+         "--quiet-steps", "64"]  # fmt: skip
 
 
 def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
@@ -79,7 +80,8 @@ def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
     benchmark = load_benchmark()
     argv = ["--out", str(tmp_path), "--timesteps", "1024", "--depths", "1", "--plies", "1",
             "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64", "--arms", "board",
-            "--eval-every", "512", "--save-every", "128", "--heartbeat", "0.2"]  # fmt: skip
+            "--eval-every", "512", "--save-every", "128", "--heartbeat", "0.2",
+            "--quiet-steps", "64"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(BENCHMARK.parent.parent)}
     process = subprocess.Popen(
         [sys.executable, str(BENCHMARK), *argv], env=env, stdout=subprocess.DEVNULL
@@ -104,7 +106,7 @@ def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
     assert steps == sorted(set(steps))  # no point twice; the resumed session measures its start
     assert set(steps) - {history[1]["from_step"]} == {0, 512, 1024}
     assert arm["sessions"] == 2 and arm["wall_seconds"] > 0 and arm["load_max"] >= 0
-    assert arm["steps_per_second"] > 0
+    assert arm["steps_per_second"] > 0 and arm["quiet_steps_per_second"] > 0  # measured once
     lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert {x["event"] for x in lines} >= {"start", "heartbeat", "trained", "evaluated"}
     assert benchmark.main(["--out", str(tmp_path), "--report"]) == 0
