@@ -42,6 +42,7 @@ from typing import Any, NoReturn
 
 from ..games.registry import GAMES
 from .common import BASELINES, PROG, CLIError, add_trust_option, error_line, user_errors
+from .exploit import add_exploit_parser
 from .exploitability import add_exploitability_parser
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
 from .play import add_play_parser
@@ -52,7 +53,7 @@ __all__ = ["main", "build_parser", "CommandParser"]
 
 #: The commands that never need ``train`` or ``league`` (``main`` builds the parser without
 #: them, so these commands do not import the training stack).
-COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report", "exploitability")
+COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report", "exploitability", "exploit")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -283,6 +284,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     add_watch_parser(subparsers)
     add_report_parser(subparsers)
     add_exploitability_parser(subparsers)
+    add_exploit_parser(subparsers)
     for command in COMMANDS:  # each opens an archive: --trust-module MOD
         add_trust_option(subparsers.choices[command])
 
