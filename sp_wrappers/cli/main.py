@@ -255,7 +255,11 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
         help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
     )
     tournament.add_argument(
-        "--snapshots", nargs="+", metavar="ID", help="only these snapshots (default: all)"
+        "--snapshots",
+        nargs="+",
+        metavar="ID",
+        help="only these snapshots (default: all); latest, best and nash (the Nash mixture, one "
+        "snapshot drawn per game) are players too",
     )
     tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
     tournament.add_argument(

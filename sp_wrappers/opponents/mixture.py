@@ -79,6 +79,11 @@ class MixturePolicy:
         """The game a state key names: the key without its last element (the seat)."""
         return key[:-1] if isinstance(key, tuple) and len(key) > 1 else key
 
+    @property
+    def open_games(self) -> int:
+        """How many games' members the mixture remembers now."""
+        return len(self._games)
+
     def member_of(self, key: Hashable) -> Any:
         """The member playing the game of ``key`` (a :class:`KeyError` before its first move)."""
         return self.members[self._games[self.game_of(key)]]
