@@ -8,7 +8,8 @@ policy that plays it):
 - ``latest``: the newest listed snapshot;
 - ``best``: the least exploitable snapshot where the run measured it
   (:func:`~sp_wrappers.training.exploitability.least_exploitable`), else the highest stored
-  rating (``"bt"``, then ``"elo"``; the newest wins a tie);
+  rating (``"bt"``, then ``"elo"``; the newest wins a tie), else the highest Bradley-Terry
+  rating fitted over the match history;
 - ``nash``: the Nash mixture of the archive's listed snapshots
   (:func:`~sp_wrappers.training.exploitability.archive_nash_mixture`, from their payoffs in the
   match history; pairs that never met count as even), played as a
@@ -83,6 +84,19 @@ def _shown(ids: list[str]) -> str:
     return ", ".join(ids if len(ids) <= 6 else ids[:3] + ["..."] + ids[-2:])
 
 
+def _fitted_best(archive: Any) -> str | None:
+    """The highest Bradley-Terry rating fitted over the match history (``None``: no games)."""
+    import math
+
+    from ..ratings.archive_ratings import archive_ratings
+
+    try:
+        rated = [s for s in archive_ratings(archive).snapshots if math.isfinite(s.rating)]
+    except ValueError:  # no games yet
+        return None
+    return max(rated, key=lambda s: (s.rating, s.step)).id if rated else None
+
+
 def choose_player(archive: Any, which: str = "latest") -> PlayerChoice:
     """What ``which`` names in ``archive`` (see the module docstring).
 
@@ -111,6 +125,9 @@ def choose_player(archive: Any, which: str = "latest") -> PlayerChoice:
             if rated:
                 info = max(rated, key=lambda info: (info.ratings[key], info.seq))
                 return PlayerChoice(which, {info.id: 1.0})
+        fitted = _fitted_best(archive)
+        if fitted is not None:
+            return PlayerChoice(which, {fitted: 1.0})
         raise TrainError(
             f"No snapshot in {archive.path} has a stored rating yet; rate them with "
             f"`sp-wrappers tournament {archive.path}`, or pass --snapshot latest, nash or a "
