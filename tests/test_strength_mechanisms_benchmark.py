@@ -60,9 +60,15 @@ def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
 
 def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained(tmp_path, capsys):
     benchmark = load_benchmark()
-    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym", "league"]
+    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym", "league",
+            "--exploit-steps", "64"]  # fmt: skip
     assert benchmark.main(argv) == 0
     results = json.loads((tmp_path / "results.json").read_text())
+    for arm in ("board_sym", "league"):  # a learned best response against each final learner
+        exploit = results["arms"][arm]["exploit"]
+        assert exploit["steps"] >= 64 and exploit["final"]["games"] == 14
+        assert exploit["curve"][0]["step"] == 0 and "lower bound" in exploit["bound"]
+        assert (tmp_path / f"exploit-{arm}-64.json").exists()
     curve = results["arms"]["board_sym"]["curve"]
     assert [point["step"] for point in curve][:2] == [0, 64] and curve[-1]["step"] >= 128
     assert set(curve[0]["scores"]) == {"alphabeta-d1", "alphabeta-d2", "alphabeta-d4"}
@@ -71,7 +77,8 @@ def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained
     again = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym"]
     assert benchmark.main(again) == 0
     assert (tmp_path / "board_sym" / "done.json").read_text() == first
-    assert "curve" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "curve" in out and "Learned best response (a lower bound on exploitability" in out
 
 
 def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
