@@ -38,6 +38,11 @@ __all__ = [
     "TrainResult",
     "TeamTrainResult",
     "write_report",
+    "choose_player",
+    "resolve_player",
+    "PlayerChoice",
+    "exploit_run",
+    "ExploitResult",
 ]
 
 _HOMES = {
@@ -54,6 +59,11 @@ _HOMES = {
     "train": "single",
     "TrainResult": "single",
     "write_report": "report",
+    "choose_player": "players",
+    "resolve_player": "players",
+    "PlayerChoice": "players",
+    "exploit_run": "exploit",
+    "ExploitResult": "exploit",
 }
 
 
