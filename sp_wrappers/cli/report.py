@@ -14,9 +14,11 @@ This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the c
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from .common import CLIError, resolve_run_dir, say_trust
+from ..runs.rundir import RunDirError
+from .common import PROG, CLIError, resolve_run_dir
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -30,10 +32,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     trust = list(getattr(args, "trust_module", None) or ())
     if not args.no_replay:  # only the replay rebuilds snapshots
         try:
-            run = resolve_run_dir(args.run_dir)
-            say_trust(run.config, trust, run.config_path)
-        except CLIError:  # not a run directory: write_report says so
-            pass
+            line = resolve_run_dir(args.run_dir).trust_line(trust)
+        except RunDirError:  # not a run directory: write_report says so
+            line = None
+        if line is not None:
+            print(f"{PROG}: {line}", file=sys.stderr, flush=True)
     try:
         path = write_report(
             args.run_dir,

@@ -1,12 +1,13 @@
 """A run's configuration as typed, frozen data: what ``config.json`` holds, and its checks.
 
-One dataclass per kind of run: :class:`RunConfig` (one learner against its own snapshots) and
-:class:`TeamRunConfig` (one learner per team, ``TeamSelfPlay``); the league's is
-:class:`~sp_wrappers.runs.league.LeagueConfig`. Their (keyword-only) fields are the keys of
-``config.json``, in the order it stores them; ``to_json()`` writes exactly that file's object and
-``from_json()`` reads it back (keys it does not know are kept as they are). The format is
-:data:`CONFIG_FORMAT_VERSION`, unchanged since 0.1. :mod:`sp_wrappers.runs.resolve` builds a
-configuration from a game, the user's overrides and an optional run or config file.
+One dataclass per kind of run: :class:`RunConfig` (one learner against its own snapshots),
+:class:`TeamRunConfig` (one learner per team, ``TeamSelfPlay``) and :class:`LeagueConfig` (a
+league of players); each names its ``kind`` (see :mod:`sp_wrappers.runs.kinds`). Their
+(keyword-only) fields are the keys of ``config.json``, in the order it stores them;
+``to_json()`` writes exactly that file's object and ``from_json()`` reads it back (keys it does
+not know are kept as they are). The format is :data:`CONFIG_FORMAT_VERSION`, unchanged since
+0.1 but for the ``kind`` every file now names. :func:`sp_wrappers.runs.resolve` builds a
+configuration of any kind from a game, the user's overrides and an optional run or config file.
 
 >>> from sp_wrappers.runs.resolve import resolve_run
 >>> config = resolve_run("tictactoe_v3", {"timesteps": 256, "n_envs": 2})
@@ -38,10 +39,16 @@ __all__ = [
     "JsonConfig",
     "WHEN_SET",
     "CONFIG_FORMAT_VERSION",
+    "SINGLE_CONFIG_KIND",
     "TEAM_CONFIG_KIND",
+    "LEAGUE_CONFIG_KIND",
+    "LEAGUE_CONFIG_FORMAT_VERSION",
     "TEAM_SAMPLER_KEYS",
     "RunConfig",
     "TeamRunConfig",
+    "LeagueConfig",
+    "LeagueError",
+    "GameConfig",
     "GameProbe",
     "check_config",
     "check_team_config",
@@ -53,8 +60,12 @@ __all__ = [
 
 CONFIG_FORMAT_VERSION = 1
 
-#: ``config.json``'s ``"kind"`` of a team run (single-learner runs have no ``kind``).
+#: ``config.json``'s ``"kind"`` of each kind of run (0.2's single-learner runs wrote none, its
+#: leagues ``"command": "league"``; :func:`~sp_wrappers.runs.kinds.kind_of_json` reads both).
+SINGLE_CONFIG_KIND = "single"
 TEAM_CONFIG_KIND = "teams"
+LEAGUE_CONFIG_KIND = "league"
+LEAGUE_CONFIG_FORMAT_VERSION = 1
 
 #: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
 TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
@@ -180,9 +191,11 @@ class RunConfig(JsonConfig):
     :param history: one entry per ``train`` call on the run (written by :func:`train`).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
+    :param kind: ``"single"`` (0.2's files have none; they read as this).
     """
 
     format_version: int = CONFIG_FORMAT_VERSION
+    kind: str = SINGLE_CONFIG_KIND
     game: str
     game_kwargs: Mapping[str, Any]
     algo: str
@@ -266,6 +279,76 @@ class TeamRunConfig(JsonConfig):
     @classmethod
     def _writer(cls) -> str:
         return "a team run of train"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameConfig(JsonConfig):
+    """The part of ``config.json`` every command that opens a run reads, whatever its kind: a
+    file beside an archive that names only its game (``{"game": "tictactoe_v3"}``, written by
+    hand) reads as this when it is no whole run's configuration.
+
+    :param game: the game the archive's snapshots play (``None``: not named).
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param hyperparams: the learner's keyword arguments (their classes are trusted).
+    :param extra: the file's other keys, kept as they are.
+
+    >>> GameConfig.from_json({"game": "tictactoe_v3", "note": 1}).game
+    'tictactoe_v3'
+    """
+
+    game: str | None = None
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class LeagueError(TrainError):
+    """A user error in a league run: printed on one line, exit status 2."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeagueConfig(JsonConfig):
+    """The configuration of a league run (``sp-wrappers league GAME``): ``config.json``.
+
+    :param game: a registered game or ``module:function``.
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param algo: every player's learner.
+    :param hyperparams: the learner's keyword arguments.
+    :param league: the roles: ``kind`` (``alphastar`` or ``selfplay``), ``main_agents``,
+        ``main_exploiters``, ``league_exploiters``, AlphaStar ``settings``, and the self-play
+        league's ``save_every`` and ``latest_ratio``.
+    :param chunk_steps: steps each player learns between league updates.
+    :param n_envs: game copies per player.
+    :param seed: the run's seed.
+    :param timesteps: learner steps of all players together.
+    :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
+    :param eval_games: end-of-run games of each main agent against each reference bot.
+    :param history: one entry per call on the run.
+    :param extra: keys this version does not know, kept as they are.
+    :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
+        reads it); ``kind`` says the same.
+    """
+
+    format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
+    command: str = LEAGUE_CONFIG_KIND
+    kind: str = LEAGUE_CONFIG_KIND
+    game: str
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    algo: str
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    league: Mapping[str, Any]
+    chunk_steps: int
+    n_envs: int
+    seed: int = 0
+    timesteps: int
+    max_frozen: int | None = None
+    eval_games: int
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "league"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,13 @@ from ..league.errors import LeagueSetupError
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import League
 from ..league.state import STATE_NAME, LeagueState
-from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
+from .config import (
+    LEAGUE_CONFIG_FORMAT_VERSION,
+    LeagueConfig,
+    LeagueError,
+    probe_or_fail,
+    read_json_object,
+)
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
 from .recipes import ALGOS, fit_to_budget, recipe_for
@@ -62,8 +67,6 @@ __all__ = [
     "run_league",
 ]
 
-LEAGUE_CONFIG_FORMAT_VERSION = 1
-
 #: The AlphaStar settings a user may override (the others keep ALPHASTAR_DEFAULTS).
 _SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
 
@@ -72,56 +75,10 @@ _SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "m
 _CHUNK_OPTIONS = ("--chunk-steps ", "--timesteps ")
 
 
-class LeagueError(TrainError):
-    """A user error in a league run: printed on one line, exit status 2."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LeagueConfig(JsonConfig):
-    """The configuration of a league run (``sp-wrappers league GAME``): ``config.json``.
-
-    :param game: a registered game or ``module:function``.
-    :param game_kwargs: the game constructor's keyword arguments.
-    :param algo: every player's learner.
-    :param hyperparams: the learner's keyword arguments.
-    :param league: the roles: ``kind`` (``alphastar`` or ``selfplay``), ``main_agents``,
-        ``main_exploiters``, ``league_exploiters``, AlphaStar ``settings``, and the self-play
-        league's ``save_every`` and ``latest_ratio``.
-    :param chunk_steps: steps each player learns between league updates.
-    :param n_envs: game copies per player.
-    :param seed: the run's seed.
-    :param timesteps: learner steps of all players together.
-    :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
-    :param eval_games: end-of-run games of each main agent against each reference bot.
-    :param history: one entry per call on the run.
-    :param extra: keys this version does not know, kept as they are.
-    """
-
-    format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
-    command: str = "league"
-    game: str
-    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    algo: str
-    hyperparams: Mapping[str, Any] = field(default_factory=dict)
-    league: Mapping[str, Any]
-    chunk_steps: int
-    n_envs: int
-    seed: int = 0
-    timesteps: int
-    max_frozen: int | None = None
-    eval_games: int
-    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def _writer(cls) -> str:
-        return "league"
-
-
 #: Every key a league's overrides may have: the configuration's own settings, and its roles'.
 LEAGUE_OVERRIDES = frozenset(
     {f.name for f in dataclasses.fields(LeagueConfig)}
-    - {"format_version", "command", "game", "league", "history", "extra"}
+    - {"format_version", "command", "kind", "game", "league", "history", "extra"}
     | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
 )
 

@@ -51,7 +51,15 @@ from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
 from ..training.exploitability import EXPLOITABILITY_HISTORY, exploitability_line
 from ..training.strength import HISTORY_NAME, PLOT_NAME
-from .config import CONFIG_FORMAT_VERSION, RunConfig, TeamRunConfig, TrainError, probe_or_fail
+from .config import (
+    CONFIG_FORMAT_VERSION,
+    SINGLE_CONFIG_KIND,
+    RunConfig,
+    TeamRunConfig,
+    TrainError,
+    probe_or_fail,
+)
+from .kinds import kind_of_json
 from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
 from .report import report_at_end
 from .run_logs import (
@@ -343,7 +351,7 @@ def train(
         snapshots its custom features extractor saved.
     """
     if isinstance(config, TeamRunConfig) or (
-        isinstance(config, Mapping) and config.get("kind") is not None
+        isinstance(config, Mapping) and kind_of_json(config) != SINGLE_CONFIG_KIND
     ):
         raise TrainError("A team run's configuration: start it with sp_wrappers.runs.train_teams.")
     if not isinstance(config, RunConfig):

@@ -115,16 +115,24 @@ TEAM_MODULES = (
 # ------------------------------------------------------------------------------------------------
 
 
+def with_kind(stored: dict) -> dict:
+    """A 0.2 file as this version writes it back: the same keys in the same order, and the
+    ``kind`` every file now names after ``format_version``."""
+    first, *rest = stored.items()
+    return dict([first, ("kind", "single"), *rest])
+
+
 def test_a_config_json_written_by_0_2_round_trips_unchanged_key_order_included():
     stored = json.loads(CONFIG_0_2)
     config = RunConfig.from_json(stored)
     assert config.algo == "maskable_ppo" and config.save_every == 64 and config.strength_plies == 1
-    assert json.dumps(config.to_json(), indent=2) == CONFIG_0_2
+    assert config.kind == "single"
+    assert json.dumps(config.to_json(), indent=2) == json.dumps(with_kind(stored), indent=2)
 
 
 def test_keys_this_version_does_not_know_are_kept_and_written_back():
     stored = {**json.loads(CONFIG_0_2), "written_by_a_plugin": {"x": 1}}
-    assert RunConfig.from_json(stored).to_json() == stored
+    assert RunConfig.from_json(stored).to_json() == with_kind(stored)
 
 
 def test_a_run_directory_with_a_0_2_config_json_resumes(tmp_path, capsys):
@@ -134,7 +142,7 @@ def test_a_run_directory_with_a_0_2_config_json_resumes(tmp_path, capsys):
     status = main_train(["--resume", str(run), "--timesteps", "64", "--no-progress", "--no-report"])
     assert status == 0, capsys.readouterr().err
     after = json.loads((run / "config.json").read_text())
-    before = json.loads(CONFIG_0_2)
+    before = with_kind(json.loads(CONFIG_0_2))
     assert list(after) == list(before)
     changed = {"timesteps", "history", "sp_wrappers_version"}
     assert {k: v for k, v in after.items() if k not in changed} == {
