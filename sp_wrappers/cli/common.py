@@ -1,11 +1,14 @@
-"""What every ``sp-wrappers`` command shares: the program's name, the one place that turns the
-library's errors into one-line messages and exit status 2, games and baselines by name, and run
-directories found from a path.
+"""What every ``sp-wrappers`` command shares: the program's name, the one line a user error
+becomes (:func:`user_errors`, :func:`error_line`: each command's entry prints it and exits with
+status 2), games and baselines by name, a run's archive and game found from a path
+(:func:`resolve_run_dir`, a :class:`~sp_wrappers.runs.rundir.RunArchive` with the run's typed
+configuration; :func:`open_archive`, :func:`run_game`) and the ``--trust-module`` option.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +24,9 @@ __all__ = [
     "CLIError",
     "user_errors",
     "error_line",
+    "flag_names",
+    "FLAG_NAMES",
+    "say_line",
     "make_game",
     "game_factory",
     "BASELINES",
@@ -46,8 +52,32 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def error_line(prog: str, error: BaseException) -> str:
-    """``error`` as the one line a command prints: ``"sp-wrappers train: error: ..."``."""
-    return f"{prog}: error: {' '.join(str(error).split())}"
+    """``error`` as the one line a command prints: ``"sp-wrappers train: error: ..."``, the
+    configuration keys it names as this command line's options (:func:`flag_names`)."""
+    return f"{prog}: error: {' '.join(flag_names(str(error)).split())}"
+
+
+#: Configuration keys (and run options) whose command-line option is not ``--`` and the key
+#: with dashes.
+FLAG_NAMES = {
+    "hyperparams": "--hp",
+    "game_kwargs": "--game-kwarg",
+    "deterministic": "--deterministic-opponents",
+    "config_file": "--config",
+    "run_dir": "--out",
+    "trusted_modules": "--trust-module",
+}
+_KEY = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def flag_names(text: str) -> str:
+    """``text`` (a message of the library, which names configuration keys as ```key```) with
+    each key as the command line's option: the one place the two vocabularies meet.
+
+    >>> flag_names("`save_every` must be at least 1; `hyperparams` too; `run_dir` exists")
+    '--save-every must be at least 1; --hp too; --out exists'
+    """
+    return _KEY.sub(lambda m: FLAG_NAMES.get(m[1], "--" + m[1].replace("_", "-")), text)
 
 
 class CLIError(SpWrappersError):
@@ -137,9 +167,7 @@ def open_archive(run: RunArchive, trust: Iterable[str] | None = ()) -> Any:
     :func:`~sp_wrappers.runs.rundir.run_trusted_modules`), and says so on stderr.
     """
     trust = list(trust or ())
-    line = run.trust_line(trust)
-    if line is not None:
-        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    say_line(run.trust_line(trust))
     return run.open(trust)
 
 
@@ -171,9 +199,14 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
 
 def say_trust(config: Any, trust: Iterable[str] = (), where: Any = None) -> None:
     """Print on stderr the one line saying which modules a command trusts (nothing when none)."""
-    line = trust_line(config, trust, str(where or CONFIG_NAME))
+    say_line(trust_line(config, trust, str(where or CONFIG_NAME)))
+
+
+def say_line(line: str | None) -> None:
+    """``line`` of the library (``None``: nothing) on stderr, after the program's name, with
+    :func:`flag_names`."""
     if line is not None:
-        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+        print(f"{PROG}: {flag_names(line)}", file=sys.stderr, flush=True)
 
 
 def resolve_run_dir(path: str | Path) -> RunArchive:

@@ -14,11 +14,10 @@ This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the c
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..runs.rundir import RunDirError
-from .common import PROG, CLIError, resolve_run_dir
+from .common import CLIError, resolve_run_dir, say_line
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -32,11 +31,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     trust = list(getattr(args, "trust_module", None) or ())
     if not args.no_replay:  # only the replay rebuilds snapshots
         try:
-            line = resolve_run_dir(args.run_dir).trust_line(trust)
+            say_line(resolve_run_dir(args.run_dir).trust_line(trust))
         except RunDirError:  # not a run directory: write_report says so
-            line = None
-        if line is not None:
-            print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+            pass
     try:
         path = write_report(
             args.run_dir,

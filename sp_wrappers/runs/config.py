@@ -70,14 +70,6 @@ LEAGUE_CONFIG_FORMAT_VERSION = 1
 #: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
 TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
 
-#: Keys whose command-line option is not ``--`` + the key with dashes.
-_OPTION_NAMES = {
-    "hyperparams": "--hp",
-    "game_kwargs": "--game-kwarg",
-    "deterministic": "--deterministic-opponents",
-    "config_file": "--config",
-}
-
 
 class TrainError(SpWrappersError):
     """A user error in a training run (a bad config, game or algorithm); the message names the
@@ -85,8 +77,9 @@ class TrainError(SpWrappersError):
 
 
 def option_name(key: str) -> str:
-    """The command-line option of a configuration key: ``"save_every"`` -> ``"--save-every"``."""
-    return _OPTION_NAMES.get(key, "--" + key.replace("_", "-"))
+    """How an error of this layer names a configuration key: ``"save_every"`` ->
+    ``"`save_every`"`` (the command line shows its own option there, ``--save-every``)."""
+    return f"`{key}`"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -420,28 +413,28 @@ def check_config(config: RunConfig) -> None:
     _check_counts(config, " step")
     if config.max_snapshots is not None and config.max_snapshots < 2:
         raise TrainError(
-            "--max-snapshots must be at least 2 (0 keeps every snapshot), got "
+            "`max_snapshots` must be at least 2 (0 keeps every snapshot), got "
             f"{config.max_snapshots}."
         )
     every = config.strength_every
     if every is not None and (int(every) != every or every < 0):
         raise TrainError(
-            f"--strength-every must be a number of learner steps >= 0 (0: off), got {every!r}."
+            f"`strength_every` must be a number of learner steps >= 0 (0: off), got {every!r}."
         )
     every = config.exploitability_every
     if every is not None and (int(every) != every or every < 0):
         raise TrainError(
-            f"--exploitability-every must be a number of learner steps >= 0 (0: off), got "
+            f"`exploitability_every` must be a number of learner steps >= 0 (0: off), got "
             f"{every!r}."
         )
     plies = config.strength_plies
     if plies is not None and (int(plies) != plies or plies < 0):
-        raise TrainError(f"--strength-plies must be a number of moves >= 0, got {plies!r}.")
+        raise TrainError(f"`strength_plies` must be a number of moves >= 0, got {plies!r}.")
     if config.fit_every < 0:
-        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config.fit_every}.")
+        raise TrainError(f"`fit_every` must be at least 0 (0: off), got {config.fit_every}.")
     if not -1.0 <= float(config.draw_reward) <= 1.0:
         raise TrainError(
-            f"--draw-reward must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
+            f"`draw_reward` must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
         )
     choices = (("opponent_draw", OPPONENT_DRAWS), ("illegal_action", ILLEGAL_ACTION_MODES))
     for key, allowed in choices:
@@ -454,11 +447,11 @@ def check_config(config: RunConfig) -> None:
         if not 0.0 <= float(s[key]) <= 1.0:
             raise TrainError(f"{option_name(key)} must be between 0 and 1, got {s[key]}.")
     if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
-        raise TrainError("--random-ratio and --reference-ratio add up to more than 1.")
+        raise TrainError("`random_ratio` and `reference_ratio` add up to more than 1.")
     if float(s["reference_ratio"]) > 0 and len(reference_opponents(config.game)) < 2:
         with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
         raise TrainError(
-            f"--reference-ratio needs a game with a reference bot ({with_bots}); "
+            f"`reference_ratio` needs a game with a reference bot ({with_bots}); "
             f"{config.game} has none."
         )
     if config.env_generator:
@@ -476,11 +469,11 @@ def check_team_config(config: TeamRunConfig) -> None:
     _check_counts(config, "")
     if config.team_change is not None and int(config.team_change) < 1:
         raise TrainError(
-            f"--team-change must be a positive number of learner steps, got {config.team_change}."
+            f"`team_change` must be a positive number of learner steps, got {config.team_change}."
         )
     if not 0.0 <= float(config.sampler["latest_ratio"]) <= 1.0:
         raise TrainError(
-            f"--latest-ratio must be between 0 and 1, got {config.sampler['latest_ratio']}."
+            f"`latest_ratio` must be between 0 and 1, got {config.sampler['latest_ratio']}."
         )
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
 
@@ -502,16 +495,16 @@ def check_sampler_and_algo(
     unit and strategy, the algorithm's name and the learning rate (a number or a schedule)."""
     s = sampler
     if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
+        raise TrainError(f"`window` must be at least 1 (0 means all snapshots), got {s['window']}.")
     if s["swap_every"] is not None and s["swap_every"] < 1:
-        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
+        raise TrainError(f"`swap_every` must be at least 1, got {s['swap_every']}.")
     if s["swap_unit"] not in SWAP_UNITS:
         raise TrainError(
-            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
+            f"`swap_unit` must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
         )
     if s["strategy"] not in STRATEGIES:
         raise TrainError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
+            f"`strategy` must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
         )
     if algo not in ALGOS:
         raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")

@@ -172,7 +172,7 @@ class RunDir:
     # -- new runs ---------------------------------------------------------------------------------
 
     @classmethod
-    def new(cls, path: str | Path, another: str = "pass another --out") -> RunDir:
+    def new(cls, path: str | Path, another: str = "pass another `run_dir`") -> RunDir:
         """The run directory of a new run, refused when it already holds one or when it or a
         folder above it is a file (see :func:`new_run_dir`)."""
         return cls(new_run_dir(path, another))
@@ -210,8 +210,8 @@ class RunArchive:
         root = Path(path)
         if not root.is_dir():
             raise RunDirError(
-                f"{root} is not a directory; pass a run directory (sp-wrappers train --out) or an "
-                "archive directory."
+                f"{root} is not a directory; pass a run directory (sp-wrappers train `run_dir`) "
+                "or an archive directory."
             )
         archive = root / ARCHIVE_DIR if (root / ARCHIVE_DIR).is_dir() else root
         if archive == root and not (root / INDEX_NAME).exists():
@@ -294,7 +294,7 @@ def slug(game: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in game).strip("_") or "run"
 
 
-def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
+def new_run_dir(run: str | Path, another: str = "pass another `run_dir`") -> Path:
     """``run`` for a new run, refused when it already holds one (its ``config.json``) or when it
     or a folder above it is a file; ``another`` ends the message (how to pick another
     directory)."""
@@ -302,12 +302,12 @@ def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
     for folder in (run, *run.parents):
         if folder.exists() and not folder.is_dir():
             raise TrainError(
-                f"{folder} is a file, so {run} cannot be a run directory; pass --out with a "
-                "folder (a new one, or a run's to --resume)."
+                f"{folder} is a file, so {run} cannot be a run directory; pass `run_dir` with a "
+                "folder (a new one, or a run's to `resume`)."
             )
     if RunDir(run).config_path.exists():
         raise TrainError(
-            f"{run} already holds a run; continue it with --resume {run}, or {another}."
+            f"{run} already holds a run; continue it with `resume` {run}, or {another}."
         )
     return run
 
@@ -350,7 +350,7 @@ def module_prefix(module: str) -> str:
     """
     module = str(module).strip()
     if not module.strip("."):
-        raise TrainError(f"--trust-module takes a module name such as mymod, got {module!r}.")
+        raise TrainError(f"`trusted_modules` takes a module name such as mymod, got {module!r}.")
     return module if module.endswith(".") else module + "."
 
 
@@ -417,7 +417,7 @@ def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json
         modules = list(dict.fromkeys(name.split(":")[0] for name in classes))
         parts.append(f"{', '.join(modules)}: {where} names {', '.join(classes)}")
     if extra:
-        parts.append(f"{', '.join(extra)}: --trust-module")
+        parts.append(f"{', '.join(extra)}: `trusted_modules`")
     if not parts:
         return None
     count = len({*(c.split(":")[0] for c in classes), *extra})
