@@ -106,7 +106,7 @@ def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_ma
     >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
     Traceback (most recent call last):
     ...
-    sp_wrappers.runs.config.TrainError: --algo dqn needs a Discrete action space, but the learner's
+    sp_wrappers.runs.config.TrainError: `algo` dqn needs a Discrete action space, but the learner's
     \
 is Box(-1.0, 1.0, (2,), float32); choose one of ppo, a2c, sac, td3, ddpg, trpo, recurrent_ppo, tqc,
     \

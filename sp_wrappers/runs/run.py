@@ -101,13 +101,11 @@ def options_from(arguments: Mapping[str, Any]) -> RunOptions:
 
 class RunResult:
     """What a run produced; each kind's result (``TrainResult``, ``TeamTrainResult``,
-    ``LeagueResult``) has at least these attributes and :meth:`summary`.
-
-    :param run_dir: the run directory.
-    :param config: the run's configuration, as written to ``config.json`` at the end.
-    :param seconds: wall-clock time of this call's learning, in seconds.
-    :param written: the files and folders written, by name.
-    :param notes: things skipped and why (no tensorboard, no matplotlib, no page).
+    ``LeagueResult``) has at least these attributes and :meth:`summary`: ``run_dir`` (the run
+    directory), ``config`` (the run's configuration, as written to ``config.json`` at the end),
+    ``seconds`` (wall-clock time of this call's learning, in seconds), ``written`` (the files and
+    folders written, by name) and ``notes`` (things skipped and why: no tensorboard, no
+    matplotlib, no page).
     """
 
     run_dir: Path
