@@ -67,7 +67,7 @@ FLAG_NAMES = {
     "run_dir": "--out",
     "trusted_modules": "--trust-module",
 }
-_KEY = re.compile(r"`([a-z][a-z0-9_]*)`")
+_KEY = re.compile(r"(?<!`)`([a-z][a-z0-9_]*)`(?!`)")  # a key, not RST's ``literal``
 
 
 def flag_names(text: str) -> str:
