@@ -1,11 +1,13 @@
 """The ``sp-wrappers`` command line: train, league, ratings, tournaments, plots, play, watch
 and report.
 
-This module holds :func:`main` (the console entry point), :func:`build_parser` and
-:data:`COMMANDS` (the commands that do not load the training stack). The commands themselves live
-in one module each (:mod:`~sp_wrappers.cli.train`, :mod:`~sp_wrappers.cli.league`,
-:mod:`~sp_wrappers.cli.inspect`, :mod:`~sp_wrappers.cli.play`, :mod:`~sp_wrappers.cli.watch`,
-:mod:`~sp_wrappers.cli.report`); what they share is in :mod:`~sp_wrappers.cli.common`.
+This module holds :func:`main` (the console entry point), :class:`CommandParser`,
+:func:`build_parser` and :data:`COMMANDS` (the commands that open a run's archive and take
+``--trust-module``). The commands themselves live in their own modules
+(:mod:`~sp_wrappers.cli.train`, :mod:`~sp_wrappers.cli.league`, :mod:`~sp_wrappers.cli.inspect`
+for ratings, tournament and plot, :mod:`~sp_wrappers.cli.play`, :mod:`~sp_wrappers.cli.watch`,
+:mod:`~sp_wrappers.cli.report`, :mod:`~sp_wrappers.cli.exploitability`); what they share is in
+:mod:`~sp_wrappers.cli.common`.
 
 Commands::
 
@@ -21,8 +23,9 @@ Commands::
     sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
     sp-wrappers exploitability RUN_DIR          # exact NashConv per snapshot and mixture
 
-``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
-"game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
+``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (a run's, or only
+``{"game": NAME, "game_kwargs": {...}}``), a team's ``archives/<team>``, or an archive directory
+itself (see :class:`~sp_wrappers.runs.rundir.RunArchive`). ``NAME`` is a registered game
 (``tictactoe_v3``, ``connect_four_v3``, ``texas_holdem_v4``, ``pong_v3`` with RAM observations)
 or an import path ``module:function``; ``--game`` overrides the config.
 

@@ -33,11 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .rundir import run_trusted_modules
+from .rundir import ARCHIVE_DIR, REPORT_NAME, RunArchive, RunDir, RunDirError, run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
-
-REPORT_NAME = "report.html"
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1f24;
@@ -125,33 +123,10 @@ def _disk_bytes(folder: Path) -> int:
 
 def _locate(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     """The archive directory and the config (``{}`` without one) of a run or archive folder."""
-    if not run_dir.is_dir():
-        raise FileNotFoundError(
-            f"{run_dir} is not a directory; pass a run directory (sp-wrappers train --out) or an "
-            "archive directory."
-        )
-    archive_path = run_dir / "archive" if (run_dir / "archive").is_dir() else run_dir
-    if archive_path == run_dir and not (run_dir / "index.sqlite").exists():
-        teams = run_dir / "archives"
-        hint = (
-            f" It is a team run: pass one team's archive ({teams}/<team>)."
-            if teams.is_dir()
-            else ""
-        )
-        raise FileNotFoundError(f"{run_dir} holds no archive (archive/index.sqlite).{hint}")
-    config_path = run_dir / "config.json"
-    if not config_path.is_file() and run_dir.name == "archive":
-        config_path = run_dir.parent / "config.json"
-    if not config_path.is_file() and run_dir.parent.name == "archives":  # a team's archive
-        config_path = run_dir.parent.parent / "config.json"
-    config: dict[str, Any] = {}
-    if config_path.is_file():
-        try:
-            loaded = json.loads(config_path.read_text())
-        except (OSError, ValueError) as error:
-            raise ValueError(f"Cannot read {config_path}: {error}; fix or remove it.") from None
-        config = loaded if isinstance(loaded, dict) else {}
-    return archive_path, config
+    run = RunArchive.locate(run_dir)
+    if not run.exists():
+        raise RunDirError(f"{run_dir} holds no archive (archive/index.sqlite).")
+    return run.archive_path, {} if run.config is None else run.config.to_json()
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -308,7 +283,7 @@ def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
 
 def _reference_section(run_dir: Path, ratings: Any) -> str:
     title = "Strength against the reference players"
-    summary = _read_json(run_dir / "ratings.json")
+    summary = _read_json(RunDir(run_dir).ratings_path)
     rows = _evaluation_rows(summary.get("evaluation"))
     body = ""
     if rows:
@@ -477,7 +452,8 @@ def write_report(
         those the run's ``config.json`` names (see
         :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
     :return: the path written.
-    :raises FileNotFoundError: ``run_dir`` holds no archive (the message says what to pass).
+    :raises FileNotFoundError: ``run_dir`` holds no archive (a
+        :class:`~sp_wrappers.runs.rundir.RunDirError`: the message says what to pass).
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
@@ -519,7 +495,7 @@ def _page(
     from ..ratings.archive_ratings import archive_ratings
 
     # ratings.json lies in the run directory, the parent when run_dir is its archive/ folder
-    home = root.parent if archive_path == root and root.name == "archive" else root
+    home = root.parent if archive_path == root and root.name == ARCHIVE_DIR else root
     try:
         ratings, problem = archive_ratings(archive, anchor=anchor), None
     except ValueError as error:
@@ -581,10 +557,10 @@ def report_at_end(
     :return: the names written, relative to ``run_dir``.
     """
     run = Path(run_dir)
-    pages: list[tuple[Path, Path, bool]] = [(run, run / REPORT_NAME, True)]
+    pages: list[tuple[Path, Path, bool]] = [(run, RunDir(run).report_path, True)]
     if team_archives is not None:
         pages = [
-            (Path(folder), run / f"report-{team}.html", False)
+            (Path(folder), RunDir(run).team_report_path(team), False)
             for team, folder in team_archives.items()
         ]
     written: list[str] = []

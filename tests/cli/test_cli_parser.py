@@ -1,11 +1,21 @@
 """Bad command-line input is one error line (with the closest option or command offered) and a
-short usage hint, never the full usage; help texts print percentages as written."""
+short usage hint, never the full usage; help texts print percentages as written; a command never
+changes its parsed arguments."""
 
 from __future__ import annotations
+
+import copy
+import json
 
 import pytest
 
 from sp_wrappers.cli.main import main
+from sp_wrappers.cli.train import build_train_parser, run_train_command
+
+TINY_ARGS = (
+    "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64",
+    "--save-every", "64", "--eval-games", "0", "--no-progress", "--no-plots", "--no-report",
+)  # fmt: skip
 
 
 def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -66,3 +76,21 @@ def test_help_shows_95_percent_once(command, capsys):
         main([command, "--help"])
     out = capsys.readouterr().out
     assert "95%" in out and "%%" not in out
+
+
+# ------------------------------------------------------------------------------------------------
+# The command line never changes its arguments
+# ------------------------------------------------------------------------------------------------
+
+
+def test_the_train_command_never_changes_its_parsed_arguments(tmp_path, capsys):
+    run = tmp_path / "run"
+    for argv in (
+        ["tictactoe_v3", *TINY_ARGS, "--out", str(run)],
+        ["--resume", str(run), "--timesteps", "64", "--window", "0", *TINY_ARGS[-3:]],
+    ):
+        args = build_train_parser().parse_args(argv)
+        before = copy.deepcopy(vars(args))
+        assert run_train_command(args, argv) == 0
+        assert vars(args) == before
+    assert json.loads((run / "config.json").read_text())["sampler"]["window"] is None
