@@ -1,8 +1,9 @@
 """The configuration of one env copy: its game's keyword arguments and its reward transform.
 
-The single env and the vector env keep, per copy, what it plays under (in effect, and pending
-until its next episode start), what ``info["selfplay"]["config"]`` shows and the learner's
-transformed reward. A copy's next game is built and checked against the current one's spaces
+Each copy of the vector env keeps a :class:`CopyConfig`: what it plays under (in effect, and
+pending until its next episode start), what ``info["selfplay"]["config"]`` shows and the learner's
+transformed reward; the single env holds a :class:`GameConfigurator`, its ``CopyConfig`` and the
+next game it builds. A copy's next game is built and checked against the current one's spaces
 when it is set, so a configuration that changes them is refused at once. The public side is
 :mod:`sp_wrappers.training.env_generator`.
 

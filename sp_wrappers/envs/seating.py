@@ -12,7 +12,7 @@ the same classes with another seating, and an env without teams never loads them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,8 +112,7 @@ class LearnerSeat:
     >>> seating.learner_seats, seating.team_size, seating.info("player_2")
     (['player_1', 'player_2'], 1, {'seat': 'player_2'})
     >>> slots, defaults = seating.opponent_slots(None, random_when_none=True)
-    >>> sorted(seating.lineup("player_1", slots, np.random.default_rng(0), seating.spaces_of,
-    ...                       defaults))
+    >>> sorted(seating.lineup("player_1", slots, np.random.default_rng(0), defaults))
     ['player_2']
     """
 
@@ -137,6 +136,8 @@ class LearnerSeat:
             game, self.slot_agents(self.learner_seats[0])[0], keep_dict_obs
         )
         self._seat_spaces = {a: seat_spaces(game, a, keep_dict_obs) for a in self.possible_agents}
+        #: each seat's action space (what an opponent's action is checked against)
+        self.action_spaces = {agent: pair[1] for agent, pair in self._seat_spaces.items()}
         #: the policy of each seat when no opponent is given: random play in its own space
         self.default_policies = self._default_policies(
             {a: game.action_space(a) for a in self.possible_agents}
@@ -162,11 +163,6 @@ class LearnerSeat:
         """Refuse symmetries this seating cannot play in (a learner seat plays them all)."""
 
     # -- opponents -------------------------------------------------------------------------------
-    def check_opponent(self, opponent: Any) -> None:
-        """Refuse an ``opponent`` this seating cannot draw from (as the constructor would)."""
-        if opponent is not None:
-            as_opponent_source(opponent)
-
     def shared_opponent(self, opponent: Any) -> Any:
         """``opponent`` as one source for several copies (``set_attr("opponent_source", x)``)."""
         return as_opponent_source(opponent)
@@ -183,19 +179,16 @@ class LearnerSeat:
         return OpponentSlots(as_opponent_source(opponent), shared_by), None
 
     def lineup(
-        self,
-        seat: str,
-        slots: Any,
-        rng: np.random.Generator,
-        spaces_of: Callable[[str], tuple[Any, Any]],
-        defaults: Mapping[str, Policy] | None = None,
+        self, seat: str, slots: Any, rng: np.random.Generator, defaults: Any = None
     ) -> dict[str, Policy]:
-        """The policy of every other seat for an episode with the learner in ``seat``."""
+        """The policy of every other seat for an episode with the learner in ``seat``, drawn
+        from ``slots`` (``defaults``: the seats' own policies instead, see
+        :meth:`opponent_slots`), each fitted to its seat."""
         opponent_seats = [a for a in self.possible_agents if a != seat]
         drawn = slots.start_episode(len(opponent_seats), rng)
         if defaults is not None:
             drawn = [defaults[a] for a in opponent_seats]
-        return slots.bind_lineup(dict(zip(opponent_seats, drawn, strict=True)), spaces_of)
+        return slots.bind_lineup(dict(zip(opponent_seats, drawn, strict=True)), self.spaces_of)
 
     def sync_latest_weights(
         self, slots: Any, source: Any, version: int, state: Mapping[str, Any]
@@ -215,17 +208,12 @@ class LearnerSeat:
             copy.slots = slots
 
     def play_turn(
-        self,
-        driver: SeatDriver,
-        turn: Any,
-        seat_policies: Mapping[str, Policy],
-        action_spaces: Mapping[str, spaces.Space],
-        rng: np.random.Generator,
-        game: tuple,
+        self, driver: SeatDriver, turn: Any, policies: Any, rng: Any, game: tuple
     ) -> None:
-        """Answer an opponent's turn in a ``SelfPlayEnv`` (``game``: the episode's state key)."""
+        """Answer an opponent's turn in a ``SelfPlayEnv`` with its policy among ``policies``
+        (``game``: the episode's state key)."""
         seat = turn.seat
-        play_turn(driver, turn, seat_policies[seat], action_spaces[seat], rng, (*game, seat))
+        play_turn(driver, turn, policies[seat], self.action_spaces[seat], rng, (*game, seat))
 
     # -- the learner's template (teammates play it; a learner seat has none) --------------------
     @property
@@ -245,26 +233,25 @@ class LearnerSeat:
         self,
         seat: str,
         returns: Mapping[str, float],
-        seat_policies: Mapping[str, Policy],
+        policies: Any,
         outcome_fn: OutcomeFn | None,
-        illegal_action: Any,
-        length: int,
+        illegal: Any,
     ) -> dict[str, Any]:
-        """``info["selfplay"]`` at the end of the learner's episode (before the env adds its
-        configuration and symmetry)."""
-        opponents = {agent: p.policy_id for agent, p in seat_policies.items()}
+        """``info["selfplay"]`` at the end of the learner's episode in ``seat`` against the
+        seats' ``policies``, scored by ``outcome_fn`` (``illegal``: the illegal action that ended
+        it, if any); the env adds ``length``, its configuration and symmetry."""
+        opponents = {agent: p.policy_id for agent, p in policies.items()}
         summary = {
             "opponent": next(iter(opponents.values())),
             "opponents": opponents,
-            "outcome": episode_outcome(returns, seat, outcome_fn, illegal_action),
+            "outcome": episode_outcome(returns, seat, outcome_fn, illegal),
             "seat": seat,
             "return": returns.get(seat, 0.0),
             "returns": dict(returns),
-            "length": length,
-            "seat_outcomes": seat_outcomes(returns, seat, opponents, outcome_fn, illegal_action),
+            "seat_outcomes": seat_outcomes(returns, seat, opponents, outcome_fn, illegal),
         }
-        if illegal_action is not None:
-            summary["illegal_action"] = illegal_action
+        if illegal is not None:
+            summary["illegal_action"] = illegal
         return summary
 
     # -- the vector env's slots: one per game copy -----------------------------------------------

@@ -304,7 +304,6 @@ class SelfPlayEnv(gym.Env):
         self.observation_space = self.seating.observation_space
         self.action_space = self.seating.action_space
         self.driver = SeatDriver(game, keep_dict_obs, illegal_action)
-        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
         self._games_started = 0
         self.slots, self._default_opponents = self.seating.opponent_slots(
             opponent, random_when_none=True
@@ -372,7 +371,7 @@ class SelfPlayEnv(gym.Env):
             self.driver.reset(seat, seed=game_seed, options=options or None)
             self._games_started += 1  # recurrent opponents start a fresh state in each game
             self._seat_policies = self.seating.lineup(
-                seat, self.slots, self.np_random, self._opponent_spaces, self._default_opponents
+                seat, self.slots, self.np_random, self._default_opponents
             )
             self._play_opponents()
             if not self.driver.learner_done:
@@ -499,14 +498,11 @@ class SelfPlayEnv(gym.Env):
     def episode_summary(self) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         driver = self.driver
+        policies, illegal = self._seat_policies, driver.illegal_action_played
         summary = self.seating.summary(
-            driver.learner,
-            driver.returns,
-            self._seat_policies,
-            self.outcome_fn,
-            driver.illegal_action_played,
-            driver.learner_steps,
+            driver.learner, driver.returns, policies, self.outcome_fn, illegal
         )
+        summary["length"] = driver.learner_steps
         if self.config.configured:
             summary["config"] = self.config.describe()
         return self.view.record(summary)
@@ -519,10 +515,7 @@ class SelfPlayEnv(gym.Env):
         driver, play = self.driver, self.seating.play_turn
         game = (id(self), self._games_started)  # with the seat: a recurrent opponent's state key
         while (turn := driver.next_turn()) is not None:
-            play(driver, turn, self._seat_policies, self._action_spaces, self.np_random, game)
-
-    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
-        return self.seating.spaces_of(seat)
+            play(driver, turn, self._seat_policies, self.np_random, game)
 
     def _fresh(self, obs: Any) -> Any:
         """``obs``, copied if the game handed back the very object it gave last time (Shimmy's

@@ -10,7 +10,7 @@ module only when given ``teams=``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,13 @@ class TeamSeating(LearnerSeat):
 
     layout: TeamLayout
 
-    def __init__(self, game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> None:
+    def __init__(
+        self,
+        game: Any,
+        learner: str,
+        keep_dict_obs: bool,
+        teams: Any,
+    ) -> None:
         self.teams = teams
         self.layout = TeamLayout.from_spec(teams, game.possible_agents)
         self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
@@ -61,10 +67,6 @@ class TeamSeating(LearnerSeat):
         if symmetries is not None:
             raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
 
-    def check_opponent(self, opponent: Any) -> None:
-        """Refuse a ``{team: source}`` mapping that misses an opposing team or names no team."""
-        check_opponent_teams(opponent, self.layout, self.learner_teams)
-
     def shared_opponent(self, opponent: Any) -> Any:
         return opponent  # a mapping stays one: each copy's slots take its sources
 
@@ -73,7 +75,7 @@ class TeamSeating(LearnerSeat):
     ) -> tuple[Any, Mapping[str, Policy] | None]:
         """One policy per opposing team per episode (random play when ``opponent`` is
         ``None``); the line-up needs no per-seat defaults."""
-        self.check_opponent(opponent)
+        check_opponent_teams(opponent, self.layout, self.learner_teams)  # a clear error first
         return TeamSlots(opponent, self.layout, self.default_policies, shared_by), None
 
     def sync_latest_weights(
@@ -105,10 +107,9 @@ class TeamSeating(LearnerSeat):
         self,
         seat: str,
         returns: Mapping[str, float],
-        seat_policies: Mapping[str, Policy],
+        policies: Any,
         outcome_fn: OutcomeFn | None,
-        illegal_action: Any,
-        length: int,
+        illegal: Any,
     ) -> dict[str, Any]:
         """``info["selfplay"]`` of a team's episode seen from ``seat`` (``seat``/``return``:
         that agent's), with the team keys of :func:`~sp_wrappers.core.teams.team_summary`."""
@@ -116,16 +117,13 @@ class TeamSeating(LearnerSeat):
             "seat": seat,
             "return": returns.get(seat, 0.0),
             "returns": dict(returns),
-            "length": length,
         }
         team = self.layout.team_of(seat)
         summary.update(
-            team_summary(
-                self.layout, team, returns, seat_policies, outcome_fn, seat, illegal_action
-            )
+            team_summary(self.layout, team, returns, policies, outcome_fn, seat, illegal)
         )
-        if illegal_action is not None:
-            summary["illegal_action"] = illegal_action
+        if illegal is not None:
+            summary["illegal_action"] = illegal
         return summary
 
 
@@ -141,7 +139,13 @@ class SeatInTeam(TeamSeating):
     (['a', 'b'], ['player_0', 'player_1'], {'seat': 'player_1', 'team': 'b'})
     """
 
-    def __init__(self, game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> None:
+    def __init__(
+        self,
+        game: Any,
+        learner: str,
+        keep_dict_obs: bool,
+        teams: Any,
+    ) -> None:
         super().__init__(game, learner, keep_dict_obs, teams)
         if learner in self.layout.teams or learner in LEARNER_SEAT_MODES:
             self.chooser_seats = [self.layout.teams[team][0] for team in self.learner_teams]
@@ -160,34 +164,23 @@ class SeatInTeam(TeamSeating):
         return [agent for team in teams for agent in self.layout.teams[team]]
 
     def lineup(
-        self,
-        seat: str,
-        slots: Any,
-        rng: np.random.Generator,
-        spaces_of: Callable[[str], tuple[Any, Any]],
-        defaults: Mapping[str, Policy] | None = None,
+        self, seat: str, slots: Any, rng: np.random.Generator, defaults: Any = None
     ) -> dict[str, Policy]:
         """One policy per opposing team, and the learner's teammates."""
         team = self.layout.team_of(seat)
-        lineup = slots.seat_lineup(team, rng, spaces_of)
+        lineup = slots.seat_lineup(team, rng, self.spaces_of)
         for agent in self.layout.teams[team]:
             if agent != seat:
                 lineup[agent] = self.teammates.policy
         return lineup
 
     def play_turn(
-        self,
-        driver: SeatDriver,
-        turn: Any,
-        seat_policies: Mapping[str, Policy],
-        action_spaces: Mapping[str, spaces.Space],
-        rng: np.random.Generator,
-        game: tuple,
+        self, driver: SeatDriver, turn: Any, policies: Any, rng: Any, game: tuple
     ) -> None:
         if self.rounds:  # a team's agents in one batch (``game``: a recurrent team's state key)
-            play_round(driver, turn, seat_policies, action_spaces, rng, game)
+            play_round(driver, turn, policies, self.action_spaces, rng, game)
             return
-        super().play_turn(driver, turn, seat_policies, action_spaces, rng, game)
+        super().play_turn(driver, turn, policies, rng, game)
 
     def sync_latest_weights(
         self, slots: Any, source: Any, version: int, state: Mapping[str, Any]

@@ -181,14 +181,11 @@ class EnvCopy:
 
     def episode_summary(self, status: Status) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
+        returns, illegal = status.returns or {}, status.illegal_action
         summary = self.seating.summary(
-            self.learner,
-            status.returns or {},
-            self.seat_policies,
-            self.outcome_fn,
-            status.illegal_action,
-            status.length,
+            self.learner, returns, self.seat_policies, self.outcome_fn, illegal
         )
+        summary["length"] = status.length
         if self.config.configured:
             summary["config"] = self.config.describe()
         return self.view.record(summary)
@@ -216,7 +213,7 @@ class EnvCopy:
         seat = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = seat
         self.seat_policies = self.seating.lineup(
-            seat, self.slots, self.np_random, self.opponent_spaces, self._default_opponents
+            seat, self.slots, self.np_random, self._default_opponents
         )
         for policy in self.seat_policies.values():
             self.placement.place(policy)

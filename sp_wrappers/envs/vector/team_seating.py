@@ -27,7 +27,7 @@ the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,13 @@ class LearnerTeam(TeamSeating):
 
     driver_type = TeamDriver
 
-    def __init__(self, game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> None:
+    def __init__(
+        self,
+        game: Any,
+        learner: str,
+        keep_dict_obs: bool,
+        teams: Any,
+    ) -> None:
         super().__init__(game, learner, keep_dict_obs, teams)
         members = self.slot_agents(self.learner_teams[0])
         if learner not in self.layout.teams and learner not in LEARNER_SEAT_MODES:
@@ -90,29 +96,23 @@ class LearnerTeam(TeamSeating):
         return self.layout.teams[seat]
 
     def lineup(
-        self,
-        seat: str,
-        slots: Any,
-        rng: np.random.Generator,
-        spaces_of: Callable[[str], tuple[Any, Any]],
-        defaults: Mapping[str, Policy] | None = None,
+        self, seat: str, slots: Any, rng: np.random.Generator, defaults: Any = None
     ) -> dict[str, Policy]:
         """One policy per team that ``seat`` (a team) plays against."""
-        return slots.seat_lineup(seat, rng, spaces_of)
+        return slots.seat_lineup(seat, rng, self.spaces_of)
 
     def summary(
         self,
         seat: str,
         returns: Mapping[str, float],
-        seat_policies: Mapping[str, Policy],
+        policies: Any,
         outcome_fn: OutcomeFn | None,
-        illegal_action: Any,
-        length: int,
+        illegal: Any,
     ) -> dict[str, Any]:
         """The team's episode seen from its first agent (``team_return``: the sum over the
         team)."""
         first = self.layout.teams[seat][0]
-        return super().summary(first, returns, seat_policies, outcome_fn, illegal_action, length)
+        return super().summary(first, returns, policies, outcome_fn, illegal)
 
     # -- slots -----------------------------------------------------------------------------------
     def game_learner(self, seat: str) -> Any:
