@@ -131,7 +131,7 @@ class LearnerSeat:
         #: the seats the learner may take (``reset(options={"learner_seat": ...})`` too)
         self.learner_seats = self._learner_seats(game, learner)
         #: what the learner's place is drawn from at each episode start
-        self.chooser_seats = self.learner_seats
+        self.chooser_seats = self._chooser_seats(learner)
         self.observation_space, self.action_space = seat_spaces(
             game, self.slot_agents(self.learner_seats[0])[0], keep_dict_obs
         )
@@ -150,6 +150,9 @@ class LearnerSeat:
 
     def _learner_seats(self, game: Any, learner: str) -> list[str]:
         return resolve_learner_seats(game, learner, self.keep_dict_obs)
+
+    def _chooser_seats(self, learner: str) -> list[str]:
+        return self.learner_seats
 
     def _default_policies(self, action_spaces: Mapping[str, spaces.Space]) -> dict[str, Policy]:
         return {agent: RandomPolicy(space) for agent, space in action_spaces.items()}
@@ -278,23 +281,17 @@ class LearnerSeat:
             raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
         return view.mask(mask)
 
-    def masks(self, copies: Sequence[Any]) -> np.ndarray:
-        """Every slot's legal learner actions, shape ``(num_envs, n_actions)``."""
-        return np.stack([copy.action_masks() for copy in copies])
-
-    def copy_actions(
-        self, checked: list[Any], copies: Sequence[Any], start: int | None
-    ) -> list[Any]:
-        """The game-side action of each copy from the slots' checked actions (mapped from the
-        copy's view), each checked against its mask when ``start`` (the action space's first
+    def copy_actions(self, actions: list, copies: Sequence[Any], start: int | None) -> list:
+        """The game-side action of each copy from the slots' checked ``actions`` (mapped from
+        the copy's view), each checked against its mask when ``start`` (the action space's first
         action) is given: ``illegal_action="raise"``."""
         if copies and copies[0].view.symmetries is not None:  # the learner acts in its view
-            pairs = zip(copies, checked, strict=True)
-            checked = [copy.view.action_to_game(a) for copy, a in pairs]
+            pairs = zip(copies, actions, strict=True)
+            actions = [copy.view.action_to_game(a) for copy, a in pairs]
         if start is not None:  # ("loss" is applied by each game's SeatDriver)
-            for copy, a in zip(copies, checked, strict=True):
+            for copy, a in zip(copies, actions, strict=True):
                 check_learner_action(a, copy.status.mask, copy.learner, start)
-        return checked
+        return actions
 
     def observations(self, copies: Sequence[Any]) -> list[Any]:
         """Every slot's observation, in slot order."""

@@ -11,6 +11,7 @@ module only when given ``teams=``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,8 @@ class TeamSeating(LearnerSeat):
         self.layout = TeamLayout.from_spec(teams, game.possible_agents)
         self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
         super().__init__(game, learner, keep_dict_obs)
+        #: whether the agents of a round may all observe before any acts (a simultaneous game)
+        self.rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
 
     @classmethod
     def build(cls, game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> LearnerSeat:
@@ -139,22 +142,16 @@ class SeatInTeam(TeamSeating):
     (['a', 'b'], ['player_0', 'player_1'], {'seat': 'player_1', 'team': 'b'})
     """
 
-    def __init__(
-        self,
-        game: Any,
-        learner: str,
-        keep_dict_obs: bool,
-        teams: Any,
-    ) -> None:
-        super().__init__(game, learner, keep_dict_obs, teams)
+    def _chooser_seats(self, learner: str) -> list[str]:
+        """Each team's first agent, or the agent ``learner`` names."""
         if learner in self.layout.teams or learner in LEARNER_SEAT_MODES:
-            self.chooser_seats = [self.layout.teams[team][0] for team in self.learner_teams]
-        else:  # an agent name: that agent
-            self.chooser_seats = [learner]
-        #: the policy the learner's teammates play
-        self.teammates = LatestTeammates(self.action_space)
-        #: whether the agents of a round may all observe before any acts
-        self.rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
+            return [self.layout.teams[team][0] for team in self.learner_teams]
+        return [learner]
+
+    @cached_property
+    def teammates(self) -> LatestTeammates:
+        """The policy the learner's teammates play."""
+        return LatestTeammates(self.action_space)
 
     def _learner_seats(self, game: Any, learner: str) -> list[str]:
         """Every agent of the learner's possible teams (the named agent first)."""

@@ -27,14 +27,14 @@ the learner team's (``team_size`` per vector step, as SB3's ``num_timesteps``).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from ...core.policies import Policy
-from ...core.seats import OutcomeFn, check_learner_action
+from ...core.seats import check_learner_action
 from ..seating import LEARNER_SEAT_MODES, zero_observation
 from ..team_seating import TeamSeating
 from .team_driver import OpponentActions, TeamActions, TeamDriver
@@ -76,16 +76,16 @@ class LearnerTeam(TeamSeating):
                     f"(one slot per agent): pass learner={self.learner_teams[0]!r}."
                 )
         self.team_size = len(members)
-        metadata = getattr(game, "metadata", None) or {}
-        if len(members) > 1 and not metadata.get("is_parallelizable"):
+        if len(members) > 1 and not self.rounds:
+            name = (getattr(game, "metadata", None) or {}).get("name", "This game")
             warnings.warn(
-                f"{metadata.get('name', 'This game')} is turn-based (its metadata does not "
+                f"{name} is turn-based (its metadata does not "
                 "say is_parallelizable), but a team vec env steps every team agent once per "
                 "vector step on the observations of the step's start: an agent that moves after "
                 "others in the step acts on an old observation (and may find its action no longer "
                 "legal). Prefer SelfPlayEnv for turn-based team games (its learner and teammates "
                 "act on their own turns).",
-                stacklevel=6,
+                stacklevel=7,  # make_selfplay_vec_env(..., teams=...)'s caller
             )
 
     def _learner_seats(self, game: Any, learner: str) -> list[str]:
@@ -101,18 +101,10 @@ class LearnerTeam(TeamSeating):
         """One policy per team that ``seat`` (a team) plays against."""
         return slots.seat_lineup(seat, rng, self.spaces_of)
 
-    def summary(
-        self,
-        seat: str,
-        returns: Mapping[str, float],
-        policies: Any,
-        outcome_fn: OutcomeFn | None,
-        illegal: Any,
-    ) -> dict[str, Any]:
+    def summary(self, seat: str, *args: Any) -> dict[str, Any]:
         """The team's episode seen from its first agent (``team_return``: the sum over the
         team)."""
-        first = self.layout.teams[seat][0]
-        return super().summary(first, returns, policies, outcome_fn, illegal)
+        return super().summary(self.layout.teams[seat][0], *args)
 
     # -- slots -----------------------------------------------------------------------------------
     def game_learner(self, seat: str) -> Any:
@@ -131,19 +123,14 @@ class LearnerTeam(TeamSeating):
             raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
         return np.stack(masks)
 
-    def masks(self, copies: Sequence[Any]) -> np.ndarray:
-        return np.concatenate([copy.action_masks() for copy in copies])
-
-    def copy_actions(
-        self, checked: list[Any], copies: Sequence[Any], start: int | None
-    ) -> list[Any]:
+    def copy_actions(self, actions: list, copies: Sequence[Any], start: int | None) -> list:
         size = self.team_size
         if start is not None:
             for copy in copies:
                 for k, agent in enumerate(self.layout.teams[copy.learner]):
-                    action = checked[copy.index * size + k]
+                    action = actions[copy.index * size + k]
                     check_learner_action(action, copy.status.mask[k], agent, start)
-        return [checked[g * size : (g + 1) * size] for g in range(len(copies))]
+        return [actions[g * size : (g + 1) * size] for g in range(len(copies))]
 
     def observations(self, copies: Sequence[Any]) -> list[Any]:
         zeros = None

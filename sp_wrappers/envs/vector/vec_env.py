@@ -342,7 +342,8 @@ class SelfPlayVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """Every slot's legal learner actions, shape ``(num_envs, n_actions)``."""
-        return self.seating.masks(self.copies)
+        masks = np.stack([copy.action_masks() for copy in self.copies])
+        return masks.reshape(self.num_envs, -1)  # a learner team's copy has a row per slot
 
     def close(self) -> None:
         """Close every game and stop the worker processes (safe to call twice)."""
