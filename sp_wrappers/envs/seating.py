@@ -26,7 +26,6 @@ from ..core.policies import (
     stack_observations,
 )
 from ..core.seats import (
-    OutcomeFn,
     SeatDriver,
     check_learner_action,
     conform_observation,
@@ -233,12 +232,7 @@ class LearnerSeat:
         return {"seat": seat}
 
     def summary(
-        self,
-        seat: str,
-        returns: Mapping[str, float],
-        policies: Any,
-        outcome_fn: OutcomeFn | None,
-        illegal: Any,
+        self, seat: str, returns: Mapping[str, float], policies: Any, outcome_fn: Any, illegal: Any
     ) -> dict[str, Any]:
         """``info["selfplay"]`` at the end of the learner's episode in ``seat`` against the
         seats' ``policies``, scored by ``outcome_fn`` (``illegal``: the illegal action that ended

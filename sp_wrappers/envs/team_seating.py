@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..core.policies import Policy
-from ..core.seats import OutcomeFn, SeatDriver
+from ..core.seats import SeatDriver
 from ..core.teams import TeamLayout, resolve_learner_teams, team_summary
 from ..opponents.team_slots import (
     LatestTeammates,
@@ -53,9 +53,11 @@ class TeamSeating(LearnerSeat):
         self.teams = teams
         self.layout = TeamLayout.from_spec(teams, game.possible_agents)
         self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
+        #: the game's metadata; ``rounds``: whether the agents of a round may all observe
+        #: before any acts (a simultaneous-move game)
+        self.metadata = getattr(game, "metadata", None) or {}
+        self.rounds = bool(self.metadata.get("is_parallelizable"))
         super().__init__(game, learner, keep_dict_obs)
-        #: whether the agents of a round may all observe before any acts (a simultaneous game)
-        self.rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
 
     @classmethod
     def build(cls, game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> LearnerSeat:
@@ -107,12 +109,7 @@ class TeamSeating(LearnerSeat):
         return {"seat": seat, "team": self.layout.team_of(seat)}
 
     def summary(
-        self,
-        seat: str,
-        returns: Mapping[str, float],
-        policies: Any,
-        outcome_fn: OutcomeFn | None,
-        illegal: Any,
+        self, seat: str, returns: Mapping[str, float], policies: Any, outcome_fn: Any, illegal: Any
     ) -> dict[str, Any]:
         """``info["selfplay"]`` of a team's episode seen from ``seat`` (``seat``/``return``:
         that agent's), with the team keys of :func:`~sp_wrappers.core.teams.team_summary`."""

@@ -59,15 +59,10 @@ class LearnerTeam(TeamSeating):
 
     driver_type = TeamDriver
 
-    def __init__(
-        self,
-        game: Any,
-        learner: str,
-        keep_dict_obs: bool,
-        teams: Any,
-    ) -> None:
-        super().__init__(game, learner, keep_dict_obs, teams)
-        members = self.slot_agents(self.learner_teams[0])
+    def _learner_seats(self, game: Any, learner: str) -> list[str]:
+        """The teams the learner may play (it plays every agent of one), checked: a named
+        agent must be a team of one; a turn-based game is warned about."""
+        members = self.layout.teams[self.learner_teams[0]]
         if learner not in self.layout.teams and learner not in LEARNER_SEAT_MODES:
             if len(members) > 1:
                 raise ValueError(
@@ -75,22 +70,22 @@ class LearnerTeam(TeamSeating):
                     f"{list(members)}; with teams, SelfPlayVecEnv's learner plays the whole team "
                     f"(one slot per agent): pass learner={self.learner_teams[0]!r}."
                 )
-        self.team_size = len(members)
         if len(members) > 1 and not self.rounds:
-            name = (getattr(game, "metadata", None) or {}).get("name", "This game")
             warnings.warn(
-                f"{name} is turn-based (its metadata does not "
+                f"{self.metadata.get('name', 'This game')} is turn-based (its metadata does not "
                 "say is_parallelizable), but a team vec env steps every team agent once per "
                 "vector step on the observations of the step's start: an agent that moves after "
                 "others in the step acts on an old observation (and may find its action no longer "
                 "legal). Prefer SelfPlayEnv for turn-based team games (its learner and teammates "
                 "act on their own turns).",
-                stacklevel=7,  # make_selfplay_vec_env(..., teams=...)'s caller
+                stacklevel=9,  # make_selfplay_vec_env(..., teams=...)'s caller
             )
-
-    def _learner_seats(self, game: Any, learner: str) -> list[str]:
-        """The teams the learner may play (it plays every agent of one)."""
         return list(self.learner_teams)
+
+    @property
+    def team_size(self) -> int:  # type: ignore[override]
+        """The learner's slots in one copy: its team's agents."""
+        return len(self.layout.teams[self.learner_teams[0]])
 
     def slot_agents(self, seat: str) -> tuple[str, ...]:
         return self.layout.teams[seat]
