@@ -38,6 +38,9 @@ __all__ = [
     "TrainResult",
     "TeamTrainResult",
     "write_report",
+    "PSROConfig",
+    "resolve_psro",
+    "run_psro",
 ]
 
 _HOMES = {
@@ -54,6 +57,9 @@ _HOMES = {
     "train": "single",
     "TrainResult": "single",
     "write_report": "report",
+    "PSROConfig": "psro",
+    "resolve_psro": "psro",
+    "run_psro": "psro",
 }
 
 
