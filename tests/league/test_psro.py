@@ -114,3 +114,20 @@ def test_psro_command_refuses_a_resume_with_new_settings(tmp_path: Path, capsys)
     assert "keeps its game and settings" in capsys.readouterr().err
     assert main(["psro", "--resume", str(tmp_path), "--iterations", "2"]) == 2
     assert "holds no PSRO run" in capsys.readouterr().err
+
+
+def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = Path(__file__).parents[2] / "benchmarks" / "exploitability.py"
+    spec = importlib.util.spec_from_file_location("exploitability_benchmark_psro", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "0.5",
+            "--out", str(tmp_path), "--psro", "steps_per_iteration=512", "--psro", "n_envs=2",
+            "--psro", 'hp={"n_steps": 128, "batch_size": 64}']  # fmt: skip
+    assert benchmark.main(argv) == 0
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [0, 512]
+    assert all(line["strategy"] == "psro" and line["nash_nash_conv"] >= 0 for line in lines)
+    assert lines[0]["nash_exploitability"] == pytest.approx(lines[0]["learner_exploitability"])
