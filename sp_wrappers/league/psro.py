@@ -43,7 +43,11 @@ import numpy as np
 from ..archive.store import SnapshotArchive
 from ..core.jsonio import write_json
 from ..envs.vector.factory import make_selfplay_vec_env
-from ..evaluation.exploitability import GameNotWalkableError, exploitability
+from ..evaluation.exploitability import (
+    GameNotWalkableError,
+    exploitability,
+    exploitability_method,
+)
 from ..evaluation.payoffs import ExactPayoffs, SampledPayoffs
 from ..opponents.meta_solvers import META_SOLVERS, meta_strategy
 from ..opponents.sampler import OpponentSampler
@@ -177,6 +181,9 @@ class PSRO:
         self.oracle_file: str | None = None if state is None else state.get("oracle")
         self.payoffs = self._payoffs(self.settings.payoffs)
         self.exact = isinstance(self.payoffs, ExactPayoffs)
+        #: whether each iteration's meta-mixture is measured exactly (the game can be walked,
+        #: whatever the payoffs: sampled payoffs on a walkable game are still measured)
+        self.measured = self.exact or _walkable(env_fn)
         self._policies: list[Any] = []
         orphans = [s.id for s in self.archive.snapshots() if s.id not in set(self.members)]
         if orphans:  # saved by an iteration that did not finish
@@ -363,7 +370,7 @@ class PSRO:
             "exploitability": None,
             "nash_conv": None,
         }
-        if self.exact:
+        if self.measured:
             start = time.perf_counter()
             report = exploitability(self.mixture(), self.env_fn(), self.settings.greedy)
             record["exploitability"] = float(report.exploitability)
@@ -394,6 +401,14 @@ class PSRO:
             self.logger.record("psro/exploitability", record["exploitability"])
             self.logger.record("psro/nash_conv", record["nash_conv"])
         self.logger.dump(record["steps"])
+
+
+def _walkable(env_fn: Callable[[], Any]) -> bool:
+    try:
+        exploitability_method(env_fn())
+    except GameNotWalkableError:
+        return False
+    return True
 
 
 def read_psro(path: str | os.PathLike[str]) -> dict[str, Any]:

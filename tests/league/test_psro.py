@@ -84,9 +84,7 @@ def test_psro_killed_with_sigkill_resumes_from_its_last_iteration(tmp_path: Path
     command = [sys.executable, "-m", "sp_wrappers.cli", "psro", KUHN_POKER, "--out", str(run)]
     command += [*TINY_ARGS, "--iterations", "200"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     state = run / PSRO_STATE
     try:
         deadline = time.monotonic() + 600
@@ -131,3 +129,22 @@ def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
     assert [line["step"] for line in lines] == [0, 512]
     assert all(line["strategy"] == "psro" and line["nash_nash_conv"] >= 0 for line in lines)
     assert lines[0]["nash_exploitability"] == pytest.approx(lines[0]["learner_exploitability"])
+
+
+def test_sampled_payoffs_keep_their_intervals_and_the_mixture_is_still_measured(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+
+    overrides = {"iterations": 1, "steps_per_iteration": 256, "n_envs": 2}
+    overrides.update(payoffs="sampled", games_per_pair=4, hp={"n_steps": 128, "batch_size": 64})
+    result = run_psro(resolve_psro("tictactoe_v3", overrides), tmp_path)
+    state = read_psro(tmp_path / PSRO_STATE)
+    assert np.asarray(state["half_width"]).shape == (2, 2)
+    assert list(result.weights) == result.members and result.exploitability is not None
+    with SnapshotArchive(tmp_path / "archive", create=False) as archive:
+        mixture = [
+            (archive.load_policy(sid, deterministic=True), w)
+            for sid, w in result.weights.items()
+            if w > 0
+        ]
+        exact = exploitability(mixture, tictactoe_v3.env())
+    assert exact.exploitability == pytest.approx(result.exploitability)
