@@ -17,8 +17,10 @@ iteration:
 4. **meta-solver**: the new meta-weights (``nash``, ``uniform`` or ``prd``:
    :func:`~sp_wrappers.opponents.meta_solvers.meta_strategy`), stored in the archive
    (:meth:`~sp_wrappers.SnapshotArchive.store_mixture`);
-5. **measure**: where exact, the exploitability and NashConv of the meta-mixture as the product
-   plays it (each member in its form, reach-weighted:
+5. **measure**: ``response_gain``, what the new member wins per game against the mixture it
+   was trained against (an exact best response wins that mixture's exploitability: the gap is
+   the oracle's shortfall); where the game can be walked, the exploitability and NashConv of
+   the meta-mixture as the product plays it (each member in its form, reach-weighted:
    :func:`~sp_wrappers.evaluation.exploitability.exploitability`), logged as
    ``psro/exploitability`` and ``psro/nash_conv``.
 
@@ -144,13 +146,12 @@ class PSRO:
     :param env_fn: builds the PettingZoo game (two seats, zero-sum).
     :param make_model: ``make_model(venv, seed)`` returns a fresh SB3 learner on ``venv``.
     :param run_dir: the run directory (created when missing).
-    :param settings: :class:`PSROSettings` (ignored, with the stored ones kept, on resume unless
-        they are the same).
+    :param settings: :class:`PSROSettings` (a resumed run keeps the ones ``psro.json`` stored).
     :param logger: an SB3 ``Logger`` the oracles log to and ``psro/*`` is recorded in, dumped
         once per iteration (``None``: none).
 
-    >>> import tempfile
-    >>> from sp_wrappers.games.openspiel_games import kuhn_poker
+    ``docs/how-to/psro.md`` runs one; the settings alone:
+
     >>> PSROSettings(steps_per_iteration=2048, meta_solver="prd").greedy
     True
     """
@@ -356,10 +357,15 @@ class PSRO:
         return model
 
     def _new_member(self, model: Any, iteration: int, train_seconds: float) -> None:
+        previous = self.weights
         info = self.archive.save(model, step=self.steps, tags=("psro", f"iteration:{iteration}"))
         self.members.append(info.id)
         self._add_member(info.id)
         weights = self.weights
+        # what the new member wins per game against the mixture it was trained against (an
+        # exact best response wins that mixture's exploitability)
+        row = self.payoffs.matrix[-1, :-1]
+        gain = float(sum(row[i] * previous[m] for i, m in enumerate(self.members[:-1])))
         record: dict[str, Any] = {
             "iteration": iteration,
             "member": info.id,
@@ -369,6 +375,7 @@ class PSRO:
             "weights": weights,
             "exploitability": None,
             "nash_conv": None,
+            "response_gain": gain if previous else None,
         }
         if self.measured:
             start = time.perf_counter()
@@ -378,13 +385,13 @@ class PSRO:
             record["measure_seconds"] = round(time.perf_counter() - start, 3)
         self.history.append(record)
         self.archive.store_mixture(weights, step=self.steps)
-        previous = self.oracle_file
+        old_oracle = self.oracle_file
         if self.settings.warm_start:
             self.oracle_file = f"oracle-{iteration}.zip"
             model.save(str(self.run_dir / self.oracle_file))
         self._write_state()
-        if previous and previous != self.oracle_file:
-            (self.run_dir / previous).unlink(missing_ok=True)
+        if old_oracle and old_oracle != self.oracle_file:
+            (self.run_dir / old_oracle).unlink(missing_ok=True)
         self._log(record)
         if self.on_iteration is not None:
             self.on_iteration(record)
@@ -397,6 +404,8 @@ class PSRO:
         self.logger.record("psro/members", len(self.members))
         self.logger.record("psro/support", stats["support"])
         self.logger.record("psro/top", stats["top"])
+        if record["response_gain"] is not None:
+            self.logger.record("psro/response_gain", record["response_gain"])
         if record["exploitability"] is not None:
             self.logger.record("psro/exploitability", record["exploitability"])
             self.logger.record("psro/nash_conv", record["nash_conv"])
