@@ -28,6 +28,7 @@ TINY = {
     "hp": {"n_steps": 128, "batch_size": 64, "n_epochs": 2},
 }
 TINY_ARGS = ["--steps", "1024", "--n-envs", "2", "--hp", "n_steps=128", "--hp", "batch_size=64"]
+TINY_ARGS += ["--hp", "n_epochs=2"]
 
 
 def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
     spec.loader.exec_module(benchmark)
     argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "0.5",
             "--out", str(tmp_path), "--psro", "steps_per_iteration=512", "--psro", "n_envs=2",
-            "--psro", 'hp={"n_steps": 128, "batch_size": 64}']  # fmt: skip
+            "--psro", 'hp={"n_steps": 128, "batch_size": 64, "n_epochs": 2}']  # fmt: skip
     assert benchmark.main(argv) == 0
     lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [line["step"] for line in lines] == [0, 512]
