@@ -43,6 +43,7 @@ from typing import Any, NoReturn
 
 from ..games.registry import GAMES
 from .common import BASELINES, PROG, CLIError, add_trust_option, error_line, user_errors
+from .exploit import add_exploit_parser
 from .exploitability import add_exploitability_parser
 from .inspect import add_rating_options, cmd_plot, cmd_ratings, cmd_tournament
 from .play import add_play_parser
@@ -53,7 +54,7 @@ __all__ = ["main", "build_parser", "CommandParser"]
 
 #: The commands that never need ``train`` or ``league`` (``main`` builds the parser without
 #: them, so these commands do not import the training stack).
-COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report", "exploitability")
+COMMANDS = ("ratings", "tournament", "plot", "play", "watch", "report", "exploitability", "exploit")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -255,7 +256,11 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
         help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
     )
     tournament.add_argument(
-        "--snapshots", nargs="+", metavar="ID", help="only these snapshots (default: all)"
+        "--snapshots",
+        nargs="+",
+        metavar="ID",
+        help="only these snapshots (default: all); latest, best and nash (the Nash mixture, one "
+        "snapshot drawn per game) are players too",
     )
     tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
     tournament.add_argument(
@@ -284,6 +289,7 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     add_watch_parser(subparsers)
     add_report_parser(subparsers)
     add_exploitability_parser(subparsers)
+    add_exploit_parser(subparsers)
     for command in COMMANDS:  # each opens an archive: --trust-module MOD
         add_trust_option(subparsers.choices[command])
 

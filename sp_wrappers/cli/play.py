@@ -26,46 +26,19 @@ from .common import PROG, CLIError, game_factory, resolve_run_dir
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
-#: Stored ratings that ``--snapshot best`` compares, in order of preference.
-RATING_KEYS = ("bt", "elo")
-
 
 def choose_snapshot(archive: Any, which: str = "latest") -> Any:
-    """The :class:`~sp_wrappers.SnapshotInfo` that ``which`` names: ``"latest"``, ``"best"``
-    (the least exploitable where the run measured it, see
-    :func:`~sp_wrappers.training.exploitability.least_exploitable`; else the highest stored
-    rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id or its number
-    (``"3"`` is ``snapshot-0003``).
+    """The player ``which`` names: the :class:`~sp_wrappers.SnapshotInfo` of ``"latest"``,
+    ``"best"`` or a snapshot id or number, or, for ``"nash"``, the
+    :class:`~sp_wrappers.runs.players.PlayerChoice` of the archive's Nash mixture (see
+    :func:`~sp_wrappers.runs.players.choose_player`, the one home of these names).
 
-    :raises CLIError: no such snapshot, or no stored ratings for ``"best"``.
+    :raises TrainError: no such snapshot, or no stored ratings for ``"best"``.
     """
-    listing = archive.snapshots()
-    if not listing:
-        raise CLIError(f"The archive {archive.path} has no snapshots yet; train first.")
-    if which == "latest":
-        return listing[-1]
-    if which == "best":
-        from ..training.exploitability import least_exploitable
+    from ..runs.players import choose_player
 
-        measured = least_exploitable(archive)  # the least exploitable, where that is known
-        if measured is not None:
-            return archive.get(measured)
-        for key in RATING_KEYS:
-            rated = [info for info in listing if key in info.ratings]
-            if rated:
-                return max(rated, key=lambda info: (info.ratings[key], info.seq))
-        raise CLIError(
-            f"No snapshot in {archive.path} has a stored rating yet; rate them with "
-            f"`{PROG} tournament {archive.path}`, or pass --snapshot latest or a snapshot id."
-        )
-    wanted = f"snapshot-{int(which):04d}" if which.isdigit() else which
-    if wanted not in archive:
-        ids = [info.id for info in listing]
-        shown = ", ".join(ids if len(ids) <= 6 else ids[:3] + ["..."] + ids[-2:])
-        raise CLIError(
-            f"No snapshot {which!r} in {archive.path}; pass latest, best or one of {shown}."
-        )
-    return archive.get(wanted)
+    choice = choose_player(archive, which)
+    return choice if choice.mixture else archive.get(choice.snapshot)
 
 
 def play_run(
@@ -87,7 +60,7 @@ def play_run(
     in one transaction) only when ``record`` is true, and nothing else ever is.
 
     :param path: a run directory (``archive/`` and ``config.json``) or an archive directory.
-    :param snapshot: ``"latest"``, ``"best"`` or an id (see :func:`choose_snapshot`).
+    :param snapshot: ``"latest"``, ``"best"``, ``"nash"`` or an id (see :func:`choose_snapshot`).
     :param seat: the person's seat (see :func:`play_session`).
     :param game: the game, overriding the run's ``config.json``.
     :param game_kwargs: keyword arguments over the config's ``game_kwargs``; the game is
@@ -101,13 +74,15 @@ def play_run(
     out = output_stream or sys.stdout
     archive = run.open_archive(trust_modules)
     try:
-        info = choose_snapshot(archive, snapshot)
-        policy = archive.load_policy(info, deterministic=deterministic)
+        from ..runs.players import choose_player
+
+        choice = choose_player(archive, snapshot)
+        policy = choice.load(archive, deterministic=deterministic)
         outcome = play_session(env_fn, policy, seat, None, input_stream, out, seed=seed)
         if record and outcome.finished:
             archive.record_match(**outcome.match_record(kwargs if game_kwargs else None))
             out.write(
-                f"Recorded the game in {archive.path} as {HUMAN!r} against {info.id}; "
+                f"Recorded the game in {archive.path} as {HUMAN!r} against {choice.label}; "
                 f"`{PROG} ratings {path}` rates you on the snapshots' scale.\n"
             )
         elif not outcome.finished:
@@ -119,7 +94,8 @@ def play_run(
 
 SNAPSHOT_HELP = (
     "the opponent: latest (default), best (the least exploitable where measured, else the highest "
-    "stored rating) or a snapshot id"
+    "stored rating), nash (the archive's Nash mixture, one snapshot drawn per game) or a "
+    "snapshot id"
 )
 
 
@@ -216,7 +192,7 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add = play.add_argument
     add("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    add("--snapshot", default="latest", metavar="latest|best|ID", help=SNAPSHOT_HELP)
+    add("--snapshot", default="latest", metavar="latest|best|nash|ID", help=SNAPSHOT_HELP)
     add("--seat", default="random", metavar="N|NAME|random", help=SEAT_HELP)
     add("--game", default=None, help="the game (overrides config.json): a name or module:function")
     add("--game-kwarg", action="append", metavar="KEY=VALUE", help=GAME_KWARG_HELP)

@@ -462,7 +462,8 @@ class WebPlay:
     :param record: store each finished game as a match of ``"human"`` against the snapshot.
     :param record_config: the game's configuration stored with a recorded match.
     :param seed: seeds the game, the random seat and the sampling.
-    :param choose: ``(archive, which) -> snapshot id or info`` (default:
+    :param choose: ``(archive, which) -> snapshot id or info``, or a choice with
+        ``load(archive, deterministic)`` for a mixture (default:
         :func:`~sp_wrappers.evaluation.replay.resolve_snapshot`).
     :param policy: play this policy instead of the archive's snapshots (``snapshot`` is then
         ignored; the archive is still where ``record`` writes).
@@ -514,6 +515,11 @@ class WebPlay:
         with self._archive() as archive:
             self.snapshots = [info.id for info in archive.snapshots()]
             chosen = self.choose(archive, snapshot)
+            if hasattr(chosen, "load"):  # a mixture (``nash``): the choice loads its members
+                wanted = (getattr(chosen, "label", snapshot), tuple(chosen.weights.items()))
+                if (wanted, deterministic) not in self._policies:
+                    self._policies[wanted, deterministic] = chosen.load(archive, deterministic)
+                return self._policies[wanted, deterministic]
             wanted = getattr(chosen, "id", chosen)
             if (wanted, deterministic) not in self._policies:
                 self._policies[wanted, deterministic] = archive.load_policy(

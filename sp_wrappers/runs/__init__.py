@@ -41,6 +41,11 @@ __all__ = [
     "PSROConfig",
     "resolve_psro",
     "run_psro",
+    "choose_player",
+    "resolve_player",
+    "PlayerChoice",
+    "exploit_run",
+    "ExploitResult",
 ]
 
 _HOMES = {
@@ -60,6 +65,11 @@ _HOMES = {
     "PSROConfig": "psro",
     "resolve_psro": "psro",
     "run_psro": "psro",
+    "choose_player": "players",
+    "resolve_player": "players",
+    "PlayerChoice": "players",
+    "exploit_run": "exploit",
+    "ExploitResult": "exploit",
 }
 
 
