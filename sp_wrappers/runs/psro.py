@@ -31,9 +31,10 @@ __all__ = ["PSROConfig", "PSRO_RECIPES", "resolve_psro", "run_psro"]
 
 #: Per game: PSRO settings and learner hyperparameters over the game's training recipe. A best
 #: response should converge fast and end deterministic: no entropy bonus, a larger learning rate
-#: and more epochs per rollout than the self-play recipe (measured on Kuhn: the recipe's PPO
-#: stalled at a copy of a member, gain 0.0, where this one won 0.110 of the 0.114 a best response
-#: wins after 15k steps; docs/benchmarks.md, "PSRO"). Leduc's settings are not measured yet.
+#: and more epochs per rollout than the self-play recipe (on Kuhn the recipe's PPO stalled from
+#: the fourth iteration on at copies of members, gain 0.0 of the 0.115 a best response wins;
+#: these settings' responses won 0.107 and 0.125 of 0.119 and 0.125: docs/benchmarks.md,
+#: "PSRO"). Leduc's settings are not measured yet.
 _ORACLE = {"ent_coef": 0.0, "learning_rate": 1e-3, "n_epochs": 10}
 PSRO_RECIPES: dict[str, dict[str, Any]] = {
     KUHN_POKER: {
