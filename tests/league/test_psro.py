@@ -19,6 +19,7 @@ from sp_wrappers.cli.main import main
 from sp_wrappers.evaluation.exploitability import exploitability
 from sp_wrappers.games.openspiel_games import kuhn_poker
 from sp_wrappers.league.psro import PSRO_STATE, read_psro
+from sp_wrappers.runs.players import choose_player
 from sp_wrappers.runs.psro import resolve_psro, run_psro
 from sp_wrappers.runs.recipes import KUHN_POKER
 
@@ -52,6 +53,11 @@ def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None
         ]
         again = exploitability(mixture, kuhn_poker())
     assert again.exploitability == pytest.approx(result.exploitability, abs=1e-9)
+    # --snapshot nash (play, watch, tournament, exploitability) plays this same mixture
+    with SnapshotArchive(tmp_path / "archive", create=False) as archive:
+        choice = choose_player(archive, "nash")
+    assert choice.mixture
+    assert choice.weights == {k: v for k, v in result.weights.items() if v > 0}
     assert result.history[0]["exploitability"] > result.best["exploitability"]
     state = read_psro(tmp_path / PSRO_STATE)
     payoff = np.asarray(state["payoff"])
