@@ -157,9 +157,12 @@ def run_psro(
     psro = PSRO(env_fn, _Oracle(config.algo, config.hyperparams), run, config.settings, logger)
     if report is not None:
         psro.on_iteration = lambda r: report(_line(r))
-    with limited_torch_threads(torch_threads):
-        result = psro.run(config.iterations, config.seconds)
-    psro.archive.close()
+    try:
+        with limited_torch_threads(torch_threads):
+            result = psro.run(config.iterations, config.seconds)
+    finally:
+        psro.archive.close()
+        logger.close()
     report_at_end(run, [])
     return result
 
