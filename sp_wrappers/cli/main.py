@@ -18,6 +18,7 @@ Commands::
     sp-wrappers plot RUN_DIR --out plots/       # ratings.png, payoff.png
     sp-wrappers train GAME --timesteps 100000  # a run directory with archive/, report.html
     sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
+    sp-wrappers psro GAME --iterations 10       # PSRO: best responses and their meta-mixture
     sp-wrappers play RUN_DIR --snapshot best --seat 0 --record   # play a snapshot yourself
     sp-wrappers watch RUN_DIR --a latest --b minimax --out match.gif  # a replay (or as text)
     sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
@@ -298,6 +299,9 @@ def build_parser(include_train: bool = True) -> argparse.ArgumentParser:
     if include_train:
         _add_train_command(subparsers)
         _add_league_command(subparsers)
+        from .psro import add_psro_parser
+
+        add_psro_parser(subparsers)
     return parser
 
 

@@ -29,6 +29,7 @@ from .compute import ChunkFit, LeagueChunksWarning
 from .errors import LeagueSetupError, PlayersLostError
 from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
 from .payoff import PayoffTable
+from .psro import PSRO, PSROResult, PSROSettings
 from .runner import League, LeagueResult
 
 __all__ = [
@@ -43,6 +44,9 @@ __all__ = [
     "FrozenPlayer",
     "LeagueView",
     "PayoffTable",
+    "PSRO",
+    "PSROSettings",
+    "PSROResult",
     "StallReport",
     "LeagueStalledWarning",
     "ChunkFit",

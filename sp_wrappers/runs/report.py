@@ -357,6 +357,29 @@ def _exploitability_section(run_dir: Path) -> str:
     return _section(title, body + text + details)
 
 
+def _psro_section(run_dir: Path) -> str:
+    """A PSRO run's meta-mixture exploitability per iteration (``psro.json``; else empty)."""
+    from ..league.psro import PSRO_STATE, plot_psro, read_psro
+
+    if not (run_dir / PSRO_STATE).is_file():
+        return ""
+    try:
+        state = read_psro(run_dir / PSRO_STATE)
+        body = _image(_png_from_file(lambda out: plot_psro(state, out)), "image/png", "PSRO")
+    except ValueError as error:
+        return _section("PSRO", _note(str(error)))
+    except ImportError as error:
+        body = _no_plot(error)
+    rows = [
+        [r["iteration"], f"{r['steps']:,d}", f"{r['train_seconds']:.0f}"]
+        + ["-" if r["exploitability"] is None else f"{r['exploitability']:.4f}"]
+        + [" ".join(f"{k}={v:.3f}" for k, v in r["weights"].items() if v > 1e-6)]
+        for r in state["iterations"]
+    ]
+    header = ["iteration", "learner steps", "training s", "exploitability", "meta-weights"]
+    return _section("PSRO", body + _table(header, rows))
+
+
 def _archive_section(archive: Any, archive_path: Path, disk: int) -> str:
     every = archive.snapshots(include_pruned=True)
     pruned = sum(1 for s in every if s.pruned)
@@ -523,6 +546,7 @@ def _page(
         _payoff_section(archive),
         _reference_section(home, ratings),
         _exploitability_section(home),
+        _psro_section(home),
         _archive_section(archive, archive_path, disk),
     ]
     if replay:
