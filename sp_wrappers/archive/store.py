@@ -65,6 +65,7 @@ from .policy_spec import (
     PolicySpecError,
     build_policy,
     policy_spec,
+    spec_classes,
 )
 from .reads import SnapshotReader, pruned_error
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
@@ -98,23 +99,6 @@ _Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInf
 
 #: The tag of snapshots :meth:`SnapshotArchive.discard` took back.
 DISCARDED_TAG = "discarded"
-
-
-def _spec_classes(spec: dict[str, Any]) -> set[str]:
-    names = {spec["policy_class"]}
-
-    def visit(value: Any) -> None:
-        if isinstance(value, dict):
-            if set(value) == {"__class__"} and isinstance(value["__class__"], str):
-                names.add(value["__class__"])
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
-                visit(item)
-
-    visit(spec.get("kwargs", {}))
-    return names
 
 
 class SnapshotArchive:
@@ -322,7 +306,7 @@ class SnapshotArchive:
             raise ValueError(f"rating must be a finite number, got {rating}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
-        _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(_spec_classes(spec))
+        _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(spec_classes(spec))
         state = policy.state_dict()
         ratings = {} if rating is None else {"elo": float(rating)}
         tags = tuple(str(t) for t in tags)
