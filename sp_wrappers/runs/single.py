@@ -361,6 +361,7 @@ def train(
     archive = SnapshotArchive(
         run / ARCHIVE_DIR,
         max_snapshots=config.max_snapshots,
+        prune_by=config.prune_by,
         trusted_modules=run_trusted_modules(config, trusted_modules),
     )
     tb = tensorboard_dir(run, notes)
