@@ -237,27 +237,32 @@ def _ratings_section(ratings: Any, problem: str | None) -> str:
             "{}-{}-{}".format(*s.baseline_results[b]) if b in s.baseline_results else "-"
             for b in baselines
         ]
-        rows.append(
-            [s.id, f"{s.step:,d}", f"{s.rating:.0f}" if rated else "-", interval, s.games] + records
-        )
+        skill = ratings.skill_text(s.id)
+        rating = f"{s.rating:.0f}" if rated else "-"
+        rows.append([s.id, f"{s.step:,d}", rating, interval, skill, s.games] + records)
     for name, rating in sorted(getattr(ratings, "humans", {}).items()):  # sp-wrappers play
         low, high = ratings.fit.intervals.get(name, (math.nan, math.nan))
         interval = f"[{low:.0f}, {high:.0f}]" if math.isfinite(low) else "-"
         games = int(ratings.fit.games_played.get(name, 0))
-        row = [f"{name} (a person)", "-", f"{rating:.0f}", interval, games]
+        row = [f"{name} (a person)", "-", f"{rating:.0f}", interval, "-", games]
         rows.append(row + ["-"] * len(baselines))
     for name in baselines:
         rows.append(
-            [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-"] + ["-"] * len(baselines)
+            [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-", "-"]
+            + ["-"] * len(baselines)
         )
-    header = ["player", "step", "rating", "95% interval", "games"]
+    header = ["player", "step", "rating", "95% interval", "skill ± σ", "games"]
     header += [f"vs {b} (W-D-L)" for b in baselines]
     anchor = (
         f"{ratings.anchor} fixed at {ratings.anchor_rating:.0f}"
         if ratings.anchor
         else "mean-centred (no anchor among the players)"
     )
-    text = f"<p class='sub'>Over the whole match history, Elo scale, {_e(anchor)}.</p>"
+    text = (
+        f"<p class='sub'>Over the whole match history, Elo scale, {_e(anchor)}. Skill: "
+        "openskill's Weng-Lin rating over the same games in order, with its standard deviation "
+        "(the kind the training callback logs online as selfplay/skill).</p>"
+    )
     return _section(title, body + text + _table(header, rows))
 
 
