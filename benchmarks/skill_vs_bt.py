@@ -7,8 +7,9 @@ Run (with ``PYTHONPATH=.`` from the repo root):
       python benchmarks/skill_vs_bt.py --steps 20000 --save-every 2000
 
 For each game a MaskablePPO/PPO learner trains with :class:`~sp_wrappers.SelfPlayCallback`
-(``--steps`` learner steps, a snapshot every ``--save-every``): a team game (Atari quadrapong, two
-paddles a team, the opposing team played by the archive's snapshots) and a four-player game
+(``--steps`` learner steps, a snapshot every ``--save-every``): a team game (four-seat Texas
+Hold'em played by two partnerships, seats 0 and 2 against 1 and 3, a team's result its chips
+against the other's; the opposing team played by the archive's snapshots) and a four-player game
 (Texas Hold'em with four seats, the three opposing seats drawn from the archive). For each game
 the script prints Spearman's rank correlation over the snapshots that played between the
 Bradley-Terry fit over the whole match history (``archive_ratings``: each match row of a game,
@@ -24,7 +25,7 @@ and
 from __future__ import annotations
 
 import argparse
-import os
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -33,18 +34,11 @@ from typing import Any
 import torch
 from scipy.stats import spearmanr
 from stable_baselines3 import PPO
+from stable_baselines3.common.vec_env import DummyVecEnv
 
-from sp_wrappers import OpponentSampler, SelfPlayCallback, SnapshotArchive
+from sp_wrappers import OpponentSampler, SelfPlayCallback, SelfPlayEnv, SnapshotArchive
 from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
 from sp_wrappers.ratings.archive_ratings import archive_ratings
-
-
-def make_quadrapong() -> Any:
-    import ale_py
-    from pettingzoo.atari import quadrapong_v4
-
-    roms = os.path.join(os.path.dirname(ale_py.__file__), "roms")
-    return quadrapong_v4.env(obs_type="ram", auto_rom_install_path=roms, max_cycles=100)
 
 
 def make_holdem() -> Any:
@@ -54,8 +48,8 @@ def make_holdem() -> Any:
 
 
 GAMES = {
-    "quadrapong (2 v 2 teams)": (make_quadrapong, {"learner": "odd", "teams": {
-        "odd": ["first_0", "third_0"], "even": ["second_0", "fourth_0"]}}),
+    "partnership hold'em (2 v 2 teams)": (make_holdem, {"learner": "odd", "teams": {
+        "odd": ["player_0", "player_2"], "even": ["player_1", "player_3"]}}),
     "texas hold'em (4 players)": (make_holdem, {}),
 }  # fmt: skip
 
@@ -64,7 +58,12 @@ def measure(name: str, env_fn: Any, env_kwargs: dict, args: argparse.Namespace, 
     start = time.perf_counter()
     archive = SnapshotArchive(root / "archive")
     sampler = OpponentSampler(archive, seed=args.seed)
-    env = make_selfplay_vec_env(env_fn, n_envs=2, seed=args.seed, opponent=sampler, **env_kwargs)
+    if "teams" in env_kwargs:  # turn-based: each teammate acts on its own turn (SelfPlayEnv)
+        env = DummyVecEnv(
+            [lambda: SelfPlayEnv(env_fn(), opponent=sampler, **env_kwargs) for _ in range(2)]
+        )
+    else:
+        env = make_selfplay_vec_env(env_fn, n_envs=2, seed=args.seed, opponent=sampler)
     model = PPO("MlpPolicy", env, n_steps=128, batch_size=128, seed=args.seed,
                 policy_kwargs={"net_arch": [64, 64]})  # fmt: skip
     model.learn(args.steps, callback=SelfPlayCallback(archive, save_every=args.save_every))
@@ -79,6 +78,8 @@ def measure(name: str, env_fn: Any, env_kwargs: dict, args: argparse.Namespace, 
     print(f"{name}: {len(rows)} snapshots, {archive.n_matches()} match rows, {seconds:.0f} s")
     print(f"  Spearman vs Bradley-Terry: online skill {rho_online:+.3f}, "
           f"replayed skill {rho_replay:+.3f}")  # fmt: skip
+    if any(math.isnan(rho) for rho in (rho_online, rho_replay)):
+        print("  (nan: one side ranks every snapshot alike; train longer)")
 
 
 def main() -> None:
@@ -86,9 +87,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6000, help="learner steps per game")
     parser.add_argument("--save-every", type=int, default=600, help="snapshot interval (steps)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", choices=("team", "players"), help="one of the two games")
     args = parser.parse_args()
     torch.set_num_threads(1)
     for name, (env_fn, env_kwargs) in GAMES.items():
+        if args.only and ("teams" in env_kwargs) != (args.only == "team"):
+            continue
         with tempfile.TemporaryDirectory() as folder:
             measure(name, env_fn, env_kwargs, args, Path(folder))
 

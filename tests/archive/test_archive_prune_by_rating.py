@@ -147,3 +147,18 @@ def test_a_rating_prune_killed_after_its_commit_leaves_no_file_behind_once_reope
     assert {p.stem for p in (root / "snapshots").iterdir()} == {
         info.id for info in archive.snapshots()
     }
+
+
+def test_train_takes_prune_by_and_refuses_an_unknown_policy_naming_the_flag(tmp_path, capsys):
+    from sp_wrappers.cli.main import main
+    from sp_wrappers.runs.config import TrainError
+    from sp_wrappers.runs.resolve import resolve_run
+
+    config = resolve_run("tictactoe_v3", {"max_snapshots": 4, "prune_by": "rating"})
+    assert config.prune_by == "rating"
+    assert resolve_run("tictactoe_v3").prune_by == "spread"
+    with pytest.raises(TrainError, match="--prune-by must be one of spread, rating"):
+        resolve_run("tictactoe_v3", {"prune_by": "elo"})
+    with pytest.raises(SystemExit):
+        main(["train", "tictactoe_v3", "--prune-by", "elo"])
+    assert "--prune-by: invalid choice: 'elo'" in capsys.readouterr().err
