@@ -48,6 +48,7 @@ from .spaces import (
 __all__ = [
     "policy_spec",
     "build_policy",
+    "spec_classes",
     "space_to_json",
     "space_from_json",
     "spaces_match",
@@ -356,6 +357,34 @@ def _n_values(policy: Any) -> int:
 # Specs already built under the allocation guard -> the values their policy holds. Every snapshot
 # of a run shares one spec, so the guard (which slows construction) runs once per spec.
 _GUARDED: dict[str, int] = {}
+
+
+def spec_classes(spec: dict[str, Any]) -> set[str]:
+    """Every class (``"module:QualName"``) a policy spec names: its policy class and the classes
+    in its constructor arguments, what :func:`build_policy`'s ``trusted_classes`` takes.
+
+    >>> import gymnasium as gym
+    >>> from stable_baselines3 import PPO
+    >>> policy = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]}).policy
+    >>> sorted(spec_classes(policy_spec(policy)))  # doctest: +NORMALIZE_WHITESPACE
+    ['stable_baselines3.common.policies:ActorCriticPolicy',
+     'stable_baselines3.common.torch_layers:FlattenExtractor',
+     'torch.nn.modules.activation:Tanh', 'torch.optim.adam:Adam']
+    """
+    names = {spec["policy_class"]}
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"__class__"} and isinstance(value["__class__"], str):
+                names.add(value["__class__"])
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+
+    visit(spec.get("kwargs", {}))
+    return names
 
 
 def build_policy(

@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 
-
 _DTYPES = {
     "bool",
     "int8",

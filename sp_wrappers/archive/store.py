@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import time
 from collections import OrderedDict
@@ -65,6 +66,7 @@ from .policy_spec import (
     PolicySpecError,
     build_policy,
     policy_spec,
+    spec_classes,
 )
 from .reads import SnapshotReader, pruned_error
 from .records import MatchRecord, SnapshotInfo, as_snapshot_id, info_from_row
@@ -79,6 +81,9 @@ __all__ = [
     "config_key",
     "FORMAT_VERSION",
     "DISCARDED_TAG",
+    "PRUNE_BY",
+    "PRUNE_Z",
+    "prune_rating",
     "ArchiveError",
     "ArchiveFormatError",
     "ArchiveWriteError",
@@ -100,21 +105,29 @@ _Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInf
 DISCARDED_TAG = "discarded"
 
 
-def _spec_classes(spec: dict[str, Any]) -> set[str]:
-    names = {spec["policy_class"]}
+#: The pruning policies :class:`SnapshotArchive` knows (its ``prune_by``).
+PRUNE_BY = ("spread", "rating")
 
-    def visit(value: Any) -> None:
-        if isinstance(value, dict):
-            if set(value) == {"__class__"} and isinstance(value["__class__"], str):
-                names.add(value["__class__"])
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
-                visit(item)
+#: How many standard deviations below its rating a snapshot is ranked at when pruning by rating
+#: (the lower end of a 95% interval).
+PRUNE_Z = 1.96
 
-    visit(spec.get("kwargs", {}))
-    return names
+
+def prune_rating(ratings: Mapping[str, Any] | None) -> float:
+    """The rating pruning by rating ranks a snapshot at: the lower end of its skill interval,
+    ``skill - PRUNE_Z * skill_sigma`` (the online ``openskill`` rating and its standard
+    deviation on the Elo scale that :class:`~sp_wrappers.SelfPlayCallback` stores); ``-inf``
+    for a snapshot without them.
+
+    >>> prune_rating({"skill": 1300.0, "skill_sigma": 50.0}), prune_rating({"elo": 1500.0})
+    (1202.0, -inf)
+    """
+    ratings = ratings or {}
+    skill, sigma = ratings.get("skill"), ratings.get("skill_sigma")
+    if not isinstance(skill, int | float) or not isinstance(sigma, int | float):
+        return -math.inf
+    low = float(skill) - PRUNE_Z * float(sigma)
+    return low if math.isfinite(low) else -math.inf
 
 
 class SnapshotArchive:
@@ -139,6 +152,12 @@ class SnapshotArchive:
         keeps all.
     :param keep_recent: how many of the newest snapshots pruning never touches (default: half of
         ``max_snapshots``).
+    :param prune_by: which older snapshots pruning keeps beside the first and the newest:
+        ``"spread"`` (default) an even spread over the history; ``"rating"`` the strongest, ranked
+        by the lower end of their rating's interval (:func:`prune_rating`: the stored ``"skill"``
+        less :data:`PRUNE_Z` times ``"skill_sigma"``), so a snapshot that won a lucky game or two
+        (a wide interval) does not outrank one that proved itself; unrated snapshots go first, in
+        the spread's order.
     :param cache_size: how many loaded opponent policies stay in memory (LRU).
     :param create: create a new archive when ``path`` holds none; ``False`` raises instead.
     :param trusted_modules: module prefixes whose classes a policy spec may name, added to
@@ -168,6 +187,7 @@ class SnapshotArchive:
         max_snapshots: int | None = None,
         keep_recent: int | None = None,
         cache_size: int = 16,
+        prune_by: str = "spread",
         create: bool = True,
         trusted_modules: Sequence[str] = (),
         max_parameters: int = MAX_PARAMETERS,
@@ -182,6 +202,8 @@ class SnapshotArchive:
             )
         if cache_size < 1:
             raise ValueError(f"cache_size must be >= 1, got {cache_size}.")
+        if prune_by not in PRUNE_BY:
+            raise ValueError(f"prune_by must be one of {list(PRUNE_BY)}, got {prune_by!r}.")
         if isinstance(trusted_modules, str):
             raise TypeError(
                 f"trusted_modules must be a list of module prefixes, got the string "
@@ -190,6 +212,7 @@ class SnapshotArchive:
         self.path = Path(path)
         self.max_snapshots = max_snapshots
         self.keep_recent = keep_recent
+        self.prune_by = prune_by
         self.cache_size = int(cache_size)
         extra = tuple(m for m in trusted_modules if m not in TRUSTED_MODULES)
         self.trusted_modules = TRUSTED_MODULES + extra
@@ -304,12 +327,15 @@ class SnapshotArchive:
         step: int,
         tags: Sequence[str] = (),
         rating: float | None = None,
+        ratings: Mapping[str, float] | None = None,
     ) -> SnapshotInfo:
         """Save the weights of ``model`` (an SB3 model, policy or ``SB3Policy``) as a new snapshot.
 
         :param step: the learner step (``model.num_timesteps``) the snapshot was taken at.
         :param tags: free-form labels stored with it.
         :param rating: its starting Elo (stored as ``ratings["elo"]``).
+        :param ratings: more starting ratings stored with it (``{"skill": ..., "skill_sigma":
+            ...}``), in the same transaction as its row, so a prune never sees it unrated.
         :raises ArchiveWriteError: on a read-only or full disk; nothing saved before is lost.
 
         Safe to call from any number of processes at once on one archive: numbering, the file
@@ -318,13 +344,18 @@ class SnapshotArchive:
         """
         if not 0 <= int(step) <= MAX_STEP:
             raise ValueError(f"step must be a non-negative learner step, got {step}.")
-        if rating is not None and not np.isfinite(rating):
-            raise ValueError(f"rating must be a finite number, got {rating}.")
+        stored = {} if rating is None else {"elo": rating}
+        stored.update(ratings or {})
+        for key, value in stored.items():
+            if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                raise ValueError(f"rating {key!r} must be a number, got {value!r}.")
+            if not np.isfinite(value):
+                raise ValueError(f"rating {key!r} must be a finite number, got {value}.")
         policy = getattr(model, "policy", model)
         spec = policy_spec(policy)
-        _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(_spec_classes(spec))
+        _SAVED_CLASSES.setdefault(self._trust_key(), set()).update(spec_classes(spec))
         state = policy.state_dict()
-        ratings = {} if rating is None else {"elo": float(rating)}
+        ratings = {str(key): float(value) for key, value in stored.items()}
         tags = tuple(str(t) for t in tags)
         wall_time = time.time()
         with self._index.locked() as conn:
@@ -468,8 +499,10 @@ class SnapshotArchive:
         """Unlist snapshots beyond ``max_snapshots`` and delete their files; returns their ids.
 
         Kept: the newest ``keep_recent``, the first snapshot, and older snapshots spread evenly
-        over the rest of the history. Pruned snapshots keep their index rows (marked pruned), so
-        ratings and the match history that mention them stay intact. Only
+        over the rest of the history (``prune_by="spread"``) or the highest rated of them by the
+        lower end of their interval (``prune_by="rating"``, see :func:`prune_rating`). Pruned
+        snapshots keep their index rows (marked pruned), so ratings and the match history that
+        mention them stay intact. Only
         ``snapshots/<id>.safetensors`` of a validated id is ever deleted, never a path the index
         names, and nothing when ``snapshots/`` is a symlink.
         """
@@ -490,7 +523,7 @@ class SnapshotArchive:
                     # Among the older snapshots (never the first), drop the one whose neighbours
                     # are closest together: repeated, this keeps an even spread over the history.
                     candidates = range(1, len(kept) - recent)
-                    victim = min(candidates, key=lambda i: (kept[i + 1].step - kept[i - 1].step, i))
+                    victim = min(candidates, key=lambda i: self._prune_key(kept, i))
                     drop.append(kept.pop(victim))
                 for info in drop:
                     conn.execute("UPDATE snapshots SET pruned = 1 WHERE id = ?", (info.id,))
@@ -499,6 +532,13 @@ class SnapshotArchive:
         unlink_all(directory, [f"{info.id}.safetensors" for info in drop])
         self.sweep_pruned_files()  # what an earlier prune killed before its deletes left
         return [info.id for info in drop]
+
+    def _prune_key(self, kept: list[SnapshotInfo], i: int) -> tuple[float, ...]:
+        """The order pruning drops ``kept[i]`` in (lowest first)."""
+        gap = kept[i + 1].step - kept[i - 1].step
+        if self.prune_by == "rating":
+            return (prune_rating(kept[i].ratings), gap, i)
+        return (gap, i)
 
     def sweep_pruned_files(self) -> list[str]:
         """Delete the weights files that snapshots marked pruned (or discarded) still have on

@@ -216,6 +216,14 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "Default (0): keep all",
     )
     parser.add_argument(
+        "--prune-by",
+        choices=("spread", "rating"),
+        default=None,
+        help="which snapshots --max-snapshots keeps beside the first and the newest N/2: "
+        "'spread' (default) an even spread over the run; 'rating' the strongest, ranked by the "
+        "lower end of their skill rating's interval (one lucky game keeps none)",
+    )
+    parser.add_argument(
         "--fit-every",
         type=int,
         default=None,

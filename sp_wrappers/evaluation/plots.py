@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure", "save_figure"]
+__all__ = [
+    "plot_ratings",
+    "plot_payoff",
+    "PLOTS_HINT",
+    "STACKED_WIDTH",
+    "new_figure",
+    "save_figure",
+]
 
 PLOTS_HINT = 'pip install "sp-wrappers[plots]"'
 
@@ -114,7 +121,14 @@ def _payoff_layers(result: Any) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarr
     return drawn, counts, unplayed
 
 
-def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
+#: the widest a stacked payoff figure gets (inches at 100 dpi): 1,000 pixels, the width of a
+#: report's section in a 1280-pixel-wide window
+STACKED_WIDTH = 10.0
+
+
+def plot_payoff(
+    result: Any, path: str | os.PathLike[str], title: str | None = None, stacked: bool = False
+) -> str:
     """Draw a payoff matrix as a heatmap next to the number of games behind each cell.
 
     Left: the row player's mean score against the column player (blue above 0.5, red below).
@@ -127,6 +141,9 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
     :param result: a :class:`~sp_wrappers.evaluation.round_robin.RoundRobinResult`.
     :param path: the PNG file to write.
     :param title: the figure title.
+    :param stacked: the two panels one above the other, the figure at most
+        :data:`STACKED_WIDTH` inches (1,000 pixels) wide, whatever the number of players (the
+        run report's page); default: side by side, growing with the players.
     :return: the path written.
 
     >>> import os, tempfile
@@ -141,10 +158,14 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
 
     n = len(result.players)
     scores, counts, unplayed = _payoff_layers(result)
-    size = min(4.0 + 0.45 * n, 20.0)
-    figure = new_figure(2.0 * size + 2.0, size + 0.6)
-    score_axes = figure.add_subplot(1, 2, 1)
-    count_axes = figure.add_subplot(1, 2, 2)
+    if stacked:
+        size = min(4.0 + 0.45 * n, STACKED_WIDTH - 1.2)
+        figure = new_figure(size + 1.2, 2.0 * size + 1.2)
+        score_axes, count_axes = figure.add_subplot(2, 1, 1), figure.add_subplot(2, 1, 2)
+    else:
+        size = min(4.0 + 0.45 * n, 20.0)
+        figure = new_figure(2.0 * size + 2.0, size + 0.6)
+        score_axes, count_axes = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
     transparent = (0.0, 0.0, 0.0, 0.0)
     score_map = matplotlib.colormaps["RdBu"].with_extremes(bad=transparent)
     count_map = matplotlib.colormaps["Greens"].with_extremes(bad=transparent)
@@ -212,5 +233,8 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
         fontsize="medium",
     )
     figure.suptitle(title or "Payoff matrix")
-    figure.tight_layout()
+    # square panels (imshow) move inside their cells as the margins change: a stacked figure
+    # needs a few passes before its row labels are inside it
+    for _ in range(4 if stacked else 1):
+        figure.tight_layout()
     return save_figure(figure, path)

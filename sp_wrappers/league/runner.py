@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..archive.policy_spec import spec_classes
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
 from .compute import ChunkFit, OnChunks, league_compute_shares, warn_chunks
@@ -134,9 +135,10 @@ class League:
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
     :param trusted_modules: module prefixes whose classes the players' policies may name, on top
         of SB3's, sb3-contrib's, torch's and sp_wrappers' (a custom features extractor:
-        ``["mymod."]``; see :class:`~sp_wrappers.SnapshotArchive`). Snapshots and opponents are
-        rebuilt from their specs in the driver and in every player, so without it a player whose
-        policy names another module is refused at the first snapshot.
+        ``["mymod."]``; see :class:`~sp_wrappers.SnapshotArchive`). The classes the players'
+        own models use (``make_model`` built them in this run) are trusted without it, as a
+        learner's own saves are; a resumed league's older snapshots that name other classes
+        need it.
     :param on_round: called with ``(league, results)`` after each round (progress display;
         :attr:`round_steps` then holds what each player learned in it).
     :param on_stall: receives a :class:`~sp_wrappers.league.faults.StallReport` when a round
@@ -254,6 +256,9 @@ class League:
         self._initial_weights: dict[str, dict[str, np.ndarray]] = {}
         self._versions: dict[str, str] = {}
         self._specs: dict[str, dict[str, Any]] = {}
+        # the classes of the learners' own policies (built by make_model in this run): trusted
+        # for the snapshots and opponents rebuilt from their specs, as a learner's own saves are
+        self._own_classes: tuple[str, ...] = ()
         self._policies: dict[str, Any] = {}
         self._sent: dict[str, dict[str, str]] = {name: {} for name in names}
         # What a round cut short left in the archive, league.json never took in: discard it.
@@ -395,7 +400,9 @@ class League:
 
         if name not in self._policies:
             trusted = self.archive.trusted_modules
-            self._policies[name] = build_policy(self._specs[name], trusted, device="cpu")
+            self._policies[name] = build_policy(
+                self._specs[name], trusted, device="cpu", trusted_classes=self._own_classes
+            )
         return self._policies[name]
 
     def _save_snapshot(self, learner: LearnerState, tags: Sequence[str], round: int) -> str:
@@ -505,6 +512,7 @@ class League:
                 reset=name in self.pending_resets,
                 seed=int(self.rng.integers(2**31)),
                 schedule_steps=horizons.get(name),
+                trusted_classes=self._own_classes,
             )
         return plans
 
@@ -706,6 +714,7 @@ class League:
             if not (directory / "initial.zip").exists():
                 directory.mkdir(parents=True, exist_ok=True)
                 atomic_write(directory / "initial.zip", info["initial_zip"])
+        self._own_classes = tuple(sorted(set().union(*map(spec_classes, self._specs.values()))))
         self._sent = {name: {} for name in self.learners}
         if self.resumed:
             return

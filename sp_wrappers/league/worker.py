@@ -52,6 +52,10 @@ class ChunkPlan:
         schedule of its model (learning rate, clip range, ...) runs once over the player's whole
         budget, not over each chunk (:class:`~sp_wrappers.training.schedules.BudgetSchedules`);
         ``None``: SB3's per-call progress.
+    :param trusted_classes: classes (``"module:QualName"``) the league's own learners' policies
+        use (the user's ``make_model`` built them), trusted whatever their module when the
+        opponents are rebuilt from their specs (a custom features extractor needs no
+        ``trusted_modules``: see :class:`~sp_wrappers.SnapshotArchive`).
     """
 
     steps: int
@@ -62,6 +66,7 @@ class ChunkPlan:
     reset: bool = False
     seed: int | None = None
     schedule_steps: int | None = None
+    trusted_classes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -255,14 +260,18 @@ class PlayerWorker:
         """Where this worker runs: its Ray node id, else ``host:pid`` (a readiness probe)."""
         return _node_id()
 
-    def _opponent_policy(self, opponent: str, spec: dict[str, Any], state: Mapping) -> Any:
+    def _opponent_policy(
+        self, opponent: str, spec: dict[str, Any], state: Mapping, trusted_classes: Sequence[str]
+    ) -> Any:
         import torch
 
         from ..archive.policy_spec import TRUSTED_MODULES, build_policy
         from ..core.policies import SB3Policy
 
         extra = tuple(m for m in self.trusted_modules if m not in TRUSTED_MODULES)
-        policy = build_policy(spec, TRUSTED_MODULES + extra, device="cpu")
+        policy = build_policy(
+            spec, TRUSTED_MODULES + extra, device="cpu", trusted_classes=trusted_classes
+        )
         policy.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
         policy.set_training_mode(False)
         for parameter in policy.parameters():
@@ -280,7 +289,8 @@ class PlayerWorker:
             if buffer is not None:
                 buffer.reset()
         for opponent, (version, spec, state) in plan.weights.items():
-            self._opponents[opponent] = (version, self._opponent_policy(opponent, spec, state))
+            policy = self._opponent_policy(opponent, spec, state, plan.trusted_classes)
+            self._opponents[opponent] = (version, policy)
         wanted = {o for o, p in plan.opponents.items() if p > 0}
         self._opponents = {o: v for o, v in self._opponents.items() if o in wanted}
         policies = {o: policy for o, (_, policy) in self._opponents.items()}

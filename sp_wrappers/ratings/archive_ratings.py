@@ -2,7 +2,9 @@
 
 A Bradley-Terry fit over the archive's whole match history (training and evaluation games) on
 the Elo scale, anchored to a baseline, with per-snapshot games and results against the baselines;
-it can be written back into the archive's snapshot ratings. A person who played snapshots
+it can be written back into the archive's snapshot ratings. Beside it, the ``openskill`` skill
+rating and its uncertainty (Weng-Lin, PlackettLuce) from the same games played in order, as the
+training callback keeps it online. A person who played snapshots
 (``sp-wrappers play --record``, player :data:`~sp_wrappers.archive.matches.HUMAN`) is rated with
 the players, not as a baseline.
 
@@ -40,6 +42,10 @@ class SnapshotRating:
     std_error: float
     games: int
     baseline_results: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: the ``openskill`` rating over the same games in order, on the same scale and anchor
+    skill: float = math.nan
+    #: its standard deviation (Elo points)
+    skill_sigma: float = math.nan
 
     @property
     def baseline_games(self) -> int:
@@ -64,6 +70,9 @@ class ArchiveRatings:
     :param anchor: the player pinned at ``anchor_rating`` (``None`` when absent from the games).
     :param humans: the people who played snapshots (``"human"``) and their ratings: players,
         listed after the snapshots, never counted as baselines.
+    :param skill: the ``openskill`` ratings over the same games in order
+        (:class:`~sp_wrappers.ratings.results.TeamRatingResult`: ``ratings``, ``std_errors``),
+        anchored as the fit; ``None`` when not computed.
     """
 
     fit: Any
@@ -72,12 +81,20 @@ class ArchiveRatings:
     anchor: str | None
     anchor_rating: float
     humans: dict[str, float] = field(default_factory=dict)
+    skill: Any = None
+
+    def skill_text(self, player: str) -> str:
+        """``player``'s skill and its standard deviation as text (``"1234 ± 56"``; ``"-"``)."""
+        if self.skill is None or player not in self.skill.ratings:
+            return "-"
+        return f"{self.skill.ratings[player]:.0f} ± {self.skill.std_errors[player]:.0f}"
 
     def table(self) -> str:
         """A text table: snapshot, step, rating, 95% interval, games, results vs baselines; the
         people who played follow the snapshots, then the baselines."""
         names = sorted(self.baselines)
-        header = ["snapshot", "step", "rating", "95% CI", "games", "win% vs baselines"]
+        header = ["snapshot", "step", "rating", "95% CI", "skill ± σ", "games"]
+        header += ["win% vs baselines"]
         header += [f"vs {b} (W-D-L)" for b in names]
         rows = [header]
         for s in self.snapshots:
@@ -88,6 +105,7 @@ class ArchiveRatings:
                 str(s.step),
                 f"{s.rating:.0f}" if rated else "-",
                 self._interval_text(s.id, s.low, s.high) if rated else "-",
+                self.skill_text(s.id),
                 str(s.games),
                 "-" if math.isnan(rate) else f"{100 * rate:.0f}%",
             ]
@@ -101,7 +119,9 @@ class ArchiveRatings:
             low, high = _interval(self.fit, name)
             games = int(self.fit.games_played.get(name, 0))
             ci = self._interval_text(name, low, high)
-            rows.append([name, "-", f"{rating:.0f}", ci, str(games), "-"] + ["-"] * len(names))
+            skill = self.skill_text(name)
+            row = [name, "-", f"{rating:.0f}", ci, skill, str(games), "-"]
+            rows.append(row + ["-"] * len(names))
         widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
         lines = [
             "  ".join(
@@ -116,6 +136,10 @@ class ArchiveRatings:
             if self.anchor
             else "mean-centred (no anchor among the players)."
         )
+        note += (
+            " Skill: openskill's Weng-Lin (PlackettLuce) rating over the same games in order, on "
+            "the same scale, with its standard deviation."
+        )
         return "\n".join(lines + ["", note])
 
     def _interval_text(self, player: str, low: float, high: float) -> str:
@@ -128,7 +152,8 @@ class ArchiveRatings:
 
         Keys: ``id``, ``kind`` (``"snapshot"``, ``"human"`` or ``"baseline"``), ``step``,
         ``rating``, ``low``,
-        ``high``, ``std_error``, ``games``, ``baseline_results`` (``{baseline: [w, d, l]}``).
+        ``high``, ``std_error``, ``skill``, ``skill_sigma`` (``openskill``'s rating and its
+        standard deviation), ``games``, ``baseline_results`` (``{baseline: [w, d, l]}``).
         """
         out: list[dict[str, Any]] = [
             dict(
@@ -139,6 +164,7 @@ class ArchiveRatings:
                 low=s.low if math.isfinite(s.low) else None,
                 high=s.high if math.isfinite(s.high) else None,
                 std_error=s.std_error if math.isfinite(s.std_error) else None,
+                **self._skill_json(s.id),
                 games=s.games,
                 baseline_results={b: list(r) for b, r in s.baseline_results.items()},
             )
@@ -157,11 +183,20 @@ class ArchiveRatings:
                     low=low,
                     high=high,
                     std_error=float(self.fit.std_errors.get(name, math.nan)),
+                    **self._skill_json(name),
                     games=int(self.fit.games_played.get(name, 0)),
                     baseline_results={},
                 )
             )
         return out
+
+    def _skill_json(self, player: str) -> dict[str, float | None]:
+        if self.skill is None or player not in self.skill.ratings:
+            return {"skill": None, "skill_sigma": None}
+        return {
+            "skill": float(self.skill.ratings[player]),
+            "skill_sigma": float(self.skill.std_errors[player]),
+        }
 
     def __str__(self) -> str:
         return self.table()
@@ -224,6 +259,7 @@ def archive_ratings(
         fit = fit_bradley_terry(games)
     else:
         fit = fit_bradley_terry(games, anchor=used_anchor, anchor_rating=anchor_rating)
+    skill = _skill_ratings(games, used_anchor, anchor_rating)
     every = archive.snapshots(include_pruned=True)
     listing = [info for info in every if not info.pruned]
     listed = {info.id for info in listing}
@@ -251,11 +287,27 @@ def archive_ratings(
                 baseline_results={
                     b: (w, d, lo) for b, (w, d, lo) in sorted(results.get(info.id, {}).items())
                 },
+                skill=float(skill.ratings.get(info.id, math.nan)),
+                skill_sigma=float(skill.std_errors.get(info.id, math.nan)),
             )
         )
     baselines = {b: float(fit.ratings[b]) for b in sorted(baseline_ids) if b in fit.ratings}
     humans = {h: float(fit.ratings[h]) for h in sorted(human_ids) if h in fit.ratings}
-    return ArchiveRatings(fit, snapshots, baselines, used_anchor, float(anchor_rating), humans)
+    return ArchiveRatings(
+        fit, snapshots, baselines, used_anchor, float(anchor_rating), humans, skill
+    )
+
+
+def _skill_ratings(games: list[Any], anchor: str | None, anchor_rating: float) -> Any:
+    """``openskill`` ratings over ``games`` (``(a, b, score_a)``, in order), anchored as the
+    Bradley-Terry fit: on the Elo scale, ``anchor`` at ``anchor_rating``."""
+    from .team_ratings import OpenSkillRatings
+
+    rater = OpenSkillRatings(center=anchor_rating)
+    for a, b, score in games:
+        if a != b:
+            rater.update_pair(a, b, score)
+    return rater.result(anchor=anchor, anchor_rating=anchor_rating)
 
 
 def store_archive_ratings(archive: Any) -> ArchiveRatings:

@@ -92,6 +92,39 @@ class OpenSkillRatings:
                 self._ratings[player] = rating
                 self.games[player] = self.games.get(player, 0) + 1
 
+    def update_pair(self, a: str, b: str, score_a: float) -> None:
+        """Record one game between two players from ``a``'s score (1 win, 0.5 draw, 0 loss):
+        a row of the match history (one opposing seat or team of a game with more)."""
+        score = float(score_a)
+        ranks = [1.0, 1.0] if score == 0.5 else [1.0, 2.0] if score > 0.5 else [2.0, 1.0]
+        self.update([[a], [b]], ranks=ranks)
+
+    def display(self, player: str) -> tuple[float, float]:
+        """``player``'s rating and its standard deviation on the fixed Elo display scale
+        (``center + (mu - mu0) * scale``, ``sigma * scale``): unlike :meth:`result`'s, these do
+        not move when other players' do, so they can be logged and stored as they change.
+
+        >>> ratings = OpenSkillRatings(center=1200.0)
+        >>> rating, sigma = ratings.display("new")
+        >>> round(rating), round(sigma)
+        (1200, 246)
+        """
+        rated = self._rating(player)
+        mu0 = float(self.model.mu)
+        return self.center + (float(rated.mu) - mu0) * self.scale, float(rated.sigma) * self.scale
+
+    def set_display(self, player: str, rating: float, sigma: float) -> None:
+        """Give ``player`` a rating and standard deviation on the display scale (see
+        :meth:`display`): a stored one read back, or another player's (a snapshot starts at the
+        learner's)."""
+        mu = float(self.model.mu) + (float(rating) - self.center) / self.scale
+        self._ratings[player] = self.model.rating(
+            mu=mu, sigma=max(float(sigma) / self.scale, 1e-9), name=player
+        )
+
+    def __contains__(self, player: object) -> bool:
+        return player in self._ratings
+
     def result(
         self,
         *,

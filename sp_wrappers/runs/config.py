@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..archive.store import PRUNE_BY
 from ..core.errors import SpWrappersError
 from ..core.seats import ILLEGAL_ACTION_MODES
 from ..games.registry import GAMES, reference_opponents
@@ -169,6 +170,8 @@ class RunConfig(JsonConfig):
     :param eval_games: end-of-run games against each reference opponent.
     :param draw_reward: added to the learner's reward for a drawn game.
     :param max_snapshots: snapshots kept in the archive (``None``: all).
+    :param prune_by: which snapshots pruning keeps beside the first and the newest: ``"spread"``
+        or ``"rating"`` (see :class:`~sp_wrappers.SnapshotArchive`'s ``prune_by``).
     :param fit_every: Bradley-Terry refit interval in learner steps (0: off).
     :param opponent_draw: ``per_env`` or ``shared``.
     :param illegal_action: ``loss`` or ``raise``.
@@ -203,6 +206,7 @@ class RunConfig(JsonConfig):
     eval_games: int
     draw_reward: float = 0.0
     max_snapshots: int | None = None
+    prune_by: str = "spread"
     fit_every: int = 0
     opponent_draw: str = "per_env"
     illegal_action: str = "loss"
@@ -415,6 +419,10 @@ def check_config(config: RunConfig) -> None:
         raise TrainError(
             "`max_snapshots` must be at least 2 (0 keeps every snapshot), got "
             f"{config.max_snapshots}."
+        )
+    if config.prune_by not in PRUNE_BY:
+        raise TrainError(
+            f"`prune_by` must be one of {', '.join(PRUNE_BY)}, got {config.prune_by!r}."
         )
     every = config.strength_every
     if every is not None and (int(every) != every or every < 0):

@@ -52,7 +52,6 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{padding:4px 10px;border-bottom:1px solid #e3e5ea;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f0f1f4}
 img{max-width:100%;height:auto;display:block;margin:8px 0}
-.wide{overflow-x:auto}.wide img{max-width:none}
 pre{background:#f0f1f4;padding:12px;border-radius:6px;overflow:auto;font-size:12px;
 white-space:pre-wrap;word-break:break-all}
 summary{cursor:pointer;color:#3b4a7a;margin:6px 0}
@@ -160,9 +159,13 @@ def _elo_section(snapshots: list[Any]) -> str:
     )
     if len({step for step, _, _ in points}) < 2:  # one step: no curve, an axis around nothing
         step = points[0][0]
+        if len(points) == 1:
+            what = f"Only {points[0][2]} (learner step {step:,d}) has an Elo"
+        else:
+            what = f"The {len(points)} snapshots with an Elo are all at learner step {step:,d}"
         text = (
-            f"<p class='sub'>Every rated snapshot is at learner step {step:,d}, so there is no "
-            "curve to draw; the table has their Elo.</p>"
+            f"<p class='sub'>{_e(what)}, so there is no curve to draw; the table lists every "
+            "snapshot.</p>"
         )
         return _section("Elo over learner steps", text + missing + table)
     try:
@@ -209,27 +212,32 @@ def _ratings_section(ratings: Any, problem: str | None) -> str:
             "{}-{}-{}".format(*s.baseline_results[b]) if b in s.baseline_results else "-"
             for b in baselines
         ]
-        rows.append(
-            [s.id, f"{s.step:,d}", f"{s.rating:.0f}" if rated else "-", interval, s.games] + records
-        )
+        skill = ratings.skill_text(s.id)
+        rating = f"{s.rating:.0f}" if rated else "-"
+        rows.append([s.id, f"{s.step:,d}", rating, interval, skill, s.games] + records)
     for name, rating in sorted(getattr(ratings, "humans", {}).items()):  # sp-wrappers play
         low, high = ratings.fit.intervals.get(name, (math.nan, math.nan))
         interval = f"[{low:.0f}, {high:.0f}]" if math.isfinite(low) else "-"
         games = int(ratings.fit.games_played.get(name, 0))
-        row = [f"{name} (a person)", "-", f"{rating:.0f}", interval, games]
+        row = [f"{name} (a person)", "-", f"{rating:.0f}", interval, "-", games]
         rows.append(row + ["-"] * len(baselines))
     for name in baselines:
         rows.append(
-            [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-"] + ["-"] * len(baselines)
+            [name, "-", f"{ratings.baselines[name]:.0f}", "reference", "-", "-"]
+            + ["-"] * len(baselines)
         )
-    header = ["player", "step", "rating", "95% interval", "games"]
+    header = ["player", "step", "rating", "95% interval", "skill ± σ", "games"]
     header += [f"vs {b} (W-D-L)" for b in baselines]
     anchor = (
         f"{ratings.anchor} fixed at {ratings.anchor_rating:.0f}"
         if ratings.anchor
         else "mean-centred (no anchor among the players)"
     )
-    text = f"<p class='sub'>Over the whole match history, Elo scale, {_e(anchor)}.</p>"
+    text = (
+        f"<p class='sub'>Over the whole match history, Elo scale, {_e(anchor)}. Skill: "
+        "openskill's Weng-Lin rating over the same games in order, with its standard deviation "
+        "(the kind the training callback logs online as selfplay/skill).</p>"
+    )
     return _section(title, body + text + _table(header, rows))
 
 
@@ -246,11 +254,14 @@ def _payoff_section(archive: Any) -> str:
     try:
         from ..evaluation.plots import plot_payoff
 
-        png = _png_from_file(lambda path: plot_payoff(payoff, path, title=f"Payoff, {kind}"))
+        png = _png_from_file(
+            lambda path: plot_payoff(payoff, path, title=f"Payoff, {kind}", stacked=True)
+        )
     except ImportError as error:
         return _section(title, _no_plot(error) + numbers)
-    # at its own size (scrolling sideways), so the numbers in its cells stay readable
-    image = f"<div class='wide'>{_image(png, 'image/png', f'payoff matrix, {kind}')}</div>"
+    # the panels one above the other, at most 1,000 pixels wide: the section's width in a
+    # 1280-pixel window, so the figure fits at its own size with its numbers readable
+    image = _image(png, "image/png", f"payoff matrix, {kind}")
     details = f"<details><summary>The payoff numbers as text</summary>{numbers}</details>"
     return _section(title, image + details)
 

@@ -86,6 +86,7 @@ _SINGLE_ONLY = (
     "deterministic",
     "learner",
     "max_snapshots",
+    "prune_by",
     "fit_every",
 )
 #: What cannot change when a run resumes (``config_file``: a config file given with a run).

@@ -28,6 +28,7 @@ from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
 from ..ratings.elo import EloRatings
+from ..ratings.team_ratings import OpenSkillRatings
 from .episode_feed import EpisodeFeed
 from .nash_games import NashPayoffGames
 
@@ -118,6 +119,15 @@ class SelfPlayCallback(BaseCallback):
         archive keeps the learner's own rating and the fixed opponents' (``random``, reference
         bots; :meth:`~sp_wrappers.SnapshotArchive.player_ratings`), so a resumed run goes on
         from them; ``selfplay/elo`` is logged once when ``learn`` starts, at that rating.
+
+    Beside Elo the callback keeps an online skill rating with its uncertainty for the learner,
+    every snapshot and every fixed opponent (``openskill``'s Weng-Lin PlackettLuce model, on the
+    Elo scale from ``initial_elo``; see
+    :meth:`~sp_wrappers.ratings.team_ratings.OpenSkillRatings.display`), updated from every match
+    row a game gives: one per opposing seat of a free-for-all game, one per opposing team of a
+    team game. A snapshot starts at the learner's skill and uncertainty; both are stored in its
+    ratings (``"skill"``, ``"skill_sigma"``, what pruning by rating ranks by) and logged as
+    ``selfplay/skill`` and ``selfplay/skill_sigma``.
     :param sync_latest_every: send the learner's weights to every env's sampler after this many
         rollouts (1 = after every update, as ML-Agents' "latest model"); 0 turns syncing off.
     :param fit_every: run the batch Bradley-Terry fit over the archive's whole match history every
@@ -186,6 +196,8 @@ class SelfPlayCallback(BaseCallback):
         self.save_every = int(save_every)
         self.win_rate_threshold = win_rate_threshold
         self.elo = EloRatings(k=elo_k, initial_rating=initial_elo)
+        #: online skill ratings with their uncertainty (see the class docstring)
+        self.skill = OpenSkillRatings(center=initial_elo)
         self.sync_latest_every = int(sync_latest_every)
         self.fit_every = int(fit_every)
         self.learner_id = learner_id
@@ -225,10 +237,15 @@ class SelfPlayCallback(BaseCallback):
             rating = (info.ratings or {}).get("elo")
             if rating is not None:
                 self.elo.ratings[info.id] = float(rating)
+            self._read_skill(info.id, info.ratings)
         stored = {p: r["elo"] for p, r in self.archive.player_ratings().items() if "elo" in r}
         for player in self._fixed_players(stored):  # fixed opponents keep their ratings
             if player != self.learner_id:  # (the learner's: only when it resumes, below)
                 self.elo.ratings[player] = stored[player]
+        players = self.archive.player_ratings()
+        for player in self._fixed_players(players):
+            if player != self.learner_id:
+                self._read_skill(player, players[player])
         newest = self.archive.latest()
         if newest is not None:
             # A fresh model resumed on an old archive counts its steps from the archive's newest
@@ -247,6 +264,9 @@ class SelfPlayCallback(BaseCallback):
             self.elo.ratings[self.learner_id] = stored.get(
                 self.learner_id, self.elo.rating(newest.id)
             )
+            mine = players.get(self.learner_id) or {}
+            if not self._read_skill(self.learner_id, mine) and newest.id in self.skill:
+                self.skill.set_display(self.learner_id, *self.skill.display(newest.id))
             self._sync_latest_weights()
         self._last_save_step = self.num_timesteps
         self._last_fit_step = self.num_timesteps
@@ -256,7 +276,22 @@ class SelfPlayCallback(BaseCallback):
         """Log the rating the learner goes on from, at the step ``learn`` starts at (a resumed
         run's Elo curve continues where the killed one's ended)."""
         self.logger.record(self.elo_key, self.elo.rating(self.learner_id))
+        self._log_skill()
         self.logger.dump(self.num_timesteps)
+
+    def _read_skill(self, player: str, ratings: Any) -> bool:
+        """Take ``player``'s stored skill and uncertainty, if ``ratings`` has both."""
+        ratings = ratings or {}
+        skill, sigma = ratings.get("skill"), ratings.get("skill_sigma")
+        if isinstance(skill, int | float) and isinstance(sigma, int | float) and sigma > 0:
+            self.skill.set_display(player, float(skill), float(sigma))
+            return True
+        return False
+
+    def _log_skill(self) -> None:
+        skill, sigma = self.skill.display(self.learner_id)
+        self.logger.record("selfplay/skill", skill)
+        self.logger.record("selfplay/skill_sigma", sigma)
 
     @property
     def elo_key(self) -> str:
@@ -304,6 +339,8 @@ class SelfPlayCallback(BaseCallback):
             self.recent_opponents.append(opponent)
             if opponent != LATEST_ID:
                 self.elo.update(self.learner_id, opponent, match["score_a"])
+                if opponent != self.learner_id:
+                    self.skill.update_pair(self.learner_id, opponent, match["score_a"])
             self._pending_matches.append(match)
 
     def _gate_open(self) -> bool:
@@ -333,9 +370,14 @@ class SelfPlayCallback(BaseCallback):
         """Save the learner; on a write failure stop training with a message (returns False)."""
         self._flush_matches()
         learner_elo = self.elo.rating(self.learner_id)
+        skill, sigma = self.skill.display(self.learner_id)
         try:
             info = self.archive.save(
-                self.model, step=self.archive_step, tags=self.tags, rating=learner_elo
+                self.model,
+                step=self.archive_step,
+                tags=self.tags,
+                rating=learner_elo,
+                ratings={"skill": skill, "skill_sigma": sigma},
             )
         except OSError as error:
             self.stop_reason = (
@@ -346,6 +388,7 @@ class SelfPlayCallback(BaseCallback):
             warnings.warn(self.stop_reason, RuntimeWarning, stacklevel=2)
             return False
         self.elo.ratings[info.id] = learner_elo
+        self.skill.set_display(info.id, skill, sigma)
         self.snapshots_saved += 1
         self._last_save_step = self.num_timesteps
         self.outcomes.clear()
@@ -419,9 +462,16 @@ class SelfPlayCallback(BaseCallback):
                 if info.id in self.bt_ratings:
                     ratings["bt"] = self.bt_ratings[info.id]
                 updates[info.id] = ratings
+            if info.id in self.skill:
+                skill, sigma = self.skill.display(info.id)
+                updates.setdefault(info.id, {}).update(skill=skill, skill_sigma=sigma)
         players = {
             name: {"elo": self.elo.ratings[name]} for name in self._fixed_players(self.elo.ratings)
         }
+        for name in players:
+            if name in self.skill:
+                skill, sigma = self.skill.display(name)
+                players[name].update(skill=skill, skill_sigma=sigma)
         try:
             if updates:
                 self.archive.update_ratings(updates)
@@ -457,6 +507,7 @@ class SelfPlayCallback(BaseCallback):
     def _log(self) -> None:
         record = self.logger.record
         record(self.elo_key, self.elo.rating(self.learner_id))
+        self._log_skill()
         record("selfplay/win_rate", self.win_rate)
         record("selfplay/draw_rate", self.draw_rate)
         known = [self.elo.ratings[o] for o in self.recent_opponents if o in self.elo.ratings]

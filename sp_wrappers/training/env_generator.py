@@ -30,6 +30,7 @@ from ..archive.matches import config_key
 from ..core.imports import import_module
 from ..envs.game_config import REWARD_KEY, reward_fn_name
 from .env_history import ConfigResult, EnvHistory, GameConfig
+from .episode_feed import EpisodeFeed
 
 __all__ = [
     "EnvGenerator",
@@ -65,10 +66,13 @@ class EnvGenerator(BaseCallback):
     slots per game) every slot of a game shares its configuration.
 
     The callback keeps :attr:`history` (an :class:`EnvHistory` filled from the episodes'
-    ``info["selfplay"]``) and :attr:`configs` (each copy's current :class:`GameConfig`). With
-    ``state_path`` it writes the configurations there whenever they change, and when that file
-    exists at the start of training (a resumed run) it applies them again instead of asking the
-    generator; a reward transform is found again by its ``module:qualname``.
+    ``info["selfplay"]``, read where the games are recorded: the envs' buffers of finished
+    episodes, so it fills with every learner, ARS included; see
+    :class:`~sp_wrappers.training.episode_feed.EpisodeFeed`) and :attr:`configs` (each copy's
+    current :class:`GameConfig`). With ``state_path`` it writes the configurations there whenever
+    they change, and when that file exists at the start of training (a resumed run) it applies
+    them again instead of asking the generator; a reward transform is found again by its
+    ``module:qualname``.
 
     :param generator: ``generator(step, index, history)`` -> :class:`GameConfig`, a dict of game
         keyword arguments, or ``None`` (keep the copy's configuration).
@@ -121,6 +125,7 @@ class EnvGenerator(BaseCallback):
         self._last_call = 0
         self._changed = False
         self._env: Any = None
+        self.episodes = EpisodeFeed()
 
     # -- SB3 hooks -------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -129,6 +134,7 @@ class EnvGenerator(BaseCallback):
         self._slots = max(1, int(getattr(self.training_env, "team_size", 1) or 1))
         n = self.training_env.num_envs // self._slots
         self._last_call = self.num_timesteps
+        self.episodes.start(self.training_env)
         if self._env is self.training_env and len(self.configs) == n:
             # learn() called again on the same env (chunked training): the copies keep the
             # configurations they play and their episodes go on, as SB3's own do.
@@ -144,15 +150,7 @@ class EnvGenerator(BaseCallback):
         self._save_state()
 
     def _on_step(self) -> bool:
-        infos = self.locals.get("infos", ())
-        dones = self.locals.get("dones", np.zeros(len(infos), dtype=bool))
-        ended = []
-        for slot, (info, done) in enumerate(zip(infos, dones, strict=False)):
-            summary = info.get("selfplay") if done and isinstance(info, dict) else None
-            if summary is not None:
-                index = slot // self._slots
-                self.history.record(summary.get("config"), summary, self.num_timesteps, index)
-                ended.append(index)
+        ended = self._record(self.episodes.collect_indexed(self.training_env, self.locals))
         if self.every == "episode":
             due = ended
         elif self.num_timesteps - self._last_call >= int(self.every):
@@ -164,6 +162,18 @@ class EnvGenerator(BaseCallback):
             self._apply(index, self._ask(index))
         self._save_state()
         return True
+
+    def _on_training_end(self) -> None:
+        self._record(self.episodes.collect_indexed(self.training_env, {}))  # any not yet drained
+
+    def _record(self, episodes: list[tuple[int, dict[str, Any]]]) -> list[int]:
+        """Put finished episodes (``(slot, summary)``) into :attr:`history`; their copies."""
+        ended = []
+        for slot, summary in episodes:
+            index = slot // self._slots
+            self.history.record(summary.get("config"), summary, self.num_timesteps, index)
+            ended.append(index)
+        return ended
 
     def _on_rollout_end(self) -> None:
         in_play = {config_key(c.describe()) for c in self.configs if c is not None}

@@ -6,10 +6,16 @@ Every self-play env keeps the ``info["selfplay"]`` summary of each episode it en
 the step's ``infos`` works with every learner (ARS's ``learn`` hands its callbacks no ``infos``),
 through SB3's ``VecMonitor``/``VecNormalize`` and ``SubprocVecEnv``'s workers, and gives each game
 once. An env without the buffer (a user's own VecEnv) is read from ``infos`` as before.
+
+Draining empties the env's buffer, so the callbacks reading one env (the
+:class:`~sp_wrappers.SelfPlayCallback` and an
+:class:`~sp_wrappers.training.env_generator.EnvGenerator` beside it) share what was drained: each
+:class:`EpisodeFeed` reads every game once, whichever of them drained it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,9 +27,40 @@ __all__ = ["EpisodeFeed", "DRAIN_METHOD"]
 DRAIN_METHOD = "drain_episodes"
 
 
+class _Drained:
+    """The episodes drained from one env, ``(env index, summary)``, kept until every
+    :class:`EpisodeFeed` reading that env has read them (positions count from the first)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, dict[str, Any]]] = []
+        self.first = 0  # the position of items[0]
+        self.readers: weakref.WeakSet[EpisodeFeed] = weakref.WeakSet()
+
+    @property
+    def end(self) -> int:
+        return self.first + len(self.items)
+
+    def drain(self, env: Any) -> None:
+        batches = env.env_method(DRAIN_METHOD)
+        self.items += [(index, summary) for index, batch in enumerate(batches) for summary in batch]
+
+    def read(self, reader: EpisodeFeed) -> list[tuple[int, dict[str, Any]]]:
+        out = self.items[reader.position - self.first :]
+        reader.position = self.end
+        done = min((r.position for r in self.readers), default=self.end)
+        del self.items[: done - self.first]
+        self.first = done
+        return out
+
+
+# training env -> what its readers drained from it (the env's buffer empties at each drain)
+_DRAINED: weakref.WeakKeyDictionary[Any, _Drained] = weakref.WeakKeyDictionary()
+
+
 class EpisodeFeed:
-    """The finished episodes of a training env, for one callback (one reader per env: draining
-    takes the games out of the env's buffer).
+    """The finished episodes of a training env, for one callback. Several feeds may read one env
+    (say a :class:`~sp_wrappers.SelfPlayCallback` and an ``EnvGenerator``): each gets every game
+    once, whichever drained it.
 
     Call :meth:`start` when training starts (episodes finished before are not this run's games)
     and :meth:`collect` at every step. With a learner that hands its callbacks ``dones`` (every
@@ -46,12 +83,23 @@ class EpisodeFeed:
 
     def __init__(self) -> None:
         self.drains: bool | None = None
+        #: the position in the env's drained episodes this feed has read up to
+        self.position = 0
+        self._drained: _Drained | None = None
 
     def start(self, env: Any) -> None:
-        """Find out whether ``env`` keeps finished episodes, and empty its buffer."""
+        """Find out whether ``env`` keeps finished episodes, and skip those finished so far."""
         self.drains = env is not None and _has_buffer(env)
+        self._drained = None
         if self.drains:
-            env.env_method(DRAIN_METHOD)
+            drained = _DRAINED.get(env)
+            if drained is None:
+                drained = _DRAINED[env] = _Drained()
+            drained.drain(env)
+            drained.readers.add(self)
+            self.position = drained.end
+            drained.read(self)
+            self._drained = drained
 
     def collect(self, env: Any, step_locals: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The summaries of the episodes finished since the last call, oldest first.
@@ -60,19 +108,26 @@ class EpisodeFeed:
         :param step_locals: the learner's locals at this step (``callback.locals``): ``dones``
             skips steps where nothing ended; ``infos`` is read when the env keeps no buffer.
         """
+        return [summary for _, summary in self.collect_indexed(env, step_locals)]
+
+    def collect_indexed(
+        self, env: Any, step_locals: Mapping[str, Any]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """As :meth:`collect`, each summary with the index of the env (the vector env's slot)
+        that finished it: ``(index, summary)``."""
         if self.drains is None:
             self.start(env)
-        if not self.drains:
+        if not self.drains or self._drained is None:
             infos = step_locals.get("infos", ())
             return [
-                info["selfplay"]
-                for info in infos
+                (index, info["selfplay"])
+                for index, info in enumerate(infos)
                 if isinstance(info, dict) and info.get("selfplay") is not None
             ]
         dones = step_locals.get("dones")
-        if dones is not None and not np.any(dones):
-            return []
-        return [summary for batch in env.env_method(DRAIN_METHOD) for summary in batch]
+        if dones is None or np.any(dones):
+            self._drained.drain(env)
+        return self._drained.read(self)
 
 
 def _has_buffer(env: Any) -> bool:

@@ -311,11 +311,53 @@ def test_the_elo_section_lists_every_snapshot_and_names_those_it_cannot_draw(rep
     assert all(sid in section.split("Not drawn")[-1] for sid in unrated)
 
 
-def test_the_payoff_matrix_shows_at_its_own_size_with_its_numbers_as_text(report):
+def test_the_payoff_matrix_fits_the_page_at_its_own_size_with_its_numbers_as_text(report):
     text = report.read_text()
     section = text[text.index("<h2>Payoff matrix</h2>") : text.index("<h2>Strength against")]
-    assert "<div class='wide'><img" in section and ".wide img{max-width:none}" in text
     assert "The payoff numbers as text" in section and "<pre>" in section
+    encoded = section.split("base64,", 1)[1].split("'", 1)[0].split('"', 1)[0]
+    with Image.open(io.BytesIO(base64.b64decode(encoded))) as image:
+        assert image.width <= 1000  # the section's width in a 1280-pixel window: not scaled
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM}")
+def test_every_figure_fits_a_1280_pixel_wide_window(report, tmp_path):
+    # the payoff figure (two panels side by side, 1,600 pixels for seven players) was cut off
+    profile = Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path))
+    browser = _DevTools(profile)
+    try:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
+        session = attached["sessionId"]
+        browser.call("Page.enable", session=session)
+        metrics = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        browser.call("Emulation.setDeviceMetricsOverride", metrics, session)
+        browser.call("Page.navigate", {"url": report.as_uri()}, session)
+        browser.wait_for("Page.loadEventFired")
+        measured = browser.call(
+            "Runtime.evaluate",
+            {
+                "expression": "JSON.stringify({page: document.documentElement.scrollWidth, "
+                "window: window.innerWidth, images: Array.from(document.images, i => {"
+                "const r = i.getBoundingClientRect(), s = i.closest('section')"
+                ".getBoundingClientRect(); return {alt: i.alt, left: r.left, right: r.right, "
+                "shown: r.width, natural: i.naturalWidth, section: [s.left, s.right]}})})",
+                "returnByValue": True,
+            },
+            session,
+        )
+    finally:
+        browser.close()
+    page = json.loads(measured["result"]["value"])
+    assert page["window"] == 1280 and page["page"] <= 1280, page
+    payoff = [i for i in page["images"] if i["alt"].startswith("payoff matrix")]
+    assert payoff, page["images"]
+    for image in page["images"]:
+        left, right = image["section"]
+        assert left <= image["left"] and image["right"] <= right <= 1280, image
+    # and the payoff figure at its own size: its numbers as readable as drawn
+    assert payoff[0]["shown"] == payoff[0]["natural"], payoff
+    shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_snapshots_all_at_one_step_get_no_curve_on_an_axis_around_nothing(tmp_path):
@@ -333,6 +375,30 @@ def test_snapshots_all_at_one_step_get_no_curve_on_an_axis_around_nothing(tmp_pa
         archive.set_ratings({first.id: {"elo": 1200.0}})
     text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
     section = text[text.index("<h2>Elo over learner steps</h2>") : text.index("<h2>Bradley")]
-    assert "at learner step 0, so there is no curve to draw" in section
+    assert f"Only {first.id} (learner step 0) has an Elo, so there is no curve" in section
     assert "<img" not in section and f"<td>{first.id}</td>" in section
+    assert f"no game rated them yet): {second.id}." in section
+    with SnapshotArchive(tmp_path / "archive") as archive:
+        archive.set_ratings({second.id: {"elo": 1210.0}})
+    text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
+    assert "The 2 snapshots with an Elo are all at learner step 0, so there is no" in text
+
+
+def test_one_rated_snapshot_beside_a_later_unrated_one_is_not_called_all_at_one_step(tmp_path):
+    # snapshots at steps 0 and 6,144, the second unrated: the page said "Every rated snapshot is
+    # at learner step 0", as if the run had not moved
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers import SelfPlayEnv, SnapshotArchive
+
+    model = MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env(), learner="random"))
+    with SnapshotArchive(tmp_path / "archive") as archive:
+        first = archive.save(model, step=0, rating=1200.0)
+        second = archive.save(model, step=6144)
+    text = write_report(tmp_path / "archive", out=tmp_path / "r.html", replay=False).read_text()
+    section = text[text.index("<h2>Elo over learner steps</h2>") : text.index("<h2>Bradley")]
+    assert "Every rated snapshot" not in section
+    assert f"Only {first.id} (learner step 0) has an Elo, so there is no curve" in section
+    assert f"<td>{second.id}</td><td>6,144</td><td>-</td>" in section
     assert f"no game rated them yet): {second.id}." in section

@@ -563,3 +563,25 @@ def test_learning_again_on_the_same_env_keeps_each_copys_configuration_and_episo
     assert resets == []  # the games in play went on
     assert model.num_timesteps == 256  # two rollouts of 64 steps x 2 copies
     venv.close()
+
+
+def test_an_ars_learners_games_reach_the_generator_and_the_archive_each_once(tmp_path):
+    # ARS's learn hands its callbacks no infos: the generator reads the games where the archive's
+    # callback does (the envs' buffers of finished episodes), and both get every game once
+    from sb3_contrib import ARS
+
+    archive = SnapshotArchive(tmp_path / "archive")
+    venv = make_selfplay_vec_env(go5, n_envs=2, seed=0, learner="black_0")
+    envgen = EnvGenerator(alternating_komi, window=10_000)
+    model = ARS("LinearPolicy", venv, n_delta=2, n_eval_episodes=1, seed=0)
+    model.learn(600, callback=[SelfPlayCallback(archive, save_every=300), envgen])
+    venv.close()
+    matches = archive.matches(source="training")
+    assert matches, "the ARS run recorded no games"
+    games = {json.dumps(c, sort_keys=True): envgen.history.total_games(c)
+             for c in envgen.history.configs()}  # fmt: skip
+    assert sum(games.values()) == len(matches)
+    for key, count in games.items():
+        assert count == len(archive.matches(config=json.loads(key), source="training"))
+    # the generator heard every episode's end: each copy alternated its komi
+    assert {c["komi"] for c in envgen.history.configs()} == {0.5, 1.5, 10.5, 11.5}
