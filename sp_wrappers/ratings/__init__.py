@@ -12,7 +12,7 @@ from .archive_ratings import ArchiveRatings, SnapshotRating, archive_ratings, st
 from .bradley_terry import fit_bradley_terry
 from .elo import ELO_PER_LOGIT, EloRatings, elo_update, expected_score
 from .results import BradleyTerryResult, RatingResult, RatingRow, TeamRatingResult
-from .team_ratings import OpenSkillRatings, fit_team_ratings
+from .skill import OpenSkillRatings, fit_team_ratings
 
 __all__ = [
     "EloRatings",

@@ -301,7 +301,7 @@ def archive_ratings(
 def _skill_ratings(games: list[Any], anchor: str | None, anchor_rating: float) -> Any:
     """``openskill`` ratings over ``games`` (``(a, b, score_a)``, in order), anchored as the
     Bradley-Terry fit: on the Elo scale, ``anchor`` at ``anchor_rating``."""
-    from .team_ratings import OpenSkillRatings
+    from .skill import OpenSkillRatings
 
     rater = OpenSkillRatings(center=anchor_rating)
     for a, b, score in games:

@@ -370,6 +370,9 @@ def _exploitability_section(run_dir: Path) -> str:
 
 def _psro_section(run_dir: Path) -> str:
     """A PSRO run's meta-mixture exploitability per iteration (``psro.json``; else empty)."""
+    run = RunDir(run_dir)
+    if not run.exists() or run.kind() != "psro":
+        return ""  # without importing league code: a single run's report never loads it
     from ..league.psro import PSRO_STATE, plot_psro, read_psro
 
     if not (run_dir / PSRO_STATE).is_file():

@@ -28,7 +28,7 @@ from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
 from ..ratings.elo import EloRatings
-from ..ratings.team_ratings import OpenSkillRatings
+from ..ratings.skill import OpenSkillRatings
 from .episode_feed import EpisodeFeed
 from .nash_games import NashPayoffGames
 
@@ -123,7 +123,7 @@ class SelfPlayCallback(BaseCallback):
     Beside Elo the callback keeps an online skill rating with its uncertainty for the learner,
     every snapshot and every fixed opponent (``openskill``'s Weng-Lin PlackettLuce model, on the
     Elo scale from ``initial_elo``; see
-    :meth:`~sp_wrappers.ratings.team_ratings.OpenSkillRatings.display`), updated from every match
+    :meth:`~sp_wrappers.ratings.skill.OpenSkillRatings.display`), updated from every match
     row a game gives: one per opposing seat of a free-for-all game, one per opposing team of a
     team game. A snapshot starts at the learner's skill and uncertainty; both are stored in its
     ratings (``"skill"``, ``"skill_sigma"``, what pruning by rating ranks by) and logged as

@@ -128,8 +128,10 @@ def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("exploitability_benchmark_psro", path)
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
-    argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "0.5",
-            "--out", str(tmp_path), "--psro", "steps_per_iteration=512", "--psro", "n_envs=2",
+    # one iteration by count, never by the clock: a fast machine fitted two into 0.5 s
+    argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "600",
+            "--out", str(tmp_path), "--psro", "iterations=1",
+            "--psro", "steps_per_iteration=512", "--psro", "n_envs=2",
             "--psro", 'hp={"n_steps": 128, "batch_size": 64, "n_epochs": 2}']  # fmt: skip
     assert benchmark.main(argv) == 0
     lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]

@@ -47,7 +47,7 @@ def test_docstring_examples_run():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     modules = [
         importlib.import_module(f"sp_wrappers.ratings.{name}")
-        for name in ("elo", "bradley_terry", "results", "team_ratings")
+        for name in ("elo", "bradley_terry", "results", "skill")
     ]
     tests = [test for m in modules for test in finder.find(m, globs=vars(m).copy())]
     if not HAS_OPENSKILL:  # those examples need the multiplayer extra

@@ -18,7 +18,7 @@ from stable_baselines3.common.logger import configure
 from sp_wrappers import OpponentSampler, SelfPlayCallback, SnapshotArchive
 from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
 from sp_wrappers.ratings.archive_ratings import archive_ratings
-from sp_wrappers.ratings.team_ratings import OpenSkillRatings
+from sp_wrappers.ratings.skill import OpenSkillRatings
 
 
 @pytest.fixture(autouse=True)

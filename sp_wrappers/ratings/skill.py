@@ -1,6 +1,8 @@
-"""Ratings for games with more than two seats or teams.
+"""Skill ratings with their uncertainty, for any number of seats or teams.
 
-Computed by the ``openskill`` library (the ``multiplayer`` extra) and returned on the Elo scale."""
+Computed by the ``openskill`` library (Weng-Lin models) and returned on the Elo scale: kept
+online by :class:`~sp_wrappers.training.callbacks.SelfPlayCallback` in every run, and fitted in
+game order for team and free-for-all games (:func:`fit_team_ratings`)."""
 
 from __future__ import annotations
 
