@@ -21,8 +21,7 @@ This layer may import every layer below it: ``league``, ``training``, ``evaluati
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..core.lazy import lazy_exports
 
 __all__ = [
     "RunConfig",
@@ -40,25 +39,21 @@ __all__ = [
     "write_report",
 ]
 
-_HOMES = {
-    "RunConfig": "config",
-    "TeamRunConfig": "config",
-    "TrainError": "config",
-    "LeagueConfig": "league",
-    "LeagueError": "league",
-    "resolve_run": "resolve",
-    "resolve_league": "league",
-    "train_teams": "team_train",
-    "TeamTrainResult": "team_train",
-    "run_league": "league",
-    "train": "single",
-    "TrainResult": "single",
-    "write_report": "report",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{home}", __name__), name)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "RunConfig": ".config",
+        "TeamRunConfig": ".config",
+        "TrainError": ".config",
+        "LeagueConfig": ".league",
+        "LeagueError": ".league",
+        "resolve_run": ".resolve",
+        "resolve_league": ".league",
+        "train_teams": ".team_train",
+        "TeamTrainResult": ".team_train",
+        "run_league": ".league",
+        "train": ".single",
+        "TrainResult": ".single",
+        "write_report": ".report",
+    },
+)
