@@ -1,6 +1,6 @@
 """What every ``sp-wrappers`` command shares: the program's name, the one place that turns the
-library's errors into one-line messages and exit status 2, games and baselines by name, and run
-directories found from a path.
+library's errors into one-line messages and exit status 2, games by name, the ``--trust-module``
+option, and run directories found from a path.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ __all__ = [
     "error_line",
     "make_game",
     "game_factory",
-    "BASELINES",
-    "make_baseline",
     "RunDir",
     "resolve_run_dir",
     "add_trust_option",
@@ -83,52 +81,6 @@ def game_factory(name: str, kwargs: dict[str, Any] | None = None) -> Callable[[]
         return games.game_factory(name, kwargs)
     except games.UnknownGameError as error:
         raise CLIError(str(error)) from None
-
-
-#: Baseline name -> (factory, the registered game it plays or None for any game).
-BASELINES: dict[str, tuple[Callable[[], Any], str | None]] = {}
-
-
-def _register_baselines() -> None:
-    def random() -> Any:
-        from ..core.policies import RandomPolicy
-
-        return RandomPolicy()
-
-    def minimax() -> Any:
-        from ..games.baselines import PerfectTicTacToePolicy
-
-        return PerfectTicTacToePolicy()
-
-    def alphabeta(depth: int) -> Callable[[], Any]:
-        def make() -> Any:
-            from ..games.baselines import AlphaBetaConnectFourPolicy
-
-            return AlphaBetaConnectFourPolicy(depth=depth)
-
-        return make
-
-    BASELINES["random"] = (random, None)
-    BASELINES["minimax"] = (minimax, "tictactoe_v3")
-    for depth in (1, 2, 4):
-        BASELINES[f"alphabeta-d{depth}"] = (alphabeta(depth), "connect_four_v3")
-
-
-def make_baseline(name: str, game: str | None = None) -> Any:
-    """The baseline policy called ``name``; checks it plays ``game`` when that is registered.
-
-    >>> make_baseline("alphabeta2").policy_id
-    'alphabeta-d2'
-    """
-    from ..games.baselines import bot_name
-
-    entry = BASELINES.get(bot_name(name))  # alphabeta1, the older spelling, is alphabeta-d1
-    if entry is None:
-        raise CLIError(f"Unknown baseline {name!r}; choose from {', '.join(BASELINES)}.")
-    factory, plays = entry
-    if plays is not None and game in GAMES and game != plays:
-        raise CLIError(f"Baseline {name!r} plays {plays} only, but the game is {game}.")
-    return factory()
 
 
 class RunDir:
@@ -231,6 +183,3 @@ def resolve_run_dir(path: str | Path) -> RunDir:
         if not isinstance(config, dict):
             raise CLIError(f"{config_path} must hold a JSON object.")
     return RunDir(archive_path, config, config_path)
-
-
-_register_baselines()

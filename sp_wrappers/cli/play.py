@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
-from .common import PROG, CLIError, game_factory, resolve_run_dir
+from .common import PROG, CLIError, add_trust_option, game_factory, resolve_run_dir
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
@@ -232,6 +232,7 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     add("--web", action="store_true", help="play in a web page served on this machine instead")
     add("--port", type=int, default=8000, help="--web: the port (default 8000; 0 picks a free one)")
     add("--host", default="127.0.0.1", help="--web: the address (default 127.0.0.1, this machine)")
+    add_trust_option(play)
     play.set_defaults(func=cmd_play)
     return play
 

@@ -26,7 +26,8 @@ import argparse
 from typing import Any
 
 from ..games.baselines import bot_name
-from .common import BASELINES, CLIError, make_baseline, resolve_run_dir
+from ..games.registry import BOTS, make_bot
+from .common import CLIError, add_trust_option, resolve_run_dir
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
@@ -46,13 +47,13 @@ def resolve_player(name: str, archive: Any, game: str) -> Any:
     if name == "latest" or name in archive:
         return name
     key = bot_name(name)  # alphabeta2, the older spelling, is alphabeta-d2
-    if key in BASELINES:
-        return make_baseline(key, game)
+    if key in BOTS:
+        return make_bot(key, game)
     snapshots = archive.snapshots()
     known = f"{snapshots[0].id} ... {snapshots[-1].id}" if snapshots else "none yet"
     raise CLIError(
         f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best' "
-        f"or a reference player ({', '.join(BASELINES)})."
+        f"or a reference player ({', '.join(BOTS)})."
     )
 
 
@@ -189,7 +190,7 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    players = f"a snapshot id, latest, best, or {', '.join(BASELINES)}"
+    players = f"a snapshot id, latest, best, or {', '.join(BOTS)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
     parser.add_argument(
@@ -233,5 +234,6 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=8000, help="--web: the port (0: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="--web: the address (this machine)")
+    add_trust_option(parser)
     parser.set_defaults(func=cmd_watch)
     return parser

@@ -27,7 +27,7 @@ import importlib.abc
 import importlib.util
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
@@ -35,7 +35,7 @@ __all__ = ["warn_moved", "serve_moved_modules", "MovedModules"]
 
 
 def warn_moved(old: str, new: str) -> None:
-    """Warn (``DeprecationWarning``) that the module path ``old`` moved to ``new`` in 0.2.
+    """Warn (``DeprecationWarning``) that the module path ``old`` moved to ``new``.
 
     The warning points at the code that imported ``old``, past the import machinery and this
     package's lazy loading.
@@ -48,7 +48,7 @@ def warn_moved(old: str, new: str) -> None:
     ('DeprecationWarning', True)
     """
     warnings.warn(
-        f"{old} moved to {new} in sp_wrappers 0.2 and the old path goes away in 0.3: import "
+        f"{old} moved to {new} and the old path goes away in sp_wrappers 0.3: import "
         f"from {new} (or the public names from sp_wrappers) instead.",
         DeprecationWarning,
         stacklevel=_importer_level(),
@@ -75,11 +75,14 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     :param package: the package's dotted name (``"sp_wrappers"``).
     :param moved: ``{old: new}``, module names relative to ``package``.
+    :param quiet: the old names served without a warning (paths that installed files store,
+        such as a console script's ``module:function``).
     """
 
-    def __init__(self, package: str, moved: Mapping[str, str]) -> None:
+    def __init__(self, package: str, moved: Mapping[str, str], quiet: Collection[str] = ()) -> None:
         self.package = package
         self.moved = dict(moved)
+        self.quiet = frozenset(quiet)
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
@@ -97,21 +100,26 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         """Warn, then make the old name the new module itself (in ``sys.modules``)."""
         old = module.__name__
-        new = f"{self.package}.{self.moved[old.rpartition('.')[2]]}"
-        warn_moved(old, new)
+        name = old.rpartition(".")[2]
+        new = f"{self.package}.{self.moved[name]}"
+        if name not in self.quiet:
+            warn_moved(old, new)
         sys.modules[old] = importlib.import_module(new)
 
 
-def serve_moved_modules(package: str, moved: Mapping[str, str]) -> MovedModules:
+def serve_moved_modules(
+    package: str, moved: Mapping[str, str], quiet: Collection[str] = ()
+) -> MovedModules:
     """Serve ``package``'s moved module paths (once per process; a second call updates it).
 
     :param package: the package's dotted name.
     :param moved: ``{old: new}``, module names relative to ``package``.
+    :param quiet: the old names served without a warning (see :class:`MovedModules`).
     """
     for finder in sys.meta_path:
         if type(finder).__name__ == "MovedModules" and getattr(finder, "package", "") == package:
-            finder.moved = dict(moved)  # type: ignore[attr-defined]
+            finder.moved, finder.quiet = dict(moved), frozenset(quiet)  # type: ignore[attr-defined]
             return finder  # type: ignore[return-value]
-    finder = MovedModules(package, moved)
+    finder = MovedModules(package, moved, quiet)
     sys.meta_path.insert(0, finder)
     return finder
