@@ -144,9 +144,7 @@ def test_ctrl_c_in_a_command_is_status_130_with_the_commands_hint(monkeypatch, c
 
     monkeypatch.setattr(train, "run_train_command", interrupted)
     assert main(["train", "tictactoe_v3"]) == 130
-    assert capsys.readouterr().err == (
-        "sp-wrappers train: interrupted; continue with --resume\n"
-    )
+    assert capsys.readouterr().err == ("sp-wrappers train: interrupted; continue with --resume\n")
 
 
 def test_the_old_train_and_league_entry_functions_are_the_one_entry_point(capsys):

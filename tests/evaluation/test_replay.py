@@ -216,7 +216,8 @@ def test_watch_play_and_report_do_not_load_the_training_commands(runs):
         "from sp_wrappers.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    status = main(sys.argv[1:])\n"
-        "heavy = ('sp_wrappers.runs.single', 'sp_wrappers.runs.league', 'sp_wrappers.league.runner')\n"
+        "heavy = ('sp_wrappers.runs.single', 'sp_wrappers.runs.league',\n"
+        "         'sp_wrappers.league.runner')\n"
         "print(status, [name for name in heavy if name in sys.modules])\n"
     )
     run = str(runs["tictactoe_v3"])
