@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.save_util import atomic_write
 from .rundir import run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
@@ -498,10 +499,7 @@ def write_report(
     with SnapshotArchive(archive_path, create=False, trusted_modules=trusted) as archive:
         page = _page(root, archive_path, archive, config, replay, replay_max_moves, anchor)
     path = Path(out) if out is not None else root / REPORT_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, page)
     return path
 
 
