@@ -95,6 +95,7 @@ class MatchHistory:
 
         >>> import tempfile, gymnasium as gym
         >>> from stable_baselines3 import PPO
+        >>> from sp_wrappers import SnapshotArchive
         >>> archive = SnapshotArchive(tempfile.mkdtemp())
         >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
         >>> sid = archive.save(model, step=0, rating=1200.0).id
