@@ -15,9 +15,8 @@ from .app import build_parser, main
 
 __all__ = ["main", "build_parser"]
 
-serve_moved_modules(__name__, {"main": "app"}, quiet={"main"})
-
 # 0.2's console scripts import ``sp_wrappers.cli.main:main``; the module is ``app`` now, so that
 # ``sp_wrappers.cli.main`` is one thing, the function. Scripts installed by 0.2 keep working until
 # they are reinstalled: the old module path is served by the same table as the package's other
 # moved paths, without a warning (a console script's warning would show on every command).
+serve_moved_modules(__name__, {"main": "app"}, quiet={"main"})
