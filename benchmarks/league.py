@@ -13,8 +13,10 @@ players do not replay one game):
 1. the ladder: alpha-beta depths 1, 2, 4 and 6 against each other;
 2. each arm's final main agent (deterministic) against every rung, and the two mains head to head;
 3. one Bradley-Terry scale over all of those games (random tie-breaks give the bots variety);
-4. exploitability: a fresh MaskablePPO trained for --exploit-steps against each final main agent
-   (sampling its actions), and the win rate it then reaches (both sampling, from the openings);
+4. exploitability: a learned best response (sp_wrappers.learned_best_response), a fresh learner
+   of the recipe trained for --exploit-steps against each final main agent (sampling its
+   actions) and nothing else, then its score from the openings (greedy) with a 95% interval
+   and its curve: a lower bound on exploitability, the same budget for both arms;
 5. with --overhead-steps N, the same league run for N steps on the process and on the Ray
    backend: learner steps per second per player (learning only) and seconds per round.
 
@@ -58,6 +60,7 @@ from sp_wrappers.league import AlphaStarLeague, League, SelfPlayLeague
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
+from sp_wrappers.training.best_response import LOWER_BOUND
 
 sys.path.insert(0, str(Path(__file__).parent))  # the journal of strength_mechanisms.py
 from strength_mechanisms import Journal, heartbeat  # noqa: E402
@@ -221,26 +224,28 @@ def train_arm(name: str, builder: Any, args: argparse.Namespace, make_model: Rec
 
 def exploitability(
     target: tuple[str, Any], args: argparse.Namespace, make_model: RecipeModel
-) -> float:
-    """A fresh learner's score against ``target`` (sampling) after ``--exploit-steps``."""
-    from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
+) -> dict[str, Any]:
+    """The learned best response against ``target`` (sampling): a fresh learner of the recipe
+    trained against it alone for ``--exploit-steps``, then scored greedily from the 49 openings
+    in both seats (``learned_best_response``); its score is a lower bound on exploitability."""
+    from sp_wrappers.training.best_response import learned_best_response
 
-    opponent = make_player(target, deterministic=False)
-    venv = make_selfplay_vec_env(
-        game_factory(GAME), n_envs=args.n_envs, seed=args.seed, opponent=opponent
+    result = learned_best_response(
+        game_factory(GAME),
+        make_player(target, deterministic=False),
+        make_model,
+        steps=args.exploit_steps,
+        n_envs=args.n_envs,
+        seed=args.seed,
+        evaluations=4,
+        plies=2,
     )
-    model = make_model(venv)
-    model.learn(args.exploit_steps)
-    from sp_wrappers.core.policies import SB3Policy
+    return result.to_dict()
 
-    exploiter = SB3Policy(model, policy_id="exploiter", deterministic=False)
-    games = []
-    for k, opening in enumerate(OPENINGS):
-        for a_first in (True, False):
-            score = play_from_opening(exploiter, opponent, opening, a_first, 2 * k + a_first)
-            games.append(score)
-    venv.close()
-    return float(np.mean(games))
+
+def exploit_score(value: Any) -> float:
+    """The score of an ``exploit-NAME.json`` (a number where an older version wrote one)."""
+    return float(value["score"] if isinstance(value, dict) else value)
 
 
 def make_model_for(args: argparse.Namespace) -> RecipeModel:
@@ -360,9 +365,11 @@ def main(argv: list[str] | None = None) -> None:
         )
         for name, spec in mains.items()
     }
-    print(f"\nexploitability (fresh exploiter, {args.exploit_steps} steps, its mean score):")
-    for name, score in exploit.items():
-        print(f"  {name:<12} {score:.3f}")
+    print(f"\nlearned best response ({args.exploit_steps} steps; {LOWER_BOUND}):")
+    for name, value in exploit.items():
+        interval = value.get("score_ci95") if isinstance(value, dict) else None
+        extra = f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+        print(f"  {name:<12} {exploit_score(value):.3f}{extra}")
     overhead = ray_overhead(args, make_model) if args.overhead_steps else {}
     result = {
         "args": {k: str(v) for k, v in vars(args).items()},
@@ -412,8 +419,9 @@ def report(result: dict[str, Any]) -> str:
         + " | |"
     )
     row(
-        f"exploitability: a fresh MaskablePPO's score after {result['exploit_steps']:,d} steps",
-        lambda m, a: f"{result['exploitability'][m]:.3f}",
+        f"learned best response's score after {result['exploit_steps']:,d} steps (a lower bound "
+        "on exploitability)",
+        lambda m, a: f"{exploit_score(result['exploitability'][m]):.3f}",
     )
     arms = result["arms"]
     row("learner steps (all players)", lambda m, a: f"{arms[a]['steps']:,d}")

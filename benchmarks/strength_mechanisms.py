@@ -17,6 +17,10 @@ two-move opening (49) in both seats:
 
 - alpha-beta at depths 1, 2, 4 and 6 (`--depths`): W-D-L per depth;
 - each other arm: the arms head to head;
+- with `--exploit-steps N`, a learned best response (`sp_wrappers.learned_best_response`): a fresh
+  learner of the recipe, the same for every arm, trained N steps against the arm's final learner
+  alone, then scored from the openings with a 95% interval and its curve (a lower bound on the
+  arm's exploitability: lower is better);
 
 and gets a rating on the ladder's Bradley-Terry scale (the depths' games among themselves
 pin the scale, depth 1 = 1000) with its 95% interval. During training each arm measures its
@@ -73,6 +77,7 @@ from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
 from sp_wrappers.runs.league import RecipeModel
 from sp_wrappers.runs.recipes import recipe_for
 from sp_wrappers.runs.single import model_steps
+from sp_wrappers.training.best_response import LOWER_BOUND, learned_best_response
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"
@@ -136,6 +141,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="single arms: before training, the same command for this many learner steps (about "
         "60 s) in a scratch directory gives the arm's quiet speed (OUT/ARM-quiet.json); run it "
         "with nothing else on the machine. 0: no quiet measurement",
+    )
+    parser.add_argument(
+        "--exploit-steps",
+        type=int,
+        default=0,
+        help="after the evaluation, a learned best response against each evaluated arm's final "
+        "learner: a fresh learner of the recipe (the same for every arm) trained this many "
+        "steps against it alone, scored from the openings (OUT/exploit-ARM-N.json; a lower "
+        "bound on exploitability). 0: none",
     )
     parser.add_argument("--report", action="store_true", help="only print the results' table")
     return parser.parse_args(argv)
@@ -463,6 +477,32 @@ def evaluate(arms: dict[str, dict], depths: list[int], plies: int) -> dict[str, 
     }
 
 
+def exploit_arm(arm: str, info: dict, args: argparse.Namespace) -> dict[str, Any]:
+    """The learned best response against ``arm``'s final learner (greedy, as evaluated): a fresh
+    learner of the recipe (``--hp`` included; the same for every arm, so arms compare at equal
+    compute) trained ``--exploit-steps`` against it alone, scored from the openings. Kept in
+    OUT/exploit-ARM-N.json once measured."""
+    path = args.out / f"exploit-{arm}-{args.exploit_steps}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    recipe = recipe_for(GAME)
+    hyperparams = dict(recipe.hyperparams)
+    for pair in args.hp:
+        key, _, raw = pair.partition("=")
+        hyperparams[key] = json.loads(raw)
+    result = learned_best_response(
+        game_factory(GAME),
+        load_learner(info["model"], arm),
+        RecipeModel(recipe.algo, hyperparams, seed=args.seed),
+        steps=args.exploit_steps,
+        n_envs=args.n_envs or recipe.n_envs,
+        seed=args.seed,
+        plies=args.plies,
+    ).to_dict()
+    path.write_text(json.dumps(result, indent=1))
+    return result
+
+
 # -- the story ------------------------------------------------------------------------------------
 def read_results(out: Path) -> dict[str, Any]:
     path = out / "results.json"
@@ -550,6 +590,10 @@ def main(argv: list[str] | None = None) -> int:
         results["arms"][arm]["against"] = evaluation["against"][arm]
         against = {d: r["wdl"] for d, r in evaluation["against"][arm].items()}
         journal.write("evaluated", arm, rating=evaluation["ratings"][arm], against=against)
+        if args.exploit_steps:
+            exploit = exploit_arm(arm, info, args)
+            results["arms"][arm]["exploit"] = exploit
+            journal.write("exploited", arm, steps=exploit["steps"], score=exploit["score"])
     results.update(
         timesteps=args.timesteps,
         depths=args.depths,
@@ -595,6 +639,22 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
     lines += ["", "Head to head (first arm's W-D-L): " + ", ".join(
         f"{pair} {'-'.join(map(str, r))}" for pair, r in results["head_to_head"].items()
     )]  # fmt: skip
+    exploited = [arm for arm in arms if "exploit" in results["arms"][arm]]
+    if exploited:
+        lines += ["", f"Learned best response ({LOWER_BOUND}):", ""]
+        lines += [
+            "| arm | exploiter steps | exploiter score [95%] | W-D-L | curve |",
+            "|---" * 5 + "|",
+        ]
+        for arm in exploited:
+            e = results["arms"][arm]["exploit"]
+            low, high = e["score_ci95"]
+            curve = ", ".join(f"{p['step']:,d}: {p['score']:.2f}" for p in e["curve"])
+            final = e["final"]
+            lines.append(
+                f"| {arm} | {e['steps']:,d} | {e['score']:.3f} [{low:.3f}, {high:.3f}] | "
+                f"{final['wins']}-{final['draws']}-{final['losses']} | {curve} |"
+            )
     for arm in arms:
         if not results["arms"][arm]["curve"]:
             continue

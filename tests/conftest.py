@@ -172,6 +172,29 @@ def single_thread_torch():
 # ------------------------------------------------------------------------------------------------
 
 
+def restore_sigint() -> None:
+    """In a child process before it runs: SIGINT's default action again. A suite started with
+    SIGINT ignored (``nohup``, a background job, some CI runners) would otherwise pass the
+    ignore on to every command it starts, and a test's Ctrl-C would never arrive."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interruptible(command: list[str], **kwargs: Any) -> Any:
+    """``subprocess.Popen(command, **kwargs)`` for a command the test will interrupt with SIGINT
+    (Ctrl-C), however the suite itself was started (see :func:`restore_sigint`)."""
+    import subprocess
+
+    return subprocess.Popen(command, preexec_fn=restore_sigint, **kwargs)
+
+
+@pytest.fixture
+def popen_interruptible() -> Callable[..., Any]:
+    """:func:`interruptible`: start a command that the test will interrupt with SIGINT."""
+    return interruptible
+
+
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
     """``sp-wrappers ARGS`` through ``cli.main`` in this process: ``(status, stdout, stderr)``."""
     from sp_wrappers import cli

@@ -25,7 +25,8 @@ def load_benchmark():
 
 
 SMOKE = ["--timesteps", "128", "--depths", "1", "--plies", "1", "--n-envs", "2",
-         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64", "--quiet-steps", "64"]  # fmt: skip
+         "--hp", "n_steps=32", "--hp", "batch_size=64", "--chunk-steps", "64",
+         "--quiet-steps", "64"]  # fmt: skip
 
 
 def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
@@ -59,9 +60,15 @@ def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
 
 def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained(tmp_path, capsys):
     benchmark = load_benchmark()
-    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym", "league"]
+    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym", "league",
+            "--exploit-steps", "64"]  # fmt: skip
     assert benchmark.main(argv) == 0
     results = json.loads((tmp_path / "results.json").read_text())
+    for arm in ("board_sym", "league"):  # a learned best response against each final learner
+        exploit = results["arms"][arm]["exploit"]
+        assert exploit["steps"] >= 64 and exploit["final"]["games"] == 14
+        assert exploit["curve"][0]["step"] == 0 and "lower bound" in exploit["bound"]
+        assert (tmp_path / f"exploit-{arm}-64.json").exists()
     curve = results["arms"]["board_sym"]["curve"]
     assert [point["step"] for point in curve][:2] == [0, 64] and curve[-1]["step"] >= 128
     assert set(curve[0]["scores"]) == {"alphabeta-d1", "alphabeta-d2", "alphabeta-d4"}
@@ -70,7 +77,8 @@ def test_a_strength_curve_is_measured_during_training_and_arms_are_not_retrained
     again = ["--out", str(tmp_path), *SMOKE, "--eval-every", "64", "--arms", "board_sym"]
     assert benchmark.main(again) == 0
     assert (tmp_path / "board_sym" / "done.json").read_text() == first
-    assert "curve" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "curve" in out and "Learned best response (a lower bound on exploitability" in out
 
 
 def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
@@ -79,7 +87,8 @@ def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
     benchmark = load_benchmark()
     argv = ["--out", str(tmp_path), "--timesteps", "1024", "--depths", "1", "--plies", "1",
             "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64", "--arms", "board",
-            "--eval-every", "512", "--save-every", "128", "--heartbeat", "0.2"]  # fmt: skip
+            "--eval-every", "512", "--save-every", "128", "--heartbeat", "0.2",
+            "--quiet-steps", "64"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(BENCHMARK.parent.parent)}
     process = subprocess.Popen(
         [sys.executable, str(BENCHMARK), *argv], env=env, stdout=subprocess.DEVNULL
@@ -104,7 +113,7 @@ def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
     assert steps == sorted(set(steps))  # no point twice; the resumed session measures its start
     assert set(steps) - {history[1]["from_step"]} == {0, 512, 1024}
     assert arm["sessions"] == 2 and arm["wall_seconds"] > 0 and arm["load_max"] >= 0
-    assert arm["steps_per_second"] > 0
+    assert arm["steps_per_second"] > 0 and arm["quiet_steps_per_second"] > 0  # measured once
     lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert {x["event"] for x in lines} >= {"start", "heartbeat", "trained", "evaluated"}
     assert benchmark.main(["--out", str(tmp_path), "--report"]) == 0

@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "watch": ("watch",),
     "report": ("report",),
     "exploitability": ("exploitability",),
+    "exploit": ("exploit",),
 }
 
 

@@ -107,6 +107,17 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _participant(archive: Any, name: str, deterministic: bool) -> Any:
+    """A tournament participant from ``--snapshots``: an id (``latest``, ``best`` and numbers
+    resolved), or the Nash mixture's policy for ``nash`` (it plays like a baseline)."""
+    from ..runs.players import NAMED_PLAYERS, choose_player
+
+    if name not in NAMED_PLAYERS and not name.isdigit():
+        return name
+    choice = choose_player(archive, name)
+    return choice.load(archive, deterministic) if choice.mixture else choice.snapshot
+
+
 def cmd_tournament(args: argparse.Namespace) -> int:
     from ..archive.store import IncompatibleSnapshotError
     from ..evaluation.backends import BACKENDS
@@ -119,10 +130,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise CLIError(f"--games-per-pair must be at least 1, got {args.games_per_pair}.")
     run = resolve_run_dir(args.run_dir)
     archive = run.open_archive(args.trust_module)
-    snapshots = args.snapshots or [info.id for info in archive.snapshots()]
+    snapshots: list[Any] = args.snapshots or [info.id for info in archive.snapshots()]
     if not snapshots:
         raise CLIError(f"The archive {run.archive_path} has no snapshots yet; train first.")
-    unknown = [s for s in snapshots if s not in archive]
+    snapshots = [_participant(archive, name, args.deterministic) for name in snapshots]
+    unknown = [s for s in snapshots if isinstance(s, str) and s not in archive]
     if unknown:
         raise CLIError(f"No snapshot {', '.join(unknown)} in {run.archive_path}.")
     game_name, env_fn = run.game(args.game)
@@ -266,7 +278,11 @@ def add_inspect_parser(subparsers: Any) -> None:
         help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
     )
     tournament.add_argument(
-        "--snapshots", nargs="+", metavar="ID", help="only these snapshots (default: all)"
+        "--snapshots",
+        nargs="+",
+        metavar="ID",
+        help="only these snapshots (default: all); latest, best and nash (the Nash mixture, one "
+        "snapshot drawn per game) are players too",
     )
     tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
     tournament.add_argument(

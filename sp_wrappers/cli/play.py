@@ -6,7 +6,10 @@ one game, the match recorded on request), :func:`choose_snapshot`, and the comma
 :func:`sp_wrappers.evaluation.human_play.play_session`.
 
 The snapshot plays as in evaluation: the observation of its seat as training gave it, its
-actions masked to the legal ones, the most likely action by default (``--sample`` samples).
+actions masked to the legal ones. By default it takes its most likely move in board games and
+samples its moves in games whose good play is random (hidden information such as poker,
+simultaneous moves: :func:`~sp_wrappers.games.information.mixed_equilibria`); ``--deterministic``
+and ``--sample`` choose.
 Moves are read and written in the game's notation (:mod:`sp_wrappers.games.notation`). A move that
 cannot be read or is not legal asks again, naming the legal moves; Ctrl-C, the end of input or
 ``quit`` stop the game and nothing is written to the archive. With ``--record`` a finished game
@@ -21,51 +24,30 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ..evaluation.human_play import HUMAN, PlayOutcome, check_turn_based, play_session
+from ..evaluation.human_play import (
+    HUMAN,
+    PlayOutcome,
+    check_turn_based,
+    default_deterministic,
+    play_session,
+)
 from .common import PROG, CLIError, add_trust_option, game_factory, resolve_run_dir
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
-#: Stored ratings that ``--snapshot best`` compares, in order of preference.
-RATING_KEYS = ("bt", "elo")
-
 
 def choose_snapshot(archive: Any, which: str = "latest") -> Any:
-    """The :class:`~sp_wrappers.SnapshotInfo` that ``which`` names: ``"latest"``, ``"best"``
-    (the least exploitable where the run measured it, see
-    :func:`~sp_wrappers.training.exploitability.least_exploitable`; else the highest stored
-    rating: ``"bt"``, else ``"elo"``; the newest wins a tie), a snapshot id or its number
-    (``"3"`` is ``snapshot-0003``).
+    """The player ``which`` names: the :class:`~sp_wrappers.SnapshotInfo` of ``"latest"``,
+    ``"best"`` or a snapshot id or number, or, for ``"nash"``, the
+    :class:`~sp_wrappers.runs.players.PlayerChoice` of the archive's Nash mixture (see
+    :func:`~sp_wrappers.runs.players.choose_player`, the one home of these names).
 
-    :raises CLIError: no such snapshot, or no stored ratings for ``"best"``.
+    :raises TrainError: no such snapshot, or no stored ratings for ``"best"``.
     """
-    listing = archive.snapshots()
-    if not listing:
-        raise CLIError(f"The archive {archive.path} has no snapshots yet; train first.")
-    if which == "latest":
-        return listing[-1]
-    if which == "best":
-        from ..training.exploitability import least_exploitable
+    from ..runs.players import choose_player
 
-        measured = least_exploitable(archive)  # the least exploitable, where that is known
-        if measured is not None:
-            return archive.get(measured)
-        for key in RATING_KEYS:
-            rated = [info for info in listing if key in info.ratings]
-            if rated:
-                return max(rated, key=lambda info: (info.ratings[key], info.seq))
-        raise CLIError(
-            f"No snapshot in {archive.path} has a stored rating yet; rate them with "
-            f"`{PROG} tournament {archive.path}`, or pass --snapshot latest or a snapshot id."
-        )
-    wanted = f"snapshot-{int(which):04d}" if which.isdigit() else which
-    if wanted not in archive:
-        ids = [info.id for info in listing]
-        shown = ", ".join(ids if len(ids) <= 6 else ids[:3] + ["..."] + ids[-2:])
-        raise CLIError(
-            f"No snapshot {which!r} in {archive.path}; pass latest, best or one of {shown}."
-        )
-    return archive.get(wanted)
+    choice = choose_player(archive, which)
+    return choice if choice.mixture else archive.get(choice.snapshot)
 
 
 def play_run(
@@ -74,7 +56,7 @@ def play_run(
     seat: str | int = "random",
     game: str | None = None,
     game_kwargs: dict[str, Any] | None = None,
-    deterministic: bool = True,
+    deterministic: bool | None = None,
     record: bool = False,
     seed: int | None = None,
     input_stream: IO[str] | None = None,
@@ -87,12 +69,14 @@ def play_run(
     in one transaction) only when ``record`` is true, and nothing else ever is.
 
     :param path: a run directory (``archive/`` and ``config.json``) or an archive directory.
-    :param snapshot: ``"latest"``, ``"best"`` or an id (see :func:`choose_snapshot`).
+    :param snapshot: ``"latest"``, ``"best"``, ``"nash"`` or an id (see :func:`choose_snapshot`).
     :param seat: the person's seat (see :func:`play_session`).
     :param game: the game, overriding the run's ``config.json``.
     :param game_kwargs: keyword arguments over the config's ``game_kwargs``; the game is
         recorded with its configuration when they are given.
-    :param deterministic: the snapshot takes its most likely move (else samples).
+    :param deterministic: the snapshot takes its most likely move (``True``) or samples
+        (``False``); ``None``: samples in games with mixed equilibria (see
+        :func:`default_deterministic`), else its most likely move.
     :param record: store a finished game in the archive's match history.
     :param trust_modules: modules trusted on top of those the run's ``config.json`` names
         (``--trust-module``).
@@ -101,13 +85,17 @@ def play_run(
     out = output_stream or sys.stdout
     archive = run.open_archive(trust_modules)
     try:
-        info = choose_snapshot(archive, snapshot)
-        policy = archive.load_policy(info, deterministic=deterministic)
+        from ..runs.players import choose_player
+
+        choice = choose_player(archive, snapshot)
+        if deterministic is None:
+            deterministic = default_deterministic(env_fn)
+        policy = choice.load(archive, deterministic=deterministic)
         outcome = play_session(env_fn, policy, seat, None, input_stream, out, seed=seed)
         if record and outcome.finished:
             archive.record_match(**outcome.match_record(kwargs if game_kwargs else None))
             out.write(
-                f"Recorded the game in {archive.path} as {HUMAN!r} against {info.id}; "
+                f"Recorded the game in {archive.path} as {HUMAN!r} against {choice.label}; "
                 f"`{PROG} ratings {path}` rates you on the snapshots' scale.\n"
             )
         elif not outcome.finished:
@@ -119,7 +107,8 @@ def play_run(
 
 SNAPSHOT_HELP = (
     "the opponent: latest (default), best (the least exploitable where measured, else the highest "
-    "stored rating) or a snapshot id"
+    "stored rating), nash (the archive's Nash mixture, one snapshot drawn per game) or a "
+    "snapshot id"
 )
 
 
@@ -160,15 +149,16 @@ def play_web(
     seat: str | int = "random",
     game: str | None = None,
     game_kwargs: dict[str, Any] | None = None,
-    deterministic: bool = True,
+    deterministic: bool | None = None,
     record: bool = False,
     seed: int | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     trust_modules: Sequence[str] | None = None,
 ) -> None:
-    """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C; the same choices
-    as :func:`play_run`, made again in the page for each new game."""
+    """Serve the game in a web page (``sp-wrappers play --web``) until Ctrl-C (the
+    ``KeyboardInterrupt`` goes on to the caller); the same choices as :func:`play_run`, made
+    again in the page for each new game."""
     from ..evaluation.web_play import WebPlay, WebServer
 
     run, env_fn, kwargs = _game_of(path, game, game_kwargs, frames=True)
@@ -193,8 +183,10 @@ def play_web(
     print(f"Play in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"Note: --host {host} lets other machines on the network play and record.")
-    server.serve_forever()
-    print("Stopped." + ("" if record else f" Nothing was written to {run.archive_path}."))
+    try:
+        server.serve_forever()  # until Ctrl-C, which goes on to the command's status 130
+    finally:
+        print("Stopped." + ("" if record else f" Nothing was written to {run.archive_path}."))
 
 
 SEAT_HELP = "your seat: an index in the game's agents, an agent name, the side's name (white, X)"
@@ -216,16 +208,23 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add = play.add_argument
     add("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    add("--snapshot", default="latest", metavar="latest|best|ID", help=SNAPSHOT_HELP)
+    add("--snapshot", default="latest", metavar="latest|best|nash|ID", help=SNAPSHOT_HELP)
     add("--seat", default="random", metavar="N|NAME|random", help=SEAT_HELP)
     add("--game", default=None, help="the game (overrides config.json): a name or module:function")
     add("--game-kwarg", action="append", metavar="KEY=VALUE", help=GAME_KWARG_HELP)
     mode = play.add_mutually_exclusive_group()
     mode.add_argument(
-        "--deterministic", action="store_true", default=True, help="most likely moves (default)"
+        "--deterministic",
+        action="store_true",
+        default=None,
+        help="its most likely moves (the default in games of perfect information: board games)",
     )
     mode.add_argument(
-        "--sample", dest="deterministic", action="store_false", help="moves sampled as in training"
+        "--sample",
+        dest="deterministic",
+        action="store_false",
+        help="moves sampled as in training (the default in games with hidden information, such "
+        "as poker, or simultaneous moves)",
     )
     add("--record", action="store_true", help=RECORD_HELP)
     add("--seed", type=int, default=None, help="seeds the game, your seat and the sampling")
@@ -256,7 +255,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             port=args.port,
             trust_modules=args.trust_module,
         )
-        return 0
+        return 0  # not reached: the server stops on Ctrl-C, which ends the command with 130
     outcome = play_run(
         args.run_dir,
         snapshot=args.snapshot,

@@ -11,8 +11,9 @@ name). The match itself is played and written by :mod:`sp_wrappers.evaluation.re
     sp-wrappers watch runs/tictactoe_v3 --a best --b latest --opening 5,1 --out match.mp4
     sp-wrappers watch runs/pong_v3 --a latest --b random --max-moves 600 --out pong.gif
 
-A player is a snapshot id of the run's archive, ``latest``, ``best`` (the highest
-Bradley-Terry rating) or a reference player: ``random``, ``minimax`` (perfect tic-tac-toe),
+A player is a snapshot id of the run's archive, ``latest``, ``best`` (the least exploitable
+where measured, else the highest stored rating), ``nash`` (the archive's Nash mixture, one
+snapshot drawn per game) or a reference player: ``random``, ``minimax`` (perfect tic-tac-toe),
 ``alphabeta-d1``, ``alphabeta-d2``, ``alphabeta-d4`` (Connect Four; the older ``alphabeta1`` ...
 are accepted). Moves, in ``--opening`` and in the printed match, are in the game's notation, the
 one ``sp-wrappers play`` reads: tic-tac-toe cells 1-9 row by row from the top left, Connect Four
@@ -32,28 +33,32 @@ from .common import CLIError, add_trust_option, resolve_run_dir
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
 
-def resolve_player(name: str, archive: Any, game: str) -> Any:
+def resolve_player(name: str, archive: Any, game: str, deterministic: bool = False) -> Any:
     """``name`` as a player of :func:`~sp_wrappers.evaluation.replay.play_replay`: a snapshot id
-    (for ``latest``, ``best`` and the archive's ids) or a reference policy.
+    (for ``latest``, ``best``, the archive's ids and numbers, as
+    :func:`~sp_wrappers.runs.players.choose_player` reads them), the archive's Nash mixture
+    (``nash``: a :class:`~sp_wrappers.MixturePolicy`, one snapshot drawn per game) or a
+    reference policy.
 
     :param name: what ``--a`` / ``--b`` gave.
     :param archive: the run's archive.
     :param game: the game's name (checks that a reference player plays it).
+    :param deterministic: the Nash mixture's snapshots take their most likely move.
     """
-    if name == "best":
-        from ..training.exploitability import least_exploitable
+    from ..runs.players import NAMED_PLAYERS, choose_player
 
-        return least_exploitable(archive) or name  # the least exploitable, where that is known
-    if name == "latest" or name in archive:
-        return name
+    known_snapshot = name in archive or (name.isdigit() and f"snapshot-{int(name):04d}" in archive)
+    if name in NAMED_PLAYERS or known_snapshot:
+        choice = choose_player(archive, name)
+        return choice.load(archive, deterministic) if choice.mixture else choice.snapshot
     key = bot_name(name)  # alphabeta2, the older spelling, is alphabeta-d2
     if key in BOTS:
         return make_bot(key, game)
     snapshots = archive.snapshots()
     known = f"{snapshots[0].id} ... {snapshots[-1].id}" if snapshots else "none yet"
     raise CLIError(
-        f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best' "
-        f"or a reference player ({', '.join(BOTS)})."
+        f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best', "
+        f"'nash' or a reference player ({', '.join(BOTS)})."
     )
 
 
@@ -92,8 +97,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         opening = parse_opening(args.opening, game_factory(name, _game_kwargs(run, name)))
         replay = play_replay(
             env_fn,
-            resolve_player(args.a, archive, name),
-            resolve_player(args.b, archive, name),
+            resolve_player(args.a, archive, name, args.deterministic),
+            resolve_player(args.b, archive, name, args.deterministic),
             archive=archive,
             seat=args.seat.split(",") if args.seat and "," in args.seat else args.seat,
             opening=opening,
@@ -139,7 +144,7 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
     env_fn = rgb_frames(name, kwargs, game_factory(name, kwargs))
     players = []
     for which in (args.a, args.b):
-        player = resolve_player(which, archive, name)
+        player = resolve_player(which, archive, name, args.deterministic)
         if isinstance(player, str):
             try:
                 player = archive.load_policy(
@@ -173,8 +178,10 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
         raise CLIError(str(message)) from None
     archive.close()
     print(f"{replay.title}: step through it at {server.url}  (Ctrl-C stops the server)", flush=True)
-    server.serve_forever()
-    print("Stopped.")
+    try:
+        server.serve_forever()  # until Ctrl-C, which goes on to the command's status 130
+    finally:
+        print("Stopped.")
     return 0
 
 
@@ -190,7 +197,7 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    players = f"a snapshot id, latest, best, or {', '.join(BOTS)}"
+    players = f"a snapshot id, latest, best, nash (the Nash mixture), or {', '.join(BOTS)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
     parser.add_argument(

@@ -1,8 +1,9 @@
 """The evaluation layer: play players against each other and count the results.
 
 Single matches, round robins over an archive (serial, in processes, or on Ray), forced
-openings, games between a person and a policy (in the terminal or a web page), replays, and
-plots of ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
+openings, exact exploitability (:func:`exploitability` and its :class:`ExploitabilityReport`),
+games between a person and a policy (in the terminal or a web page), replays, and plots of
+ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
 them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
@@ -19,6 +20,7 @@ from ..ratings.archive_ratings import (
 )
 from .backends import BACKENDS
 from .errors import PlayError, UnplayableGameError
+from .exploitability import ExploitabilityReport, GameNotWalkableError, exploitability
 from .human_play import PlayOutcome, play_session
 from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
 from .openings import OpeningsResult, legal_openings, play_openings
@@ -49,6 +51,9 @@ __all__ = [
     "WebServer",
     "PlayError",
     "UnplayableGameError",
+    "exploitability",
+    "ExploitabilityReport",
+    "GameNotWalkableError",
     "archive_ratings",
     "store_archive_ratings",
     "ArchiveRatings",

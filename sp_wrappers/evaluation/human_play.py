@@ -31,6 +31,7 @@ __all__ = [
     "play_session",
     "PlayOutcome",
     "check_turn_based",
+    "default_deterministic",
     "resolve_seat",
     "check_policy_spaces",
     "PlayError",
@@ -49,15 +50,16 @@ _PROG = "sp-wrappers"  # the command named in messages (this layer does not impo
 def _refuse(name: str, why: str) -> UnplayableGameError:
     return UnplayableGameError(
         f"`{_PROG} play` is for turn-based games with action masks (tic-tac-toe, Connect Four, "
-        f"chess, Go, hold'em, ...); {name} {why}. Watch a snapshot play it instead with "
-        f"`{_PROG} watch RUN_DIR`."
+        f"chess, Go, hold'em, Kuhn and Leduc poker, ...); {name} {why}. Watch a snapshot play "
+        f"it instead with `{_PROG} watch RUN_DIR`."
     )
 
 
 def check_turn_based(name: str | None, game: Any = None) -> None:
     """Refuse a game a person cannot play move by move: Atari and MPE games by name (before
     building them), then a built ``game`` that is not an AEC env with a discrete action mask
-    for every seat.
+    for every seat (in its observation, or OpenSpiel's legal moves in ``info["action_mask"]``
+    for an OpenSpiel game such as Kuhn or Leduc poker).
 
     :raises UnplayableGameError: with a message pointing to ``sp-wrappers watch``.
 
@@ -77,13 +79,35 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     from pettingzoo.utils.env import AECEnv
 
     from ..core.seats import is_masked_dict_space
+    from ..games.information import is_openspiel_game
 
     if not isinstance(game, AECEnv):
         raise _refuse(label, "is a parallel game: every agent moves at once")
+    masks_in_info = is_openspiel_game(game)  # OpenSpiel's legal moves, in info["action_mask"]
     for seat in game.possible_agents:
-        masked = is_masked_dict_space(game.observation_space(seat))
+        masked = masks_in_info or is_masked_dict_space(game.observation_space(seat))
         if not masked or not isinstance(game.action_space(seat), spaces.Discrete):
             raise _refuse(label, f"gives seat {seat!r} no action mask over discrete moves")
+
+
+def default_deterministic(env_fn: Any) -> bool:
+    """Whether a snapshot plays the game ``env_fn`` builds by its most likely move when neither
+    ``--deterministic`` nor ``--sample`` is given: in games of perfect information (board
+    games), yes; in games whose equilibria are mixed (hidden information, simultaneous moves:
+    :func:`~sp_wrappers.games.information.mixed_equilibria`) it samples, since a poker bot that
+    always makes its most likely move is read by its opponent.
+
+    >>> from pettingzoo.classic import texas_holdem_v4, tictactoe_v3
+    >>> default_deterministic(tictactoe_v3.env), default_deterministic(texas_holdem_v4.env)
+    (True, False)
+    """
+    from ..games.information import mixed_equilibria
+
+    env = env_fn()
+    try:
+        return not mixed_equilibria(env)
+    finally:
+        env.close()
 
 
 @dataclass
@@ -277,7 +301,7 @@ def play_session(
     driver = SeatDriver(env, keep_dict_obs=False, illegal_action="raise")
     driver.reset(seat, seed=seed)
     label = notation.seat_label(env, seat)
-    mode = {True: " (deterministic)", False: " (sampling its moves)"}
+    mode = {True: " (deterministic: its most likely move)", False: " (sampling its moves)"}
     console.say(
         f"You play {seat}{f' ({label})' if label else ''} against {policy.policy_id}"
         f"{mode.get(getattr(policy, 'deterministic', None), '')}. Type a move, ? for the legal "

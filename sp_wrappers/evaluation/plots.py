@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure"]
+from ..core.save_util import replacing
+
+__all__ = ["plot_ratings", "plot_payoff", "PLOTS_HINT", "new_figure", "save_figure"]
 
 PLOTS_HINT = 'pip install "sp-wrappers[plots]"'
 
@@ -35,6 +38,18 @@ def new_figure(width: float, height: float) -> Any:
     figure = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(figure)
     return figure
+
+
+def save_figure(figure: Any, path: str | os.PathLike[str]) -> str:
+    """Write ``figure`` to ``path`` (its format from the suffix) beside its name first, then
+    rename it: a write cut short (Ctrl-C) leaves no partial picture, and an older one stays."""
+    path = os.fspath(path)
+    directory, name = os.path.split(path)
+    stem, suffix = os.path.splitext(name)
+    partial = Path(directory, f".{stem}.{os.getpid()}.partial{suffix}")  # savefig reads suffix
+    with replacing(path, partial) as written:
+        figure.savefig(written)
+    return path
 
 
 def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None = None) -> str:
@@ -84,8 +99,7 @@ def plot_ratings(ratings: Any, path: str | os.PathLike[str], title: str | None =
     if rated or ratings.baselines:
         axes.legend(loc="best", fontsize="small")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)
 
 
 def _payoff_layers(result: Any) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarray]:
@@ -198,5 +212,4 @@ def plot_payoff(result: Any, path: str | os.PathLike[str], title: str | None = N
     )
     figure.suptitle(title or "Payoff matrix")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)

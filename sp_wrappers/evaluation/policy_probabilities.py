@@ -27,6 +27,7 @@ from gymnasium import spaces
 
 from ..core.errors import SpWrappersError
 from ..core.policies import RandomPolicy, SB3Policy, is_policy
+from ..opponents.mixture import MixturePolicy
 
 __all__ = ["action_probabilities", "as_mixture", "as_scored_policy", "UnscorablePolicyError"]
 
@@ -62,7 +63,9 @@ def as_mixture(
     policy_or_mixture: Any, deterministic: bool | None = None
 ) -> list[tuple[Any, float]]:
     """``[(policy, weight)]`` with weights summing to 1, from one policy, a list of ``(policy,
-    weight)`` pairs or a mapping ``{policy: weight}``.
+    weight)`` pairs or a mapping ``{policy: weight}``. A
+    :class:`~sp_wrappers.opponents.mixture.MixturePolicy` (one member drawn per game) is read as
+    its members, each weighted by its share of the mixture's weight.
 
     >>> from sp_wrappers import RandomPolicy
     >>> [w for _, w in as_mixture([(RandomPolicy(), 1), (RandomPolicy(), 3)])]
@@ -87,10 +90,15 @@ def as_mixture(
     if weights.sum() <= 0:
         raise UnscorablePolicyError("A mixture's weights sum to 0: give some policy a weight.")
     weights = weights / weights.sum()
-    return [
-        (as_scored_policy(p, deterministic), float(w))
-        for (p, _), w in zip(pairs, weights, strict=True)
-    ]
+    out: list[tuple[Any, float]] = []
+    for (p, _), w in zip(pairs, weights, strict=True):
+        if isinstance(p, MixturePolicy):  # drawn per game: reach-weighted members
+            out.extend(
+                (member, float(w) * share) for member, share in as_mixture(p.pairs(), deterministic)
+            )
+        else:
+            out.append((as_scored_policy(p, deterministic), float(w)))
+    return out
 
 
 def _one_hot(actions: np.ndarray, n: int) -> np.ndarray:

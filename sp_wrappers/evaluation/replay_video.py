@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.save_util import replacing
 from ..games.lines import winning_lines
 from .replay import Replay
 
@@ -262,10 +263,27 @@ def write_replay(
     step = move_seconds if move_seconds is not None else (0.8 if replay.turn_based else 0.04)
     seconds = [step] * (len(frames) - 1) + [closing_seconds]
     path.parent.mkdir(parents=True, exist_ok=True)
+    # written beside its final name and renamed when whole: an interrupted write (Ctrl-C) leaves
+    # no partial video, and an older video of that name stays until the new one is complete
+    partial = path.with_name(f".{path.stem}.{os.getpid()}.partial{suffix}")
+    with replacing(path, partial) as written:
+        _write_video(iio, imageio_v2, written, suffix, frames, seconds, step)
+    return path
+
+
+def _write_video(
+    iio: Any,
+    imageio_v2: Any,
+    path: Path,
+    suffix: str,
+    frames: list[np.ndarray],
+    seconds: list[float],
+    step: float,
+) -> None:
     if suffix == ".gif":
         durations = [max(20, int(round(1000 * s))) for s in seconds]  # ms; browsers slow < 20 ms
         iio.imwrite(path, np.stack(frames), extension=".gif", duration=durations, loop=0)
-        return path
+        return
     fps = max(1.0, min(30.0, 1.0 / step))
     writer = imageio_v2.get_writer(
         path,
@@ -282,4 +300,3 @@ def write_replay(
                 writer.append_data(frame)
     finally:
         writer.close()
-    return path

@@ -9,7 +9,14 @@ is refused, a bad message gets status 400 and a message saying why.
 
 Beside the board the page shows what the policy thinks: its probabilities over the legal moves
 (:func:`~sp_wrappers.evaluation.policy_probabilities.action_probabilities`, a heat map on the
-board) and its value estimate where the policy has one (actor-critic learners). Moves are in the
+board) and its value estimate where the policy has one (actor-critic learners). In a game where
+the players see different things (:func:`~sp_wrappers.games.information.hidden_information`:
+hold'em, Kuhn and Leduc poker) nothing computed from the policy's own observation (its cards)
+reaches the page until the game is over: on the person's turns the page shows the policy's view
+of the person's seat (computed from the person's own observation), after its moves only the move
+played; a frame that draws every hand is shown only at the end. In games whose equilibria are
+mixed (:func:`~sp_wrappers.games.information.mixed_equilibria`) the policy samples its moves by
+default, and the page says which it does. Moves are in the
 game's notation (:mod:`sp_wrappers.games.notation`): tic-tac-toe cells 1-9 by row, Connect Four
 columns 1-7, Go coordinates, chess UCI. Tic-tac-toe, Connect Four, Go and chess are drawn as
 boards; any other turn-based game with action masks as its own ``rgb_array`` frame with the list
@@ -28,9 +35,7 @@ import copy
 import hashlib
 import json
 import re
-import struct
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,15 +49,24 @@ from .human_play import (
     PlayOutcome,
     check_policy_spaces,
     check_turn_based,
+    default_deterministic,
     resolve_seat,
 )
 from .replay import Replay
+from .web_board import board_view
 
 __all__ = ["WebPlay", "WebReplay", "WebServer", "board_view"]
 
 #: The largest request body the server reads, in bytes.
 MAX_REQUEST_BYTES = 64 * 1024
 _PROG = "sp-wrappers"
+
+
+#: What the page says in a game with hidden information while the game is on.
+HIDDEN_NOTE = (
+    "The players see different things here: what it thinks of its own moves comes from its "
+    "cards, so its probabilities and value are shown when the game is over."
+)
 
 
 class _BadRequest(ValueError):
@@ -134,131 +148,6 @@ def _analysis_json(
 
 
 # ------------------------------------------------------------------------------------------------
-# The board as the page draws it
-# ------------------------------------------------------------------------------------------------
-
-_CHESS_PIECES = dict(zip("KQRBNPkqrbnp", "♔♕♖♗♘♙♚♛♜♝♞♟", strict=True))
-
-
-def _png(frame: np.ndarray) -> str:
-    """An RGB frame as a ``data:image/png`` URI (zlib and struct: no imaging package needed)."""
-    frame = np.ascontiguousarray(frame[:, :, :3], dtype=np.uint8)
-    height, width = frame.shape[:2]
-    raw = b"".join(b"\0" + frame[row].tobytes() for row in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw))
-    return "data:image/png;base64," + base64.b64encode(png + chunk(b"IEND", b"")).decode()
-
-
-def board_view(
-    env: Any,
-    notation: Any,
-    mask: np.ndarray | None,
-    probabilities: dict[int, float] | None = None,
-    viewer: str | None = None,
-) -> dict[str, Any]:
-    """The position of ``env`` as the page draws it, hidden information shown only to
-    ``viewer`` (an agent; ``None`` shows everything).
-
-    ``kind`` is ``"grid"`` (tic-tac-toe, Connect Four, Go: ``cells`` row by row, each with its
-    ``text``, the ``move`` a click plays when it is legal under ``mask``, else ``why`` not, and
-    the move's probability ``p``), ``"chess"`` (``cells`` with pieces and square names; a move is
-    two clicks) or ``"frame"``: the game's board as ``text`` in its notation (hold'em: the
-    ``viewer``'s hand only), else its ``rgb_array`` frame as a PNG ``image`` (or none).
-
-    >>> from pettingzoo.classic import tictactoe_v3
-    >>> from sp_wrappers.games.notation import notation_for
-    >>> env = tictactoe_v3.env()
-    >>> env.reset()
-    >>> env.step(4)
-    >>> view = board_view(env, notation_for(env), env.observe("player_2")["action_mask"])
-    >>> view["cells"][1][1], view["cells"][0][0]["move"]
-    ({'text': 'X', 'move': None, 'why': 'Cell 5 is taken.', 'p': None}, '1')
-    """
-    name = str((getattr(env, "metadata", None) or {}).get("name"))
-    legal = set() if mask is None else {int(a) for a in np.flatnonzero(mask)}
-    probabilities = probabilities or {}
-    raw = env.unwrapped
-
-    def cell(text: str, action: int | None, why: str) -> dict[str, Any]:
-        playable = action is not None and action in legal
-        return {
-            "text": text,
-            "move": notation.describe(action, env) if playable else None,
-            "why": None if playable else why,
-            "p": probabilities.get(action) if action is not None else None,
-        }
-
-    if name == "tictactoe_v3":
-        squares = raw.board.squares
-        rows = [
-            [
-                cell(
-                    " XO"[squares[3 * c + r]].strip(), 3 * c + r, f"Cell {3 * r + c + 1} is taken."
-                )
-                for c in range(3)
-            ]
-            for r in range(3)
-        ]
-        return {"kind": "grid", "game": name, "cells": rows, "columns": None}
-    if name == "connect_four_v3":
-        board = raw.board
-        rows = []
-        for r in range(6):
-            row = []
-            for c in range(7):
-                landing = r == 5 or board[7 * (r + 1) + c] != 0
-                empty = board[7 * r + c] == 0
-                action = c if c in legal else None
-                entry = cell(".XO"[board[7 * r + c]].strip("."), action, f"Column {c + 1} is full.")
-                if not (empty and landing):
-                    entry["p"] = None  # the column's probability sits where the piece lands
-                row.append(entry)
-            rows.append(row)
-        return {"kind": "grid", "game": name, "cells": rows, "columns": list("1234567")}
-    if name == "go_v5":
-        from ..games.notation import GO_COLUMNS
-
-        size, position = int(raw._N), raw._go
-        rows = []
-        for r in range(size):
-            row = []
-            for c in range(size):
-                stone = {1: "X", -1: "O"}.get(int(position.board[r][c]), "")
-                point = f"{GO_COLUMNS[c]}{size - r}"
-                why = (
-                    f"{point} is taken." if stone else f"{point} is not legal now (suicide or ko)."
-                )
-                row.append(cell(stone, r * size + c, why))
-            rows.append(row)
-        return {"kind": "grid", "game": name, "cells": rows, "columns": list(GO_COLUMNS[:size])}
-    if name == "chess_v6":
-        board = raw.board
-        rows = []
-        for rank in range(7, -1, -1):
-            row = []
-            for file in range(8):
-                piece = board.piece_at(8 * rank + file)
-                symbol = piece.symbol() if piece else ""
-                square = f"{'abcdefgh'[file]}{rank + 1}"
-                row.append({"text": _CHESS_PIECES.get(symbol, ""), "square": square})
-            rows.append(row)
-        return {"kind": "chess", "game": name, "cells": rows, "columns": list("abcdefgh")}
-    text, frame = notation.board(env, viewer=viewer), None
-    rgb = "rgb_array" in (getattr(env, "render_mode", None), getattr(raw, "render_mode", None))
-    if not text and rgb:  # a frame shows everything: only for games without a text board
-        rendered = env.render()
-        if isinstance(rendered, np.ndarray) and rendered.ndim == 3:
-            frame = _png(rendered)
-    return {"kind": "frame", "game": name, "image": frame, "text": text}
-
-
-# ------------------------------------------------------------------------------------------------
 # One person's games against a policy
 # ------------------------------------------------------------------------------------------------
 
@@ -276,6 +165,7 @@ class _Game:
     ) -> None:
         from ..core.policies import PolicyPlayer
         from ..core.seats import as_aec_env
+        from ..games.information import hidden_information
         from ..games.notation import notation_for
 
         self.env_fn, self.policy, self.seed, self.rng = env_fn, policy, seed, rng
@@ -283,6 +173,7 @@ class _Game:
         check_turn_based((getattr(env, "metadata", None) or {}).get("name"), env)
         self.env = as_aec_env(env)
         self.notation = notation_for(self.env)
+        self.hidden = hidden_information(self.env)  # the policy's view is private until the end
         self.seat = resolve_seat(seat, self.env, self.notation, rng)
         opponents = [a for a in self.env.possible_agents if a != self.seat]
         check_policy_spaces(policy, self.env, opponents)
@@ -389,6 +280,11 @@ class _Game:
 
         if self.recorded:
             raise _BadRequest("This game is recorded in the archive; start a new game.")
+        if self.hidden:  # the same deal again, after its cards or its replies were seen
+            raise _BadRequest(
+                "Moves cannot be taken back in a game with hidden information: the same deal "
+                "played again would show its cards; start a new game."
+            )
         mine = [i for i, (seat, _) in enumerate(self.actions) if seat == self.seat]
         if not mine:
             raise _BadRequest("Nothing to undo: you have not moved yet.")
@@ -406,7 +302,10 @@ class _Game:
 
     def state(self) -> dict[str, Any]:
         env, notation = self.env, self.notation
+        private = self.hidden and not self.over  # what the policy computes from its own cards
         thought = self.thought()
+        if private and not self.human_to_move:
+            thought = None  # its own view of its own turn
         probabilities = thought["probabilities"] if thought else None
         if self.human_to_move:
             mask = self.human_mask()
@@ -415,6 +314,9 @@ class _Game:
         to_move = self.seat if self.human_to_move else (self.turn.seat if self.turn else None)
         legal = [] if mask is None else notation.legal_moves(env, mask)
         last = max(self.replies) if self.replies else None
+        last_reply = self.replies.get(last) if last is not None else None
+        if private and last_reply is not None:  # the move is public; why it was chosen is not
+            last_reply = {**last_reply, "moves": [], "value": None}
         result = None
         if self.over:
             verdict = {1.0: "You win.", 0.5: "Draw.", 0.0: f"{self.policy.policy_id} wins."}
@@ -425,6 +327,8 @@ class _Game:
             "mode": "play",
             "opponent": self.policy.policy_id,
             "deterministic": bool(getattr(self.policy, "deterministic", True)),
+            "hidden_information": self.hidden,
+            "hidden_note": HIDDEN_NOTE if private else "",
             "seat": self.seat,
             "seat_label": label,
             "seats": list(env.possible_agents),
@@ -435,14 +339,20 @@ class _Game:
             "result": result,
             "recorded": self.recorded,
             "board": board_view(
-                env, notation, mask, probabilities, viewer=None if self.over else self.seat
+                env,
+                notation,
+                mask,
+                probabilities,
+                viewer=None if self.over else self.seat,
+                hidden=self.hidden,
             ),
             "legal": legal,
             "moves": [{"seat": s, "move": m} for s, m in self.outcome.moves],
             "analysis": _analysis_json(thought, env, notation, to_move or ""),
             "analysis_note": self.thinker.note,
-            "last_reply": self.replies.get(last) if last is not None else None,
-            "can_undo": any(seat == self.seat for seat, _ in self.actions) and not self.recorded,
+            "last_reply": last_reply,
+            "can_undo": any(seat == self.seat for seat, _ in self.actions)
+            and not (self.recorded or self.hidden),
         }
 
 
@@ -458,11 +368,15 @@ class WebPlay:
     :param env_fn: builds the PettingZoo game.
     :param snapshot: ``"latest"``, ``"best"`` or a snapshot id, as ``choose`` reads it.
     :param seat: the person's seat (an index, agent name, the side's name, or ``"random"``).
-    :param deterministic: the snapshot takes its most likely move (else samples).
+    :param deterministic: the snapshot takes its most likely move (``True``) or samples
+        (``False``); ``None``: samples in games whose equilibria are mixed (hidden information,
+        simultaneous moves: :func:`~sp_wrappers.evaluation.human_play.default_deterministic`),
+        else its most likely move. The state's ``mode`` says which it does.
     :param record: store each finished game as a match of ``"human"`` against the snapshot.
     :param record_config: the game's configuration stored with a recorded match.
     :param seed: seeds the game, the random seat and the sampling.
-    :param choose: ``(archive, which) -> snapshot id or info`` (default:
+    :param choose: ``(archive, which) -> snapshot id or info``, or a choice with
+        ``load(archive, deterministic)`` for a mixture (default:
         :func:`~sp_wrappers.evaluation.replay.resolve_snapshot`).
     :param policy: play this policy instead of the archive's snapshots (``snapshot`` is then
         ignored; the archive is still where ``record`` writes).
@@ -484,7 +398,7 @@ class WebPlay:
         env_fn: Callable[[], Any],
         snapshot: str = "latest",
         seat: str | int = "random",
-        deterministic: bool = True,
+        deterministic: bool | None = None,
         record: bool = False,
         record_config: dict[str, Any] | None = None,
         seed: int | None = None,
@@ -499,6 +413,8 @@ class WebPlay:
         self.rng = np.random.default_rng(seed)
         self.choose = choose or resolve_snapshot
         self.lock = threading.Lock()
+        #: whether the policy takes its most likely move when no one chose (see ``deterministic``)
+        self.default_deterministic = default_deterministic(env_fn)
         self.options = {"snapshot": snapshot, "seat": seat, "deterministic": deterministic}
         self._fixed_policy = policy
         self._policies: dict[tuple[str, bool], Any] = {}
@@ -514,6 +430,11 @@ class WebPlay:
         with self._archive() as archive:
             self.snapshots = [info.id for info in archive.snapshots()]
             chosen = self.choose(archive, snapshot)
+            if hasattr(chosen, "load"):  # a mixture (``nash``): the choice loads its members
+                wanted = (getattr(chosen, "label", snapshot), tuple(chosen.weights.items()))
+                if (wanted, deterministic) not in self._policies:
+                    self._policies[wanted, deterministic] = chosen.load(archive, deterministic)
+                return self._policies[wanted, deterministic]
             wanted = getattr(chosen, "id", chosen)
             if (wanted, deterministic) not in self._policies:
                 self._policies[wanted, deterministic] = archive.load_policy(
@@ -531,8 +452,23 @@ class WebPlay:
 
     def _new_game(self) -> _Game:
         options = self.options
-        policy = self._policy(str(options["snapshot"]), bool(options["deterministic"]))
+        chosen = options["deterministic"]
+        deterministic = self.default_deterministic if chosen is None else bool(chosen)
+        policy = self._policy(str(options["snapshot"]), deterministic)
         return _Game(self.env_fn, policy, options["seat"], self.seed, self.rng)
+
+    def _mode(self) -> str:
+        """Which moves the policy plays, in words, and why when it is the default."""
+        deterministic = bool(getattr(self.game.policy, "deterministic", True))
+        said = "It plays its most likely move" if deterministic else "It samples its moves"
+        if self.options["deterministic"] is not None:
+            return f"{said}, as chosen."
+        if deterministic:
+            return f"{said}: the default in games of perfect information."
+        return (
+            f"{said} from its probabilities: the default in games with hidden information or "
+            "simultaneous moves, where a most likely move would be predictable."
+        )
 
     def handle(self, message: Any) -> dict[str, Any]:
         """Carry out one message; ``{"state": ...}`` after it."""
@@ -560,6 +496,7 @@ class WebPlay:
             state["snapshots"] = ["latest", "best", *self.snapshots]
             state["snapshot"] = self.options["snapshot"]
             state["record"] = self.record
+            state["mode_note"] = self._mode()
             return {"state": state}
 
     def _start_new(self, message: dict[str, Any]) -> None:
@@ -642,10 +579,11 @@ class WebReplay:
             if move is None:
                 break
             action = int(move.actions[agent])
-            mask = None
+            mask = (getattr(env, "infos", None) or {}).get(agent, {}).get("action_mask")
             if isinstance(observation, dict) and "action_mask" in observation:
-                mask = np.asarray(observation["action_mask"], dtype=bool)
+                mask = observation["action_mask"]
                 observation = observation["observation"]
+            mask = None if mask is None else np.asarray(mask, dtype=bool)
             obs = conform_observation(observation, seat_spaces(env, agent, keep_dict_obs=False)[0])
             thought = None
             if agent in thinkers and mask is not None:  # none for a recurrent policy (its note)
@@ -837,11 +775,11 @@ class WebServer:
         return f"http://{shown}:{self.port}/"
 
     def serve_forever(self) -> None:
-        """Serve until Ctrl-C (which returns cleanly) or :meth:`close`."""
+        """Serve until :meth:`close`, or until Ctrl-C: the server is closed (each request's
+        thread joined) and the ``KeyboardInterrupt`` goes on to the caller, so a command ends
+        with Ctrl-C's status (130) whether or not a move was played."""
         try:
             self.httpd.serve_forever(poll_interval=0.2)
-        except KeyboardInterrupt:
-            pass
         finally:
             self.httpd.server_close()
 

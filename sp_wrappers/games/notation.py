@@ -1,16 +1,19 @@
 """Move notation: a turn-based game's board as text and its moves in the game's own words.
 
-This module holds :class:`Notation` (the interface: ``board``, ``legal_moves``, ``parse``,
-``describe``), one notation per supported PettingZoo game (:class:`TicTacToeNotation`,
-:class:`ConnectFourNotation`, :class:`GoNotation`, :class:`ChessNotation`,
-:class:`LimitHoldemNotation`, :class:`NoLimitHoldemNotation`), the fallback
-:class:`IndexNotation` (action indices and the action mask), :data:`NOTATIONS` (PettingZoo's
-``metadata["name"]`` -> notation class), :func:`notation_for` and :class:`MoveError`.
+This module holds the board games' notations (:class:`TicTacToeNotation`,
+:class:`ConnectFourNotation`, :class:`GoNotation`, :class:`ChessNotation`), :data:`NOTATIONS`
+(PettingZoo's ``metadata["name"]`` -> notation class), :func:`notation_for` and
+:class:`MoveError`; it also serves :class:`Notation` (the interface: ``board``, ``legal_moves``,
+``parse``, ``describe``) and the fallback :class:`IndexNotation` (action indices and the action
+mask) from :mod:`sp_wrappers.games.notation_base`, and the card games' notations
+(:class:`LimitHoldemNotation`, :class:`NoLimitHoldemNotation`, :class:`LeducHoldemNotation`,
+:class:`OpenSpielNotation` for Kuhn and Leduc poker) from :mod:`sp_wrappers.games.card_notation`.
 
 Every notation maps text to PettingZoo's own action index and back for the position the env is
 in (``describe`` names a move *before* it is played). The board is read from the env itself
 (``env.unwrapped.board``, chess's ``python-chess`` board, Go's ``_go`` position, hold'em's RLCard
-game); chess moves go through PettingZoo's ``chess_utils``, which mirrors the board for black.
+game, OpenSpiel's state); chess moves go through PettingZoo's ``chess_utils``, which mirrors the
+board for black.
 Every notation also reads ``#N``, the raw action index.
 
 This is the one way a person reads or types a move, everywhere: ``sp-wrappers play``, ``watch``
@@ -26,7 +29,15 @@ from typing import Any
 
 import numpy as np
 
+from .card_notation import (
+    LeducHoldemNotation,
+    LimitHoldemNotation,
+    NoLimitHoldemNotation,
+    OpenSpielNotation,
+    is_openspiel_game,
+)
 from .errors import MoveError
+from .notation_base import IndexNotation, Notation
 
 __all__ = [
     "Notation",
@@ -38,86 +49,13 @@ __all__ = [
     "ChessNotation",
     "LimitHoldemNotation",
     "NoLimitHoldemNotation",
+    "LeducHoldemNotation",
+    "OpenSpielNotation",
     "NOTATIONS",
     "notation_for",
     "parse_moves",
     "describe_moves",
 ]
-
-
-def _legal_actions(mask: Any) -> list[int]:
-    return [int(a) for a in np.flatnonzero(np.asarray(mask, dtype=bool))]
-
-
-class Notation:
-    """How a person reads and writes one game's moves; this base class is the fallback by index.
-
-    Subclasses override :meth:`read` (text -> action index, legal or not, ``None`` when it is
-    not a move at all), :meth:`describe` and :meth:`board`. ``example`` shows a move's form in
-    error messages.
-
-    >>> from pettingzoo.classic import tictactoe_v3
-    >>> env = tictactoe_v3.env()
-    >>> env.reset()
-    >>> mask = env.observe("player_1")["action_mask"]
-    >>> IndexNotation().parse("#4", env, mask), IndexNotation().legal_moves(env, mask)[:3]
-    (4, ['0', '1', '2'])
-    """
-
-    example = "3"
-
-    def board(self, env: Any, viewer: str | None = None) -> str:
-        """The position as text (empty when the game has no text board). Hidden information
-        is shown only to ``viewer`` (an agent name); ``None`` shows everything."""
-        return ""
-
-    def describe(self, action: int, env: Any) -> str:
-        """``action`` in the game's notation, for the position ``env`` is in now."""
-        return str(int(action))
-
-    def read(self, text: str, env: Any) -> int | None:
-        """The action index ``text`` names, legal or not (a negative number when the move has no
-        index in this position); ``None`` when it names no move."""
-        return int(text) if text.isdigit() else None
-
-    def seat_label(self, env: Any, seat: str) -> str:
-        """What the game calls ``seat`` (``"X"``, ``"white"``); empty when nothing special."""
-        return ""
-
-    def legal_moves(self, env: Any, mask: Any) -> list[str]:
-        """The legal moves under ``mask`` (the seat's action mask), in the game's notation."""
-        return [self.describe(a, env) for a in self._ordered(_legal_actions(mask), env)]
-
-    def _ordered(self, actions: list[int], env: Any) -> list[int]:
-        return actions
-
-    def parse(self, text: str, env: Any, mask: Any) -> int:
-        """The action index of ``text``; raises :class:`MoveError` when it is unreadable or
-        illegal under ``mask``."""
-        legal = _legal_actions(mask)
-        cleaned = text.strip()
-        named = {self.describe(a, env).lower(): a for a in legal}
-        if cleaned.lower() in named:
-            return named[cleaned.lower()]
-        if cleaned.startswith("#") and cleaned[1:].isdigit():
-            action: int | None = int(cleaned[1:])
-        else:
-            action = self.read(cleaned, env)
-        moves = self.legal_moves(env, mask)
-        if action is None:
-            raise MoveError(
-                text, f"{cleaned!r} is not a move; write one like {self.example!r}.", moves
-            )
-        if action not in legal:
-            raise MoveError(text, f"{cleaned!r} is not legal now.", moves)
-        return action
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-
-class IndexNotation(Notation):
-    """Any game with a discrete action mask: a move is its action index."""
 
 
 class TicTacToeNotation(Notation):
@@ -361,91 +299,6 @@ class ChessNotation(Notation):
         return ("white", "black")[env.unwrapped.possible_agents.index(seat)]
 
 
-def _card(text: str) -> str:
-    """RLCard's ``"HQ"`` (suit, rank) as ``"Qh"``."""
-    return f"{text[1:]}{text[:1].lower()}"
-
-
-class _HoldemNotation(Notation):
-    """Shared by both hold'em games: the names of PettingZoo's action table, and the table."""
-
-    example = "call"
-    names: tuple[str, ...] = ()
-    aliases: dict[str, int] = {}
-
-    def _state(self, env: Any, seat: str) -> dict[str, Any]:
-        raw = env.unwrapped
-        return raw.env.game.get_state(raw.possible_agents.index(seat))
-
-    def describe(self, action: int, env: Any) -> str:
-        return self.names[int(action)]
-
-    def read(self, text: str, env: Any) -> int | None:
-        word = "".join(c for c in text.lower() if c.isalnum())
-        return self.aliases.get(word)
-
-    def board(self, env: Any, viewer: str | None = None) -> str:
-        raw = env.unwrapped
-        first = self._state(env, raw.possible_agents[0])
-        public = " ".join(_card(c) for c in first["public_cards"]) or "(none yet)"
-        chips = ", ".join(
-            f"{a} {c}" for a, c in zip(raw.possible_agents, first["all_chips"], strict=True)
-        )
-        lines = [f"Board: {public}", f"Chips in the pot: {chips}"]
-        for seat in raw.possible_agents:
-            if viewer is None or seat == viewer:
-                hand = " ".join(_card(c) for c in self._state(env, seat)["hand"])
-                lines.append(f"{'Your' if seat == viewer else seat} hand: {hand}")
-        return "\n".join(lines)
-
-
-class LimitHoldemNotation(_HoldemNotation):
-    """Limit Texas hold'em (``texas_holdem_v4``): ``call``, ``raise``, ``fold``, ``check``
-    (PettingZoo's actions 0 to 3).
-
-    >>> from pettingzoo.classic import texas_holdem_v4
-    >>> env = texas_holdem_v4.env()
-    >>> env.reset(seed=0)
-    >>> mask = env.observe(env.agent_selection)["action_mask"]
-    >>> LimitHoldemNotation().legal_moves(env, mask), LimitHoldemNotation().parse("Fold", env, mask)
-    (['call', 'raise', 'fold'], 2)
-    """
-
-    names = ("call", "raise", "fold", "check")
-    aliases = {"call": 0, "raise": 1, "bet": 1, "fold": 2, "check": 3}
-
-
-class NoLimitHoldemNotation(_HoldemNotation):
-    """No-limit Texas hold'em (``texas_holdem_no_limit_v6``): ``fold``, ``check``/``call``,
-    ``raise-half-pot``, ``raise-pot``, ``all-in`` (PettingZoo's actions 0 to 4).
-
-    >>> from pettingzoo.classic import texas_holdem_no_limit_v6
-    >>> env = texas_holdem_no_limit_v6.env()
-    >>> env.reset(seed=0)
-    >>> mask = env.observe(env.agent_selection)["action_mask"]
-    >>> NoLimitHoldemNotation().parse("all in", env, mask), NoLimitHoldemNotation().describe(1, env)
-    (4, 'call')
-    """
-
-    names = ("fold", "check", "raise-half-pot", "raise-pot", "all-in")
-    aliases = {
-        "fold": 0,
-        "check": 1,
-        "call": 1,
-        "raisehalfpot": 2,
-        "halfpot": 2,
-        "raisepot": 3,
-        "pot": 3,
-        "allin": 4,
-    }
-
-    def describe(self, action: int, env: Any) -> str:
-        if int(action) == 1:  # check when nothing is owed, else call
-            state = self._state(env, env.unwrapped.agent_selection)
-            return "call" if max(state["all_chips"]) > state["my_chips"] else "check"
-        return self.names[int(action)]
-
-
 #: PettingZoo's ``metadata["name"]`` -> its notation; other games get :class:`IndexNotation`.
 NOTATIONS: dict[str, type[Notation]] = {
     "tictactoe_v3": TicTacToeNotation,
@@ -454,17 +307,21 @@ NOTATIONS: dict[str, type[Notation]] = {
     "chess_v6": ChessNotation,
     "texas_holdem_v4": LimitHoldemNotation,
     "texas_holdem_no_limit_v6": NoLimitHoldemNotation,
+    "leduc_holdem_v4": LeducHoldemNotation,
 }
 
 
 def notation_for(env: Any) -> Notation:
-    """The notation of ``env`` (a PettingZoo env, by its ``metadata["name"]``), or
-    :class:`IndexNotation` for a game without one.
+    """The notation of ``env`` (a PettingZoo env, by its ``metadata["name"]``; an OpenSpiel game
+    through Shimmy's adapter gets :class:`OpenSpielNotation`), or :class:`IndexNotation` for a
+    game without one.
 
     >>> from pettingzoo.classic import connect_four_v3, rps_v2
     >>> notation_for(connect_four_v3.env()).describe(0, None), notation_for(rps_v2.env())
     ('1', IndexNotation())
     """
+    if is_openspiel_game(env):
+        return OpenSpielNotation()
     name = (getattr(env, "metadata", None) or {}).get("name")
     return NOTATIONS.get(str(name), IndexNotation)()
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.plots import save_figure
 from ..evaluation.round_robin import RoundRobinResult
 from ..ratings.attribution import league_games
 
@@ -103,5 +104,4 @@ def plot_league_payoff(archive: Any, path: str | os.PathLike[str], title: str | 
         axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.25, 1.0), fontsize="small")
     axes.set_title(title or "League payoff matrix by role")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)

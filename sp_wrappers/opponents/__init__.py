@@ -8,8 +8,10 @@ It may import ``sp_wrappers.archive``, ``games`` and ``core``.
 
 from __future__ import annotations
 
+from .mixture import MixturePolicy
 from .sampler import OpponentSampler
 
 __all__ = [
     "OpponentSampler",
+    "MixturePolicy",
 ]

@@ -37,6 +37,11 @@ __all__ = [
     "TrainResult",
     "TeamTrainResult",
     "write_report",
+    "choose_player",
+    "resolve_player",
+    "PlayerChoice",
+    "exploit_run",
+    "ExploitResult",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -55,5 +60,10 @@ __getattr__, __dir__ = lazy_exports(
         "train": ".single",
         "TrainResult": ".single",
         "write_report": ".report",
+        "choose_player": ".players",
+        "resolve_player": ".players",
+        "PlayerChoice": ".players",
+        "exploit_run": ".exploit",
+        "ExploitResult": ".exploit",
     },
 )

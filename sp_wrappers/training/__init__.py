@@ -2,8 +2,9 @@
 
 The self-play callback that snapshots the learner and rates it, budget schedules for learning in
 chunks, k-opponent rollouts, environment generators (curricula, handicaps), strength measured
-against reference players and exact exploitability while training, and asymmetric self-play
-over teams.
+against reference players and exact exploitability while training, a learned best response (a
+fresh learner trained against a frozen policy or mixture: a lower bound on exploitability), and
+asymmetric self-play over teams.
 
 It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, ``archive``,
 ``games`` and ``core``.
@@ -12,6 +13,7 @@ It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, 
 from __future__ import annotations
 
 from ..core.lazy import lazy_exports
+from .best_response import BestResponseResult, learned_best_response
 from .callbacks import SelfPlayCallback
 from .env_generator import EnvGenerator, win_rates_by_config
 from .env_history import ConfigResult, EnvHistory, GameConfig
@@ -36,6 +38,8 @@ __all__ = [
     "StrengthCallback",
     "ExploitabilityCallback",
     "least_exploitable",
+    "learned_best_response",
+    "BestResponseResult",
     "TeamSelfPlay",
     "swap_steps",
     "make_team_vec_env",

@@ -44,7 +44,7 @@ from ..core.jsonio import write_json
 from ..core.policies import SB3Policy, is_policy
 from ..core.seats import as_aec_env, seat_spaces
 from ..evaluation.openings import legal_openings, play_openings
-from ..evaluation.plots import PLOTS_HINT, new_figure
+from ..evaluation.plots import PLOTS_HINT, new_figure, save_figure
 from ..games.registry import game_factory, reference_opponents
 from ..ratings.bradley_terry import fit_bradley_terry
 
@@ -442,5 +442,4 @@ def plot_strength(
         or f"Strength against the ladder ({anchor} = {history.get('anchor_rating', 1000.0):.0f})"
     )
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)

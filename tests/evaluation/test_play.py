@@ -255,11 +255,11 @@ def _read_until(process: subprocess.Popen, marker: bytes, seen: bytearray, count
             seen.extend(chunk)
 
 
-def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt):
+def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt, popen_interruptible):
     before = archive_files(ttt)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "sp_wrappers.cli", "play", str(ttt), "--seat", "0", "--record"]
-    process = subprocess.Popen(
+    process = popen_interruptible(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     seen = bytearray()
@@ -350,7 +350,8 @@ def test_flags_seat_errors_and_a_snapshot_from_another_game(runs):
 
     parser = argparse.ArgumentParser()
     add_play_parser(parser.add_subparsers())
-    assert parser.parse_args(["play", "RUN"]).deterministic is True
+    assert parser.parse_args(["play", "RUN"]).deterministic is None  # the game's default
+    assert parser.parse_args(["play", "RUN", "--deterministic"]).deterministic is True
     assert parser.parse_args(["play", "RUN", "--sample"]).deterministic is False
     with pytest.raises(Exception, match="No seat '5' in this game; choose random or one of 0 "):
         play_run(

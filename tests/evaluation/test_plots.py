@@ -39,3 +39,26 @@ def test_payoff_plot_of_many_players_leaves_out_cell_text_but_still_draws(tmp_pa
     games = [(players[k], players[k + 1], 1.0) for k in range(19)]
     path = plot_payoff(RoundRobinResult.from_games(players, games), tmp_path / "big.png")
     assert (tmp_path / "big.png").stat().st_size > 0 and path.endswith("big.png")
+
+
+def test_a_plot_interrupted_while_written_leaves_the_older_picture_and_nothing_partial(tmp_path):
+    from sp_wrappers.evaluation.plots import new_figure, save_figure
+
+    figure = new_figure(2.0, 2.0)
+    figure.add_subplot(1, 1, 1).plot([0, 1], [1, 0])
+    path = tmp_path / "ratings.png"
+    save_figure(figure, path)
+    older = path.read_bytes()
+    real = figure.savefig
+
+    def interrupted(target, *args, **kwargs):  # Ctrl-C half way through the write
+        real(target, *args, **kwargs)
+        with open(target, "r+b") as handle:
+            handle.truncate(100)
+        raise KeyboardInterrupt
+
+    figure.savefig = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        save_figure(figure, path)
+    assert path.read_bytes() == older and older.startswith(b"\x89PNG")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ratings.png"]

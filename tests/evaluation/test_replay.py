@@ -328,3 +328,26 @@ def test_pongs_captions_count_the_points_on_the_screen():
     ]
     assert captions[-1] == "result: random (as first_0) leads 1 : 0 (stopped after 140 moves)"
     assert not any("-1" in caption for caption in captions)
+
+
+def test_a_gif_interrupted_while_written_leaves_the_older_video_and_nothing_partial(
+    monkeypatch, tmp_path
+):
+    import imageio.v3 as iio
+
+    replay = play_replay(
+        lambda: make_game("tictactoe_v3", render_mode="rgb_array"), RandomPolicy(), RandomPolicy()
+    )
+    path = write_replay(replay, tmp_path / "match.gif")
+    older = path.read_bytes()
+    real = iio.imwrite
+
+    def interrupted(target, *args, **kwargs):  # Ctrl-C half way through the encoder's write
+        Path(target).write_bytes(real("<bytes>", *args, **kwargs)[:100])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(iio, "imwrite", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_replay(replay, path)
+    assert path.read_bytes() == older
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["match.gif"]

@@ -320,7 +320,9 @@ def test_a_replay_steps_through_with_each_players_probabilities(runs):
         web.handle({"type": "goto", "ply": "2"})
 
 
-def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(runs, tmp_path):
+def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(
+    runs, tmp_path, popen_interruptible
+):
     run = tmp_path / "copy"
     shutil.copytree(runs["tictactoe"], run)
     before = archive_files(run)
@@ -336,7 +338,7 @@ def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(runs, tm
         "--seat",
         "0",
     ]
-    process = subprocess.Popen(
+    process = popen_interruptible(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -352,15 +354,15 @@ def test_play_web_serves_until_ctrl_c_prints_its_url_and_writes_nothing(runs, tm
     finally:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
-    assert process.returncode == 0, err
+    assert process.returncode == 130, err  # Ctrl-C, after a move as before one
     assert "Traceback" not in err and "Stopped. Nothing was written" in out
     assert archive_files(run) == before
 
 
-def test_watch_web_serves_the_match_to_step_through_until_ctrl_c(runs):
+def test_watch_web_serves_the_match_to_step_through_until_ctrl_c(runs, popen_interruptible):
     command = [sys.executable, "-m", "sp_wrappers.cli", "watch", str(runs["tictactoe"]), "--web"]
     command += ["--port", "0", "--a", "latest", "--b", "snapshot-0000", "--deterministic"]
-    process = subprocess.Popen(
+    process = popen_interruptible(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -378,7 +380,7 @@ def test_watch_web_serves_the_match_to_step_through_until_ctrl_c(runs):
     finally:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
-    assert process.returncode == 0 and "Traceback" not in err, err
+    assert process.returncode == 130 and "Traceback" not in err, err  # Ctrl-C's status
     assert "Stopped." in out
 
 
@@ -646,12 +648,13 @@ def test_a_game_without_a_drawn_board_shows_its_own_frame_and_its_legal_moves(tm
 
     from sp_wrappers.core.policies import RandomPolicy
 
+    def own_game() -> Any:  # a game of one's own that hides nothing: no notation, no text board
+        env = leduc_holdem_v4.env(render_mode="rgb_array")
+        env.metadata = {**env.metadata, "name": "my_cards_v0", "hidden_information": False}
+        return env
+
     web = WebPlay(
-        lambda: SnapshotArchive(tmp_path),
-        lambda: leduc_holdem_v4.env(render_mode="rgb_array"),
-        policy=RandomPolicy(),
-        seat=0,
-        seed=0,
+        lambda: SnapshotArchive(tmp_path), own_game, policy=RandomPolicy(), seat=0, seed=0
     )
     state = web.handle({"type": "state"})["state"]
     if state["waiting"]:
