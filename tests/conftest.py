@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -270,3 +271,15 @@ def _start_first(item: pytest.Item) -> int:
         return 0
     group = item.get_closest_marker("xdist_group")
     return 1 if group is not None and group.args and group.args[0] == "ray" else 2
+
+
+def start_tiny_run(run: Path) -> Path:
+    """256 learner steps of MaskablePPO on tic-tac-toe in ``run`` (five snapshots, four games
+    against each baseline, ``report.html``), started with ``runs.start``."""
+    from sp_wrappers import runs
+
+    overrides = {"timesteps": 256, "n_envs": 2, "save_every": 64, "eval_games": 4}
+    hyperparams = {"n_steps": 64, "batch_size": 64}
+    config = runs.resolve("tictactoe_v3", {**overrides, "hyperparams": hyperparams})
+    runs.start(config, run, runs.RunOptions(progress=False, plots=False))
+    return run

@@ -10,6 +10,7 @@ Commands::
 
     sp-wrappers train GAME --timesteps 100000  # a run directory with archive/, report.html
     sp-wrappers league GAME --main-agents 1 --main-exploiters 1 --league-exploiters 1
+    sp-wrappers psro GAME --iterations 10       # PSRO: best responses and their meta-mixture
     sp-wrappers ratings RUN_DIR                 # table: rating, 95% interval, games, vs baselines
     sp-wrappers ratings RUN_DIR --config '{"komi": 7.5}'   # only games under that configuration
     sp-wrappers ratings RUN_DIR --by-config     # the learner's record per game configuration
@@ -20,8 +21,9 @@ Commands::
     sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
     sp-wrappers exploitability RUN_DIR          # exact NashConv per snapshot and mixture
 
-``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (``{"game": NAME,
-"game_kwargs": {...}}``), or an archive directory itself. ``NAME`` is a registered game
+``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (a run's, or only
+``{"game": NAME, "game_kwargs": {...}}``), a team's ``archives/<team>``, or an archive directory
+itself (see :class:`~sp_wrappers.runs.rundir.RunArchive`). ``NAME`` is a registered game
 (``tictactoe_v3``, ``connect_four_v3``, ``texas_holdem_v4``, ``pong_v3`` with RAM observations)
 or an import path ``module:function``; ``--game`` overrides the config.
 
@@ -52,6 +54,7 @@ __all__ = ["main", "build_parser", "run_command", "CommandParser", "COMMANDS"]
 COMMANDS: dict[str, tuple[str, ...]] = {
     "train": ("train",),
     "league": ("league",),
+    "psro": ("psro",),
     "inspect": ("ratings", "tournament", "plot"),
     "play": ("play",),
     "watch": ("watch",),

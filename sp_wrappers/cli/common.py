@@ -1,12 +1,14 @@
-"""What every ``sp-wrappers`` command shares: the program's name, the one place that turns the
-library's errors into one-line messages and exit status 2, games by name, the ``--trust-module``
-option, and run directories found from a path.
+"""What every ``sp-wrappers`` command shares: the program's name, the one line a user error
+becomes (:func:`user_errors`, :func:`error_line`: each command's entry prints it and exits with
+status 2), games by name, a run's archive and game found from a path
+(:func:`resolve_run_dir`, a :class:`~sp_wrappers.runs.rundir.RunArchive` with the run's typed
+configuration; :func:`open_archive`, :func:`run_game`) and the ``--trust-module`` option.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,18 +17,20 @@ from typing import Any
 from ..core.errors import SpWrappersError
 from ..games import registry as games
 from ..games.registry import GAMES
-from ..runs.rundir import ARCHIVE_DIR, CONFIG_NAME, run_trusted_modules, trust_line
+from ..runs.rundir import CONFIG_NAME, RunArchive, trust_line
 
 __all__ = [
     "PROG",
-    "CONFIG_NAME",
-    "ARCHIVE_DIR",
     "CLIError",
     "user_errors",
     "error_line",
+    "flag_names",
+    "FLAG_NAMES",
+    "say_line",
     "make_game",
     "game_factory",
-    "RunDir",
+    "open_archive",
+    "run_game",
     "resolve_run_dir",
     "add_trust_option",
     "say_trust",
@@ -46,8 +50,32 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def error_line(prog: str, error: BaseException) -> str:
-    """``error`` as the one line a command prints: ``"sp-wrappers train: error: ..."``."""
-    return f"{prog}: error: {' '.join(str(error).split())}"
+    """``error`` as the one line a command prints: ``"sp-wrappers train: error: ..."``, the
+    configuration keys it names as this command line's options (:func:`flag_names`)."""
+    return f"{prog}: error: {' '.join(flag_names(str(error)).split())}"
+
+
+#: Configuration keys (and run options) whose command-line option is not ``--`` and the key
+#: with dashes.
+FLAG_NAMES = {
+    "hyperparams": "--hp",
+    "game_kwargs": "--game-kwarg",
+    "deterministic": "--deterministic-opponents",
+    "config_file": "--config",
+    "run_dir": "--out",
+    "trusted_modules": "--trust-module",
+}
+_KEY = re.compile(r"(?<!`)`([a-z][a-z0-9_]*)`(?!`)")  # a key, not RST's ``literal``
+
+
+def flag_names(text: str) -> str:
+    """``text`` (a message of the library, which names configuration keys as ```key```) with
+    each key as the command line's option: the one place the two vocabularies meet.
+
+    >>> flag_names("`save_every` must be at least 1; `hyperparams` too; `run_dir` exists")
+    '--save-every must be at least 1; --hp too; --out exists'
+    """
+    return _KEY.sub(lambda m: FLAG_NAMES.get(m[1], "--" + m[1].replace("_", "-")), text)
 
 
 class CLIError(SpWrappersError):
@@ -83,53 +111,29 @@ def game_factory(name: str, kwargs: dict[str, Any] | None = None) -> Callable[[]
         raise CLIError(str(error)) from None
 
 
-class RunDir:
-    """Where a run's archive and config are.
+def open_archive(run: RunArchive, trust: Iterable[str] | None = ()) -> Any:
+    """``run``'s archive, opened read-write but never created (a clear error when absent).
 
-    :param archive_path: the archive directory.
-    :param config: the run's ``config.json`` (empty when there is none).
-    :param config_path: the file it came from, if any.
+    It trusts the modules of the classes the run's ``config.json`` names and those in ``trust``
+    (``--trust-module``), exactly those (see
+    :func:`~sp_wrappers.runs.rundir.run_trusted_modules`), and says so on stderr.
     """
+    trust = list(trust or ())
+    say_line(run.trust_line(trust))
+    return run.open(trust)
 
-    def __init__(self, archive_path: Path, config: dict[str, Any], config_path: Path | None):
-        self.archive_path = archive_path
-        self.config = config
-        self.config_path = config_path
 
-    def open_archive(self, trust: Iterable[str] | None = ()) -> Any:
-        """The archive, opened read-write but never created (a clear error when absent).
-
-        It trusts the modules of the classes the run's ``config.json`` names and those in
-        ``trust`` (``--trust-module``), exactly those (see
-        :func:`~sp_wrappers.runs.rundir.run_trusted_modules`), and says so on stderr.
-        """
-        from ..archive.store import SnapshotArchive
-
-        trust = list(trust or ())
-        say_trust(self.config, trust, self.config_path)
-        return SnapshotArchive(
-            self.archive_path,
-            create=False,
-            trusted_modules=run_trusted_modules(self.config, trust),
+def run_game(run: RunArchive, override: str | None = None) -> tuple[str, Callable[[], Any]]:
+    """The game's name and a picklable factory: ``override`` (``--game``) or the run's game,
+    with the run's ``game_kwargs`` when it is the run's game."""
+    name, kwargs = run.game(override)
+    if not name:
+        where = "no config.json" if run.config_path is None else f"{run.config_path} has no game"
+        raise CLIError(
+            f"Cannot tell which game {run.archive_path} was trained on ({where}); pass "
+            f"--game with one of {', '.join(GAMES)} or 'module:function'."
         )
-
-    def game(self, override: str | None = None) -> tuple[str, Callable[[], Any]]:
-        """The game's name and a picklable factory: ``override`` or the config's ``game``."""
-        name = override or self.config.get("game")
-        if not name:
-            where = f"{self.config_path} has no 'game'" if self.config_path else "no config.json"
-            raise CLIError(
-                f"Cannot tell which game {self.archive_path} was trained on ({where}); pass "
-                f"--game with one of {', '.join(GAMES)} or 'module:function'."
-            )
-        # The config's game_kwargs belong to the config's game, not to another one from --game.
-        same_game = name == self.config.get("game")
-        kwargs = (self.config.get("game_kwargs") or {}) if same_game else {}
-        if not isinstance(kwargs, dict):
-            raise CLIError(
-                f"'game_kwargs' in {self.config_path} must be an object, got {kwargs!r}."
-            )
-        return str(name), game_factory(str(name), kwargs)
+    return name, game_factory(name, kwargs)
 
 
 def add_trust_option(parser: argparse.ArgumentParser) -> None:
@@ -147,39 +151,17 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
 
 def say_trust(config: Any, trust: Iterable[str] = (), where: Any = None) -> None:
     """Print on stderr the one line saying which modules a command trusts (nothing when none)."""
-    line = trust_line(config, trust, str(where or CONFIG_NAME))
+    say_line(trust_line(config, trust, str(where or CONFIG_NAME)))
+
+
+def say_line(line: str | None) -> None:
+    """``line`` of the library (``None``: nothing) on stderr, after the program's name, with
+    :func:`flag_names`."""
     if line is not None:
-        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+        print(f"{PROG}: {flag_names(line)}", file=sys.stderr, flush=True)
 
 
-def resolve_run_dir(path: str | Path) -> RunDir:
-    """Find the archive and config of ``path`` (a run directory or an archive directory).
-
-    ``path/archive`` is the archive when it exists, else ``path`` itself. The config is
-    ``path/config.json``, or the parent's when ``path`` is a run's ``archive/`` folder.
-    """
-    root = Path(path)
-    if not root.is_dir():
-        raise CLIError(f"{root} is not a directory; pass a run directory or an archive directory.")
-    archive_path = root / ARCHIVE_DIR if (root / ARCHIVE_DIR).is_dir() else root
-    teams = root / "archives"  # a team run (sp-wrappers train on a team game): one per team
-    if archive_path == root and teams.is_dir() and not (root / "index.sqlite").exists():
-        found = sorted(str(p) for p in teams.iterdir() if p.is_dir())
-        raise CLIError(
-            f"{root} is a team run with one archive per team; pass one of them: "
-            f"{', '.join(found) or str(teams / '<team>')}."
-        )
-    config_path = None
-    for candidate in (root / CONFIG_NAME, archive_path.parent / CONFIG_NAME):
-        if candidate.is_file() and (candidate.parent == root or root.name == ARCHIVE_DIR):
-            config_path = candidate
-            break
-    config: dict[str, Any] = {}
-    if config_path is not None:
-        try:
-            config = json.loads(config_path.read_text())
-        except (OSError, ValueError) as error:
-            raise CLIError(f"Cannot read {config_path}: {error}.") from None
-        if not isinstance(config, dict):
-            raise CLIError(f"{config_path} must hold a JSON object.")
-    return RunDir(archive_path, config, config_path)
+def resolve_run_dir(path: str | Path) -> RunArchive:
+    """The archive and typed configuration of ``path`` (a run directory or an archive directory;
+    see :meth:`~sp_wrappers.runs.rundir.RunArchive.locate`)."""
+    return RunArchive.locate(path)

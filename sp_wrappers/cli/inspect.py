@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..games.registry import BOTS, GAMES, make_bot
-from .common import PROG, CLIError, RunDir, add_trust_option, resolve_run_dir
+from ..runs.rundir import RunArchive, RunDir
+from .common import PROG, CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
 
 __all__ = [
     "add_inspect_parser",
@@ -23,9 +24,9 @@ __all__ = [
 ]
 
 
-def _archive_with_games(args: argparse.Namespace) -> tuple[RunDir, Any]:
+def _archive_with_games(args: argparse.Namespace) -> tuple[RunArchive, Any]:
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive(args.trust_module)
+    archive = open_archive(run, args.trust_module)
     if archive.n_matches() == 0:
         raise CLIError(
             f"The archive {run.archive_path} has no matches yet; train with SelfPlayCallback or "
@@ -34,15 +35,12 @@ def _archive_with_games(args: argparse.Namespace) -> tuple[RunDir, Any]:
     return run, archive
 
 
-def _ratings(archive: Any, args: argparse.Namespace) -> Any:
+def _ratings(archive: Any, args: argparse.Namespace, config: dict[str, Any] | None) -> Any:
     from ..ratings.archive_ratings import archive_ratings
 
     try:
         return archive_ratings(
-            archive,
-            anchor=args.anchor,
-            anchor_rating=args.anchor_rating,
-            config=getattr(args, "config_filter", None),
+            archive, anchor=args.anchor, anchor_rating=args.anchor_rating, config=config
         )
     except ValueError as error:
         raise CLIError(str(error)) from None
@@ -81,7 +79,7 @@ def _by_config_table(archive: Any) -> str:
 
 def cmd_ratings(args: argparse.Namespace) -> int:
     run, archive = _archive_with_games(args)
-    args.config_filter = _config_filter(getattr(args, "config", None))
+    config = _config_filter(getattr(args, "config", None))
     if getattr(args, "by_config", False):
         if args.json:
             from ..training.env_generator import win_rates_by_config
@@ -90,7 +88,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         else:
             print(_by_config_table(archive))
         return 0
-    ratings = _ratings(archive, args)
+    ratings = _ratings(archive, args, config)
     if args.json:
         print(
             json.dumps(
@@ -129,7 +127,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.games_per_pair < 1:
         raise CLIError(f"--games-per-pair must be at least 1, got {args.games_per_pair}.")
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive(args.trust_module)
+    archive = open_archive(run, args.trust_module)
     snapshots: list[Any] = args.snapshots or [info.id for info in archive.snapshots()]
     if not snapshots:
         raise CLIError(f"The archive {run.archive_path} has no snapshots yet; train first.")
@@ -137,7 +135,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     unknown = [s for s in snapshots if isinstance(s, str) and s not in archive]
     if unknown:
         raise CLIError(f"No snapshot {', '.join(unknown)} in {run.archive_path}.")
-    game_name, env_fn = run.game(args.game)
+    game_name, env_fn = run_game(run, args.game)
     names = list(dict.fromkeys(args.baseline or ["random"]))
     baselines = [make_bot(name, game_name) for name in names]
     try:
@@ -162,7 +160,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         print("\nPayoff matrix (row player's mean score):")
         print(result.table())
     print()
-    print(_ratings(archive, args).table())
+    print(_ratings(archive, args, None).table())
     if played:
         stored = store_archive_ratings(archive)
         print(f'\nStored the refitted ratings of {len(stored.snapshots)} snapshots ("bt").')
@@ -180,8 +178,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise CLIError(
             'The plot command needs matplotlib: pip install "sp-wrappers[plots]".'
         ) from None
-    ratings = _ratings(archive, args)
-    out = Path(args.out) if args.out else Path(args.run_dir) / "plots"
+    ratings = _ratings(archive, args, None)
+    out = Path(args.out) if args.out else RunDir(args.run_dir).plots_path
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -1,9 +1,9 @@
 """``sp-wrappers league GAME``: an AlphaStar league (or plain self-play) from one command.
 
 The command parses its arguments, turns the options given into overrides, resolves the league's
-configuration once (:func:`~sp_wrappers.runs.league.resolve_league`), runs it
-(:func:`~sp_wrappers.runs.league.run_league`) and prints its progress and summary. The run
-directory it writes is described in :mod:`sp_wrappers.runs.league`.
+configuration once (:func:`~sp_wrappers.runs.resolve.resolve` with ``kind="league"``), starts it
+(:func:`sp_wrappers.runs.start`) and prints its progress and summary. The run directory it
+writes is described in :mod:`sp_wrappers.runs.league`.
 
 ``sp-wrappers league tictactoe_v3 --timesteps 60000`` runs one main agent, one main exploiter
 and one league exploiter; ``--resume RUN_DIR --timesteps T`` continues a league to ``T`` total
@@ -34,8 +34,8 @@ from ..league.backends import BACKENDS
 from ..league.builders import ALPHASTAR_DEFAULTS
 from ..league.faults import DEFAULT_STALL_SECONDS
 from ..runs.recipes import installed_algos
-from ..runs.rundir import new_run_dir, slug
-from .common import PROG, add_trust_option, say_trust
+from ..runs.rundir import RunDir
+from .common import PROG, add_trust_option, flag_names, say_trust
 from .run_options import command_line, parse_pairs
 
 __all__ = ["add_league_parser", "run_league_command", "main_league"]
@@ -226,7 +226,7 @@ def add_league_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _league_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The league settings among ``args`` that the user gave."""
-    from ..runs.league import LEAGUE_OVERRIDES
+    from ..runs.resolve import LEAGUE_OVERRIDES
 
     given = {
         key: value
@@ -241,7 +241,7 @@ def _league_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _warn(line: str) -> None:
-    print(f"{PROG} league: {line}", file=sys.stderr, flush=True)
+    print(f"{PROG} league: {flag_names(line)}", file=sys.stderr, flush=True)
 
 
 def _say(line: str) -> None:
@@ -254,25 +254,25 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
     :param args: the parsed arguments (never changed).
     :param argv: the command's arguments, recorded in ``config.json``'s history.
     """
-    from ..runs.league import LeagueError, resolve_league, run_league  # torch and SB3
+    from ..runs.config import LeagueError
+    from ..runs.resolve import resolve
+    from ..runs.run import RunOptions, start  # torch and SB3
 
     resume = Path(args.resume) if args.resume else None
-    config = resolve_league(args.game, _league_overrides(args), resume=resume)
+    config = resolve(args.game, _league_overrides(args), resume=resume, kind="league")
     if resume is None:
-        run = new_run_dir(args.out or f"runs/league-{slug(config.game)}", "pass --out")
+        run = RunDir.new(args.out or RunDir.default_for(config).path, "pass --out")
     else:
-        run = resume
+        run = RunDir(resume)
     ray_only = {"--address": args.address, "--num-cpus": args.num_cpus, "--num-gpus": args.num_gpus}
     given = [flag for flag, value in ray_only.items() if value]
     if given and args.backend != "ray":
         raise LeagueError(f"{', '.join(given)} only apply to --backend ray; drop them or add it.")
     if not args.no_progress:
-        print(f"League on {config.game} ({config.algo}) into {run}", flush=True)
-    trust = list(args.trust_module or ())
-    say_trust(config, trust, run / "config.json")
-    text = run_league(
-        config,
-        run,
+        print(f"League on {config.game} ({config.algo}) into {run.path}", flush=True)
+    trust = tuple(args.trust_module or ())
+    say_trust(config, trust, run.config_path)
+    options = RunOptions(
         backend=args.backend,
         address=args.address,
         num_cpus=args.num_cpus,
@@ -287,7 +287,7 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
         warn=_warn,
         trusted_modules=trust,
     )
-    print(text, flush=True)
+    print(flag_names(start(config, run, options).summary()), flush=True)
     return 0
 
 

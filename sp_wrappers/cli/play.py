@@ -31,7 +31,15 @@ from ..evaluation.human_play import (
     default_deterministic,
     play_session,
 )
-from .common import PROG, CLIError, add_trust_option, game_factory, resolve_run_dir
+from .common import (
+    PROG,
+    CLIError,
+    add_trust_option,
+    game_factory,
+    open_archive,
+    resolve_run_dir,
+    run_game,
+)
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
@@ -83,7 +91,7 @@ def play_run(
     """
     run, env_fn, kwargs = _game_of(path, game, game_kwargs)
     out = output_stream or sys.stdout
-    archive = run.open_archive(trust_modules)
+    archive = open_archive(run, trust_modules)
     try:
         from ..runs.players import choose_player
 
@@ -118,10 +126,9 @@ def _game_of(
     """The run, the game's factory and its keyword arguments, as ``play`` plays it; with
     ``frames`` a game the page cannot draw renders its own ``rgb_array`` frames, if it can."""
     run = resolve_run_dir(path)
-    check_turn_based(game or run.config.get("game"))  # before the Atari or MPE package loads
-    name, env_fn = run.game(game)
-    # the config's game_kwargs belong to the config's game (as RunDir.game reads them)
-    kwargs = dict(run.config.get("game_kwargs") or {}) if name == run.config.get("game") else {}
+    name, kwargs = run.game(game)  # the config's game_kwargs belong to the config's game only
+    check_turn_based(name)  # before the Atari or MPE package loads
+    name, env_fn = run_game(run, game)
     if game_kwargs:
         kwargs.update(game_kwargs)
         env_fn = game_factory(name, kwargs)
@@ -163,7 +170,7 @@ def play_web(
 
     run, env_fn, kwargs = _game_of(path, game, game_kwargs, frames=True)
     app = WebPlay(
-        lambda: run.open_archive(trust_modules),
+        lambda: open_archive(run, trust_modules),
         env_fn,
         snapshot=snapshot,
         seat=seat,

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import CLIError, add_trust_option, resolve_run_dir, say_trust
+from ..runs.rundir import RunDirError
+from .common import CLIError, add_trust_option, resolve_run_dir, say_line
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -30,9 +31,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     trust = list(getattr(args, "trust_module", None) or ())
     if not args.no_replay:  # only the replay rebuilds snapshots
         try:
-            run = resolve_run_dir(args.run_dir)
-            say_trust(run.config, trust, run.config_path)
-        except CLIError:  # not a run directory: write_report says so
+            say_line(resolve_run_dir(args.run_dir).trust_line(trust))
+        except RunDirError:  # not a run directory: write_report says so
             pass
     try:
         path = write_report(

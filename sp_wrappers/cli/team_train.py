@@ -1,8 +1,9 @@
 """``sp-wrappers train`` on team games: the lines a team run prints.
 
 The team options (``--teams``, ``--team-change``, ``--shared``) live in
-:mod:`sp_wrappers.cli.train`'s parser; :func:`~sp_wrappers.runs.resolve.resolve_run` decides
-whether a run is a team run, and :func:`~sp_wrappers.runs.team_train.train_teams` runs it.
+:mod:`sp_wrappers.cli.train`'s parser; :func:`~sp_wrappers.runs.resolve.resolve` decides whether
+a run is a team run, and :func:`sp_wrappers.runs.start` runs it
+(:class:`~sp_wrappers.runs.team_train.TeamRun`).
 """
 
 from __future__ import annotations

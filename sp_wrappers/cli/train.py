@@ -1,9 +1,9 @@
-"""``sp-wrappers train GAME``: the command line of :func:`sp_wrappers.runs.train` and
-:func:`sp_wrappers.runs.train_teams`.
+"""``sp-wrappers train GAME``: the command line of single-learner and team runs.
 
 The command parses its arguments, turns the options given into overrides, resolves the run once
-(:func:`~sp_wrappers.runs.resolve.resolve_run`: a single learner or teams), starts it and prints
-its summary. The arguments are never changed after parsing.
+(:func:`~sp_wrappers.runs.resolve.resolve`: a single learner or teams), starts it with
+:func:`sp_wrappers.runs.start` and prints its summary. The arguments are never changed after
+parsing.
 
 Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictactoe_v3
 --timesteps 200000`` adds 200k steps to that run with the same archive.
@@ -31,12 +31,13 @@ from ..core.seats import ILLEGAL_ACTION_MODES
 from ..games.registry import GAMES
 from ..opponents.sampler import STRATEGIES
 from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
-from ..runs.config import RunConfig
+from ..runs.config import TeamRunConfig
 from ..runs.recipes import installed_algos
-from ..runs.resolve import resolve_run
-from ..runs.rundir import new_run_dir, slug
-from .common import add_trust_option, say_trust
+from ..runs.resolve import resolve
+from ..runs.rundir import RunDir
+from .common import add_trust_option, flag_names, say_trust
 from .run_options import command_line, resume_dir, train_overrides
+from .team_train import team_run_banner
 
 __all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
 
@@ -346,65 +347,47 @@ def build_train_parser() -> argparse.ArgumentParser:
 
 
 def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
-    """The ``train`` command: resolve the run once, train, print the summary; returns 0.
+    """The ``train`` command: resolve the run once, start it, print the summary; returns 0.
 
     :param args: the parsed arguments (never changed).
     :param argv: the command's arguments, recorded in ``config.json``'s history (default:
         ``sys.argv``).
     """
-    run = resume_dir(args)
+    from ..runs.run import RunOptions, start  # torch and SB3: imported once a run starts
+
+    resume_path = resume_dir(args)
     overrides = train_overrides(args)
-    config = resolve_run(args.game, overrides, resume=run, config_file=args.config)
-    resume = run is not None
-    if run is None:
-        run = new_run_dir(args.out or f"runs/{slug(config.game)}")
-    steps = overrides.get("timesteps") if resume else None  # on --resume: N more steps
-    command = command_line("train", argv)
-    from ..runs.single import train  # torch and SB3: imported once a run starts
-
-    if not isinstance(config, RunConfig):  # a team run
-        from ..runs.team_train import train_teams
-        from .team_train import team_run_banner
-
-        print(team_run_banner(config, run, resume), flush=True)
-        if resume:
-            say_trust(config, args.trust_module or (), run / "config.json")
-        team_result = train_teams(
-            config,
-            run,
-            resume=resume,
-            timesteps=steps,
-            progress=not args.no_progress,
-            device=args.device,
-            torch_threads=args.threads,
-            command=command,
-            html_report=not args.no_report,
-            trusted_modules=list(args.trust_module or ()),
+    config = resolve(args.game, overrides, resume=resume_path, config_file=args.config)
+    resume = resume_path is not None
+    if resume:
+        run = RunDir(resume_path)
+    else:
+        run = RunDir.new(args.out or RunDir.default_for(config).path)
+    if isinstance(config, TeamRunConfig):
+        print(team_run_banner(config, run.path, resume), flush=True)
+    else:
+        source = "config.json" if resume else config.recipe
+        print(
+            f"{'Resuming' if resume else 'Training'} {config.algo} on {config.game} ({source}) "
+            f"into {run.path}",
+            flush=True,
         )
-        print(team_result.summary(), flush=True)
-        return 0
-    print(
-        f"{'Resuming' if resume else 'Training'} {config.algo} on {config.game} "
-        f"({config.recipe if not resume else 'config.json'}) into {run}",
-        flush=True,
-    )
-    trust = list(args.trust_module or ())
+    trust = tuple(args.trust_module or ())
     if resume:  # a new run's snapshots are its own learner's, trusted as they are saved
-        say_trust(config, trust, run / "config.json")
-    result = train(
-        config,
-        run,
+        say_trust(config, trust, run.config_path)
+    options = RunOptions(
         resume=resume,
-        trusted_modules=trust,
-        timesteps=steps,
+        timesteps=overrides.get("timesteps") if resume else None,  # on --resume: N more steps
         progress=not args.no_progress,
         plots=not args.no_plots,
         html_report=not args.no_report,
         device=args.device,
         torch_threads=args.threads,
-        command=command,
+        command=command_line("train", argv),
+        trusted_modules=trust,
+        report=print,
     )
-    print(result.summary(), flush=True)
+    print(flag_names(start(config, run, options).summary()), flush=True)
     return 0
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..games.baselines import bot_name
 from ..games.registry import BOTS, make_bot
-from .common import CLIError, add_trust_option, resolve_run_dir
+from .common import CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
@@ -62,13 +62,6 @@ def resolve_player(name: str, archive: Any, game: str, deterministic: bool = Fal
     )
 
 
-def _game_kwargs(run: Any, game: str) -> dict[str, Any]:
-    """The config's game_kwargs when the game is the config's (as ``RunDir.game`` does)."""
-    if game != run.config.get("game"):
-        return {}
-    return dict(run.config.get("game_kwargs") or {})
-
-
 def cmd_watch(args: argparse.Namespace) -> int:
     """Play the match; write ``--out`` or print it move by move. Returns 0."""
     from ..evaluation.replay import parse_opening, play_replay
@@ -76,8 +69,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ..games.registry import game_factory
 
     run = resolve_run_dir(args.run_dir)
-    archive = run.open_archive(getattr(args, "trust_module", None))
-    name, _ = run.game(args.game)  # a CLIError naming the registered games when unknown
+    archive = open_archive(run, getattr(args, "trust_module", None))
+    name, _ = run_game(run, args.game)  # a CLIError naming the registered games when unknown
+    _, stored_kwargs = run.game(args.game)  # the run's game_kwargs, when it is the run's game
     if args.web:
         return _watch_web(args, run, archive, name)
     out = args.out
@@ -89,12 +83,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
         )
     if args.max_moves is not None and args.max_moves < 1:
         raise CLIError(f"--max-moves must be at least 1, got {args.max_moves}.")
-    kwargs = _game_kwargs(run, name)
+    kwargs = dict(stored_kwargs)
     if out is not None:
         kwargs["render_mode"] = "rgb_array"
     try:
         env_fn = game_factory(name, kwargs)
-        opening = parse_opening(args.opening, game_factory(name, _game_kwargs(run, name)))
+        opening = parse_opening(args.opening, game_factory(name, stored_kwargs))
         replay = play_replay(
             env_fn,
             resolve_player(args.a, archive, name, args.deterministic),
@@ -140,7 +134,7 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
 
     if args.out is not None:
         raise CLIError("--web shows the match in a page; drop --out (or drop --web for a video).")
-    kwargs = _game_kwargs(run, name)
+    kwargs = dict(run.game(name)[1])
     env_fn = rgb_frames(name, kwargs, game_factory(name, kwargs))
     players = []
     for which in (args.a, args.b):

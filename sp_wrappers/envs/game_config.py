@@ -1,8 +1,9 @@
 """The configuration of one env copy: its game's keyword arguments and its reward transform.
 
-The single env and the vector env keep, per copy, what it plays under (in effect, and pending
-until its next episode start), what ``info["selfplay"]["config"]`` shows and the learner's
-transformed reward. A copy's next game is built and checked against the current one's spaces
+Each copy of the vector env keeps a :class:`CopyConfig`: what it plays under (in effect, and
+pending until its next episode start), what ``info["selfplay"]["config"]`` shows and the learner's
+transformed reward; the single env holds a :class:`GameConfigurator`, its ``CopyConfig`` and the
+next game it builds. A copy's next game is built and checked against the current one's spaces
 when it is set, so a configuration that changes them is refused at once. The public side is
 :mod:`sp_wrappers.training.env_generator`.
 
@@ -20,7 +21,7 @@ __all__ = [
     "REWARD_KEY",
     "RewardFn",
     "CopyConfig",
-    "ConfigurableEnv",
+    "GameConfigurator",
     "build_candidate",
     "check_game_kwargs",
     "check_reward_fn",
@@ -222,29 +223,36 @@ def _check_single_index(indices: Any) -> None:
         )
 
 
-class ConfigurableEnv:
-    """``set_game_config`` / ``set_reward_fn`` for :class:`~sp_wrappers.SelfPlayEnv` (which
-    holds ``env_fn``, ``config``, ``game``, ``driver``, ``keep_dict_obs``, ``illegal_action``
-    and ``_next_game``); a separate class so the env's module keeps one concept."""
+class GameConfigurator:
+    """The configuration of a :class:`~sp_wrappers.SelfPlayEnv`'s game: what it plays under
+    (its :class:`CopyConfig`) and the next game, built from ``env_fn`` and checked against the
+    current one's spaces when a configuration is set, which the env switches to at its next
+    episode start (:meth:`start_episode`). The env holds one and hands it its current game.
 
-    env_fn: Callable[..., Any] | None
-    config: CopyConfig
-    game: Any
-    _next_game: Any
-    _built_by_env_fn: bool
+    :param env_fn: the game's constructor (``None``: a game instance without one, which
+        :meth:`set_game_config` refuses).
+    :param built_by_env_fn: whether the current game is ``env_fn()`` (so its configuration,
+        ``{}``, is known).
 
-    def set_game_config(self, game_kwargs: Mapping[str, Any], indices: Any = None) -> None:
-        """Play ``env_fn(**game_kwargs)`` from the next episode start on (never mid-game).
+    >>> from pettingzoo.classic import go_v5
+    >>> configurator = GameConfigurator(go_v5.env, built_by_env_fn=True)
+    >>> game = go_v5.env()
+    >>> configurator.set_game_config({"komi": 5.5}, None, game)
+    >>> configurator.config.describe(), configurator.start_episode() is not None
+    (None, True)
+    >>> configurator.config.describe()
+    {'komi': 5.5}
+    """
 
-        The next game is built now and compared with the current one: a configuration that
-        changes an agent's observation or action space raises ``ValueError`` naming them, and
-        the env keeps its game. ``info["selfplay"]["config"]`` then records ``game_kwargs``
-        (see :mod:`sp_wrappers.training.env_generator`).
+    def __init__(self, env_fn: Callable[..., Any] | None, built_by_env_fn: bool) -> None:
+        self.env_fn = env_fn
+        self.config = CopyConfig()
+        self._built_by_env_fn = built_by_env_fn
+        self._next_game: Any = None
 
-        :param game_kwargs: keyword arguments of ``env_fn`` (JSON-able values), e.g.
-            ``{"komi": 5.5}``; ``{}`` rebuilds the game with the constructor's defaults.
-        :param indices: ``None`` or ``0`` (one env; there for symmetry with the vector env).
-        """
+    def set_game_config(self, game_kwargs: Mapping[str, Any], indices: Any, game: Any) -> None:
+        """Build ``env_fn(**game_kwargs)`` now, checked against ``game`` (the env's current
+        one), to play from the next episode start on; see ``SelfPlayEnv.set_game_config``."""
         _check_single_index(indices)
         kwargs = check_game_kwargs(game_kwargs)
         if self.env_fn is None:
@@ -252,40 +260,25 @@ class ConfigurableEnv:
         current = self.config.game_kwargs
         if current is None and self._built_by_env_fn:
             current = {}
-        candidate = build_candidate(self.env_fn, kwargs, self.game, current)
-        if self._next_game is not None:
-            self._next_game.close()
+        candidate = build_candidate(self.env_fn, kwargs, game, current)
+        self.close()
         self._next_game = candidate
         self.config.stage_game(kwargs)
 
-    def set_reward_fn(self, fn: RewardFn | None, indices: Any = None) -> None:
-        """Map the learner's reward with ``fn(reward, info) -> float`` from the next episode
-        start on (``None``: the game's own reward). ``fn`` sees a copy of the step's info
-        (``seat``, and ``selfplay`` with the game's outcome at the episode's end); only the
-        learner's reward changes.
-
-        :param fn: the transform, or ``None``.
-        :param indices: ``None`` or ``0`` (one env).
-        """
+    def set_reward_fn(self, fn: RewardFn | None, indices: Any) -> None:
+        """Map the learner's reward with ``fn`` from the next episode start on."""
         _check_single_index(indices)
         self.config.stage_reward(check_reward_fn(fn))
 
-    @property
-    def game_config(self) -> dict[str, Any] | None:
-        """The configuration the current episode plays under, as recorded in
-        ``info["selfplay"]["config"]`` (``None``: never configured)."""
-        return self.config.describe()
-
-    def _start_configuration(self) -> None:
-        """At an episode start: switch to the game and reward transform set since the last."""
-        if self._next_game is not None:
-            from ..core.seats import SeatDriver
-
-            self.game.close()
-            self.game, self._next_game = self._next_game, None
-            self.driver = SeatDriver(
-                self.game,
-                self.keep_dict_obs,  # type: ignore[attr-defined]
-                self.illegal_action,  # type: ignore[attr-defined]
-            )
+    def start_episode(self) -> Any:
+        """At an episode start: put what was set since the last into effect; the game to play
+        from now on when a configuration built one (the env closes its old game), else ``None``."""
+        game, self._next_game = self._next_game, None
         self.config.start_episode()
+        return game
+
+    def close(self) -> None:
+        """Close the next game, if one is waiting."""
+        if self._next_game is not None:
+            self._next_game.close()
+            self._next_game = None

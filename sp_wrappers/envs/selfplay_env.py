@@ -16,31 +16,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core.policies import (
-    RandomPolicy,
-    act_in_games,
-    check_opponent_action,
-    stack_observations,
-)
 from ..core.seats import (
     OutcomeFn,
     SeatDriver,
     as_aec_env,
     check_illegal_action_mode,
-    conform_observation,
-    seat_outcomes,
-    seat_spaces,
 )
-from ..core.teams import TeamLayout, resolve_learner_teams, team_summary
-from ..opponents.slots import OpponentSlots, as_opponent_source
-from ..opponents.team_slots import (
-    LatestTeammates,
-    TeamSlots,
-    check_opponent_teams,
-    play_round,
-    shared_random_policies,
-)
-from .game_config import ConfigurableEnv, CopyConfig
+from .game_config import GameConfigurator, RewardFn
+from .seating import LEARNER_SEAT_MODES, LearnerSeat, resolve_learner_seats, zero_observation
 from .symmetric_view import EpisodeView, instance_factory, resolve_symmetries
 
 __all__ = [
@@ -58,7 +41,6 @@ __all__ = [
     "zero_observation",
 ]
 
-LEARNER_SEAT_MODES = ("random", "alternate")
 #: Games in a row that may end before the learner's first turn before a reset gives up.
 MAX_EMPTY_GAMES = 100
 #: Finished-episode summaries an env keeps until they are drained; older ones are dropped, so an
@@ -66,28 +48,6 @@ MAX_EMPTY_GAMES = 100
 MAX_UNDRAINED_EPISODES = 1000
 _WRAPPER_STREAM = 0x5E1F  # spawn key of the wrapper's own random stream (see ``reset``)
 _GAME_SEED_STREAM = 0x5EED  # spawn key of the stream of the game's per-episode seeds
-
-
-def resolve_learner_seats(game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
-    """The seats the learner may take, checking names and that their spaces agree."""
-    agents = list(game.possible_agents)
-    if learner not in LEARNER_SEAT_MODES:
-        if learner not in agents:
-            raise ValueError(
-                f"learner={learner!r} is not an agent of this game; choose one of {agents}, "
-                f"or one of {list(LEARNER_SEAT_MODES)} to change seats between episodes."
-            )
-        return [learner]
-    obs0, act0 = seat_spaces(game, agents[0], keep_dict_obs)
-    for agent in agents[1:]:
-        obs, act = seat_spaces(game, agent, keep_dict_obs)
-        if obs != obs0 or act != act0:
-            raise ValueError(
-                f"learner={learner!r} needs every seat to have the same spaces, but {agents[0]!r} "
-                f"has ({obs0}, {act0}) and {agent!r} has ({obs}, {act}). "
-                f"Pass a fixed seat instead, e.g. learner={agents[0]!r}."
-            )
-    return agents
 
 
 def wrapper_generator(seed: int) -> np.random.Generator:
@@ -225,7 +185,7 @@ def learner_action(action: Any, space: spaces.Space) -> Any:
     )
 
 
-class SelfPlayEnv(ConfigurableEnv, gym.Env):
+class SelfPlayEnv(gym.Env):
     """A PettingZoo game seen from one seat, every other seat played by opponent policies.
 
     Observation and action spaces are those of the learner's seat. Opponents act until it is the
@@ -326,63 +286,68 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         teams: Any = None,
         symmetries: Any = None,
     ) -> None:
-        self._built_by_env_fn = callable(env) and not hasattr(env, "possible_agents")
-        if self._built_by_env_fn:  # a constructor
+        built_by_env_fn = callable(env) and not hasattr(env, "possible_agents")
+        if built_by_env_fn:  # a constructor
             env_fn, env = env, env()
-        self.env_fn = env_fn
-        self.config = CopyConfig()
-        self._next_game: Any = None
+        #: the game's configuration and the next game it builds (``set_game_config``)
+        self.configurator = GameConfigurator(env_fn, built_by_env_fn)
         game = as_aec_env(env)
         self.illegal_action = check_illegal_action_mode(illegal_action)
         self.game = game
         self.keep_dict_obs = keep_dict_obs
         self.outcome_fn = outcome_fn
         self.learner_mode = learner
-        self.layout = None if teams is None else TeamLayout.from_spec(teams, game.possible_agents)
-        chooser_seats = self.learner_seats = self._learner_seats(game, learner, keep_dict_obs)
-        if self.layout is not None:
-            self.learner_teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
-            if learner in self.layout.teams or learner in LEARNER_SEAT_MODES:
-                chooser_seats = [self.layout.teams[team][0] for team in self.learner_teams]
-            else:  # an agent name: that agent
-                chooser_seats = [learner]
-        self.observation_space, self.action_space = seat_spaces(
-            game, self.learner_seats[0], keep_dict_obs
-        )
+        #: who the learner is: one seat, or one agent of a team (see :mod:`.seating`)
+        self.seating = self._seating(game, learner, keep_dict_obs, teams)
+        self.layout = self.seating.layout
+        self.learner_seats = self.seating.learner_seats
+        self.observation_space = self.seating.observation_space
+        self.action_space = self.seating.action_space
         self.driver = SeatDriver(game, keep_dict_obs, illegal_action)
-        self._action_spaces = {a: game.action_space(a) for a in game.possible_agents}
-        if self.layout is not None:
-            check_opponent_teams(opponent, self.layout, self.learner_teams)
-            self._random_policies = shared_random_policies(self._action_spaces)
-            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
-            self._opponent_source = self.slots.source
-            self.teammates = LatestTeammates(self.action_space)
-            self._rounds = bool((getattr(game, "metadata", None) or {}).get("is_parallelizable"))
-        # The default opponent plays uniformly over its own seat's action space (seats may differ).
-        self._default_opponents: dict[str, RandomPolicy] | None = None
         self._games_started = 0
-        if opponent is None and self.layout is None:
-            self._default_opponents = {
-                a: RandomPolicy(game.action_space(a)) for a in game.possible_agents
-            }
-            opponent = self._default_opponents[self.learner_seats[0]]
-        if self.layout is None:
-            self._opponent_source = as_opponent_source(opponent)
-            self.slots = OpponentSlots(self._opponent_source)
+        self.slots, self._default_opponents = self.seating.opponent_slots(
+            opponent, random_when_none=True
+        )
+        self._opponent_source = self.slots.source
         self.render_mode = getattr(game, "render_mode", None)
         self.metadata = dict(getattr(game, "metadata", {}) or {})
-        self.seat_chooser = SeatChooser(chooser_seats, learner)
+        self.seat_chooser = SeatChooser(self.seating.chooser_seats, learner)
         self._seat_policies: dict[str, Any] = {}
         self._game_seeds = GameSeeds()
         self._last_obs: Any = None
         self.finished_episodes = FinishedEpisodes()
-        if symmetries is not None and self.layout is not None:
-            raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
+        self.seating.check_symmetries(symmetries)
         self.view = EpisodeView(
             resolve_symmetries(symmetries, self._symmetry_env_fn(env, env_fn))
             if symmetries is not None
             else None
         )
+
+    @staticmethod
+    def _seating(game: Any, learner: str, keep_dict_obs: bool, teams: Any) -> LearnerSeat:
+        """One learner seat, or (``teams``) one agent of a learner team: the team seating loads
+        only then."""
+        if teams is None:
+            return LearnerSeat(game, learner, keep_dict_obs)
+        from .team_seating import SeatInTeam
+
+        return SeatInTeam(game, learner, keep_dict_obs, teams)
+
+    @property
+    def learner_teams(self) -> list[str] | None:
+        """The teams the learner may play (``None`` without teams)."""
+        return self.seating.learner_teams
+
+    @property
+    def env_fn(self) -> Callable[..., Any] | None:
+        """The game's constructor (``None`` when given a game instance and no ``env_fn``)."""
+        return self.configurator.env_fn
+
+    @property
+    def config(self) -> Any:
+        """What the episode plays under (the configurator's
+        :class:`~sp_wrappers.envs.game_config.CopyConfig`)."""
+        return self.configurator.config
 
     # -- Gymnasium API -----------------------------------------------------------------------------
     def reset(
@@ -395,29 +360,23 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         options = dict(options or {})
         forced_seat = pop_learner_seat(options, self.learner_seats)
         game_seed = self._game_seeds.next(seed)
-        self._start_configuration()
+        next_game = self.configurator.start_episode()
+        if next_game is not None:
+            self.game.close()
+            self.game = next_game
+            self.driver = SeatDriver(next_game, self.keep_dict_obs, self.illegal_action)
         self.view.draw(self.np_random)
         for _ in range(MAX_EMPTY_GAMES):
             seat = forced_seat or self.seat_chooser.next(self.np_random)
             self.driver.reset(seat, seed=game_seed, options=options or None)
             self._games_started += 1  # recurrent opponents start a fresh state in each game
-            if self.layout is not None:
-                self._seat_policies = self._team_lineup(seat)
-                self._play_opponents()
-                if not self.driver.learner_done:
-                    return self._fresh(self.driver.learner_observation()), self._learner_info()
-                game_seed = self._game_seeds.next(None)
-                continue
-            opponent_seats = [a for a in self.game.possible_agents if a != seat]
-            lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
-            if self._default_opponents is not None:
-                lineup = [self._default_opponents[a] for a in opponent_seats]
-            self._seat_policies = dict(zip(opponent_seats, lineup, strict=True))
-            self._seat_policies = self.slots.bind_lineup(self._seat_policies, self._opponent_spaces)
+            self._seat_policies = self.seating.lineup(
+                seat, self.slots, self.np_random, self._default_opponents
+            )
             self._play_opponents()
             if not self.driver.learner_done:
                 obs = self.view.observation(self.driver.learner_observation())
-                return self._fresh(obs), self._learner_info()
+                return self._fresh(obs), self.seating.info(self.driver.learner)
             # the game ended before the learner's first turn: play another
             game_seed = self._game_seeds.next(None)
         raise RuntimeError(
@@ -433,7 +392,7 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         self.slots.count_step()
         self._play_opponents()
         reward = driver.pop_reward()
-        info = self._learner_info()
+        info = self.seating.info(driver.learner)
         if driver.learner_done:
             info["selfplay"] = self.episode_summary()
             self.finished_episodes.add(info["selfplay"])
@@ -450,9 +409,39 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
 
     def close(self) -> None:
         self.game.close()
-        if self._next_game is not None:
-            self._next_game.close()
-            self._next_game = None
+        self.configurator.close()
+
+    # -- the game's configuration (see :mod:`sp_wrappers.training.env_generator`) ---------------
+    def set_game_config(self, game_kwargs: Mapping[str, Any], indices: Any = None) -> None:
+        """Play ``env_fn(**game_kwargs)`` from the next episode start on (never mid-game).
+
+        The next game is built now and compared with the current one: a configuration that
+        changes an agent's observation or action space raises ``ValueError`` naming them, and
+        the env keeps its game. ``info["selfplay"]["config"]`` then records ``game_kwargs``
+        (see :mod:`sp_wrappers.training.env_generator`).
+
+        :param game_kwargs: keyword arguments of ``env_fn`` (JSON-able values), e.g.
+            ``{"komi": 5.5}``; ``{}`` rebuilds the game with the constructor's defaults.
+        :param indices: ``None`` or ``0`` (one env; there for symmetry with the vector env).
+        """
+        self.configurator.set_game_config(game_kwargs, indices, self.game)
+
+    def set_reward_fn(self, fn: RewardFn | None, indices: Any = None) -> None:
+        """Map the learner's reward with ``fn(reward, info) -> float`` from the next episode
+        start on (``None``: the game's own reward). ``fn`` sees a copy of the step's info
+        (``seat``, and ``selfplay`` with the game's outcome at the episode's end); only the
+        learner's reward changes.
+
+        :param fn: the transform, or ``None``.
+        :param indices: ``None`` or ``0`` (one env).
+        """
+        self.configurator.set_reward_fn(fn, indices)
+
+    @property
+    def game_config(self) -> dict[str, Any] | None:
+        """The configuration the current episode plays under, as recorded in
+        ``info["selfplay"]["config"]`` (``None``: never configured)."""
+        return self.config.describe()
 
     # -- SB3 / sb3-contrib hooks -------------------------------------------------------------------
     def drain_episodes(self) -> list[dict[str, Any]]:
@@ -470,28 +459,20 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         return self.view.mask(mask)
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
-        """Give the opponent source the learner's newest weights (called by the callback)."""
-        if self.layout is not None:  # teammates; the opponents' source unless per team
-            self.teammates.sync(version, state)
-            self.slots.sync_latest_weights(version, state)
-            return
-        sync = getattr(self.opponent_source, "sync_latest_weights", None)
-        if sync is not None:
-            sync(version, state)
+        """Give the opponent source (and the learner's teammates) the learner's newest weights
+        (called by the callback)."""
+        self.seating.sync_latest_weights(self.slots, self.opponent_source, version, state)
 
     @property
     def wants_learner_template(self) -> bool:
         """Whether the learner's teammates wait for :meth:`set_learner_template`."""
-        if self.layout is None or not self.teammates.wants_template:
-            return False
-        return any(len(self.layout.teams[team]) > 1 for team in self.learner_teams)
+        return self.seating.wants_template
 
     def set_learner_template(self, policy: Any) -> None:
         """Let the learner's teammates play a frozen copy of ``policy`` (the learner's SB3 model
         or policy), kept at the latest weights by :meth:`sync_latest_weights`. The callback calls
         it at its first weight sync; call it yourself when training without the callback."""
-        if self.layout is not None:
-            self.teammates.set_template(policy)
+        self.seating.set_template(policy)
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` (a policy, a callable or a sampler, as in the constructor) in every
@@ -500,14 +481,8 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         Reached through ``venv.env_method("set_opponent", policy, indices=[...])``, which is how
         callbacks such as :class:`~sp_wrappers.KOpponentRollouts` assign opponents per env copy.
         """
-        if self.layout is not None:
-            check_opponent_teams(opponent, self.layout, self.learner_teams)
-            self.slots = TeamSlots(opponent, self.layout, self._random_policies)
-            self._opponent_source = self.slots.source
-            return
-        self._opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self._opponent_source)
-        self._default_opponents = None
+        self.slots, self._default_opponents = self.seating.opponent_slots(opponent)
+        self._opponent_source = self.slots.source
 
     @property
     def opponent_source(self) -> Any:
@@ -523,40 +498,11 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
     def episode_summary(self) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
         driver = self.driver
-        opponents = {seat: p.policy_id for seat, p in self._seat_policies.items()}
-        summary = {
-            "opponent": next(iter(opponents.values())),
-            "opponents": opponents,
-            "outcome": None,
-            "seat": driver.learner,
-            "return": driver.returns.get(driver.learner, 0.0),
-            "returns": dict(driver.returns),
-            "length": driver.learner_steps,
-        }
-        if self.layout is None:
-            summary["outcome"] = driver.outcome(self.outcome_fn)
-            summary["seat_outcomes"] = seat_outcomes(
-                driver.returns,
-                driver.learner,
-                opponents,
-                self.outcome_fn,
-                driver.illegal_action_played,
-            )
-        else:
-            team = self.layout.team_of(driver.learner)
-            summary.update(
-                team_summary(
-                    self.layout,
-                    team,
-                    driver.returns,
-                    self._seat_policies,
-                    self.outcome_fn,
-                    driver.learner,
-                    driver.illegal_action_played,
-                )
-            )
-        if driver.illegal_action_played is not None:
-            summary["illegal_action"] = driver.illegal_action_played
+        policies, illegal = self._seat_policies, driver.illegal_action_played
+        summary = self.seating.summary(
+            driver.learner, driver.returns, policies, self.outcome_fn, illegal
+        )
+        summary["length"] = driver.learner_steps
         if self.config.configured:
             summary["config"] = self.config.describe()
         return self.view.record(summary)
@@ -566,50 +512,10 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
         return env_fn if env_fn is not None else instance_factory(env)
 
     def _play_opponents(self) -> None:
-        driver = self.driver
+        driver, play = self.driver, self.seating.play_turn
+        game = (id(self), self._games_started)  # with the seat: a recurrent opponent's state key
         while (turn := driver.next_turn()) is not None:
-            if self.layout is not None and self._rounds:  # a team's agents in one batch
-                game = (id(self), self._games_started)  # a recurrent team's state key
-                play_round(
-                    driver, turn, self._seat_policies, self._action_spaces, self.np_random, game
-                )
-                continue
-            policy = self._seat_policies[turn.seat]
-            masks = None if turn.action_mask is None else turn.action_mask[None]
-            key = (id(self), self._games_started, turn.seat)
-            obs = stack_observations([turn.observation])
-            actions = act_in_games(policy, obs, masks, self.np_random, [key])
-            action = check_opponent_action(
-                policy, actions[0], self._action_spaces[turn.seat], turn.action_mask, turn.seat
-            )
-            driver.play(action)
-
-    def _learner_seats(self, game: Any, learner: str, keep_dict_obs: bool) -> list[str]:
-        """The seats the learner may take (with teams: every agent of its possible teams)."""
-        if self.layout is None:
-            return resolve_learner_seats(game, learner, keep_dict_obs)
-        teams = resolve_learner_teams(game, self.layout, learner, keep_dict_obs)
-        if learner not in self.layout.teams and learner not in LEARNER_SEAT_MODES:
-            return [learner, *(a for a in self.layout.teams[teams[0]] if a != learner)]
-        return [agent for team in teams for agent in self.layout.teams[team]]
-
-    def _team_lineup(self, seat: str) -> dict[str, Any]:
-        """The opponents of a new episode (one policy per opposing team) and the teammates."""
-        assert self.layout is not None
-        team = self.layout.team_of(seat)
-        lineup = self.slots.seat_lineup(team, self.np_random, self._opponent_spaces)
-        for agent in self.layout.teams[team]:
-            if agent != seat:
-                lineup[agent] = self.teammates.policy
-        return lineup
-
-    def _opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
-        return seat_spaces(self.game, seat, self.keep_dict_obs)
-
-    def _learner_info(self) -> dict[str, Any]:
-        if self.layout is not None:
-            return {"seat": self.driver.learner, "team": self.layout.team_of(self.driver.learner)}
-        return {"seat": self.driver.learner}
+            play(driver, turn, self._seat_policies, self.np_random, game)
 
     def _fresh(self, obs: Any) -> Any:
         """``obs``, copied if the game handed back the very object it gave last time (Shimmy's
@@ -624,16 +530,3 @@ class SelfPlayEnv(ConfigurableEnv, gym.Env):
             return self.driver.learner_observation()
         except (KeyError, AttributeError):  # the learner's agent was removed from the game
             return zero_observation(self.observation_space)
-
-
-def zero_observation(space: spaces.Space) -> Any:
-    """An all-zero observation of ``space`` (a learner whose agent left the game sees it).
-
-    >>> zero_observation(spaces.Box(0, 1, (2,)))
-    array([0., 0.], dtype=float32)
-    """
-    if isinstance(space, spaces.Dict):
-        return {key: zero_observation(sub) for key, sub in space.spaces.items()}
-    if isinstance(space, spaces.Discrete):
-        return conform_observation(space.start, space)
-    return np.zeros(space.shape, dtype=space.dtype)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .errors import LeagueSetupError, PlayersLostError
     from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
     from .payoff import PayoffTable
+    from .psro import PSRO, PSROResult, PSROSettings
     from .runner import League, LeagueResult
 
 __all__ = [
@@ -48,6 +49,9 @@ __all__ = [
     "FrozenPlayer",
     "LeagueView",
     "PayoffTable",
+    "PSRO",
+    "PSROSettings",
+    "PSROResult",
     "StallReport",
     "LeagueStalledWarning",
     "ChunkFit",
@@ -74,6 +78,9 @@ __getattr__, __dir__ = lazy_exports(
         "FrozenPlayer": ".builders",
         "LeagueView": ".builders",
         "PayoffTable": ".payoff",
+        "PSRO": ".psro",
+        "PSROSettings": ".psro",
+        "PSROResult": ".psro",
         "StallReport": ".faults",
         "LeagueStalledWarning": ".faults",
         "ChunkFit": ".compute",

@@ -2,17 +2,21 @@
 
 A run is one typed, frozen configuration (:class:`RunConfig`, :class:`TeamRunConfig`,
 :class:`LeagueConfig`) resolved once from a game, the user's overrides and an optional run to
-resume or config file (:func:`resolve_run`, :func:`resolve_league`), then started by its one
-entry point (:func:`train`, :func:`train_teams`, :func:`run_league`)::
+resume or config file (:func:`resolve`), then started by the one entry point of every kind,
+:func:`start`, in a run directory (:class:`RunDir`, which owns its layout)::
 
     from sp_wrappers import runs
 
-    config = runs.resolve_run("tictactoe_v3", {"timesteps": 50_000})
-    result = runs.train(config, "runs/ttt")
+    config = runs.resolve("tictactoe_v3", {"timesteps": 50_000})
+    result = runs.start(config, "runs/ttt", runs.RunOptions(progress=False))
     print(result.summary())
 
-Names load on first use, so importing the package stays cheap (no torch) and a single-learner
-run never imports team or league code. The single-learner run lives in
+:func:`start` looks the :class:`Run` subclass up by the configuration's type (single learner,
+teams, league: :mod:`sp_wrappers.runs.kinds`); 0.2's entry points (:func:`resolve_run`,
+:func:`resolve_league`, :func:`train`, :func:`train_teams`, :func:`run_league`) call the same.
+Names load on first use (but :func:`resolve`, which the module of its name would hide), so
+importing the package stays cheap (no torch) and a single-learner run never imports team or
+league code. The single-learner run lives in
 :mod:`sp_wrappers.runs.single` (0.2's ``sp_wrappers.runs.train`` module: the name ``runs.train``
 is the function now).
 This layer may import every layer below it: ``league``, ``training``, ``evaluation``, ``envs``,
@@ -23,7 +27,16 @@ from __future__ import annotations
 
 from ..core.lazy import lazy_exports
 
+# Loaded with the package: once imported, the module runs/resolve.py would hide a lazy name.
+from .resolve import resolve
+
 __all__ = [
+    "start",
+    "resolve",
+    "Run",
+    "RunOptions",
+    "RunResult",
+    "RunDir",
     "RunConfig",
     "TeamRunConfig",
     "LeagueConfig",
@@ -37,6 +50,9 @@ __all__ = [
     "TrainResult",
     "TeamTrainResult",
     "write_report",
+    "PSROConfig",
+    "resolve_psro",
+    "run_psro",
     "choose_player",
     "resolve_player",
     "PlayerChoice",
@@ -47,19 +63,27 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "start": ".run",
+        "Run": ".run",
+        "RunOptions": ".run",
+        "RunResult": ".run",
+        "RunDir": ".rundir",
         "RunConfig": ".config",
         "TeamRunConfig": ".config",
         "TrainError": ".config",
-        "LeagueConfig": ".league",
-        "LeagueError": ".league",
+        "LeagueConfig": ".config",
+        "LeagueError": ".config",
         "resolve_run": ".resolve",
-        "resolve_league": ".league",
+        "resolve_league": ".resolve",
         "train_teams": ".team_train",
         "TeamTrainResult": ".team_train",
         "run_league": ".league",
         "train": ".single",
         "TrainResult": ".single",
         "write_report": ".report",
+        "PSROConfig": ".psro",
+        "resolve_psro": ".psro",
+        "run_psro": ".psro",
         "choose_player": ".players",
         "resolve_player": ".players",
         "PlayerChoice": ".players",

@@ -1,12 +1,13 @@
 """A run's configuration as typed, frozen data: what ``config.json`` holds, and its checks.
 
-One dataclass per kind of run: :class:`RunConfig` (one learner against its own snapshots) and
-:class:`TeamRunConfig` (one learner per team, ``TeamSelfPlay``); the league's is
-:class:`~sp_wrappers.runs.league.LeagueConfig`. Their (keyword-only) fields are the keys of
-``config.json``, in the order it stores them; ``to_json()`` writes exactly that file's object and
-``from_json()`` reads it back (keys it does not know are kept as they are). The format is
-:data:`CONFIG_FORMAT_VERSION`, unchanged since 0.1. :mod:`sp_wrappers.runs.resolve` builds a
-configuration from a game, the user's overrides and an optional run or config file.
+One dataclass per kind of run: :class:`RunConfig` (one learner against its own snapshots),
+:class:`TeamRunConfig` (one learner per team, ``TeamSelfPlay``) and :class:`LeagueConfig` (a
+league of players); each names its ``kind`` (see :mod:`sp_wrappers.runs.kinds`). Their
+(keyword-only) fields are the keys of ``config.json``, in the order it stores them;
+``to_json()`` writes exactly that file's object and ``from_json()`` reads it back (keys it does
+not know are kept as they are). The format is :data:`CONFIG_FORMAT_VERSION`, unchanged since
+0.1 but for the ``kind`` every file now names. :func:`sp_wrappers.runs.resolve` builds a
+configuration of any kind from a game, the user's overrides and an optional run or config file.
 
 >>> from sp_wrappers.runs.resolve import resolve_run
 >>> config = resolve_run("tictactoe_v3", {"timesteps": 256, "n_envs": 2})
@@ -38,10 +39,16 @@ __all__ = [
     "JsonConfig",
     "WHEN_SET",
     "CONFIG_FORMAT_VERSION",
+    "SINGLE_CONFIG_KIND",
     "TEAM_CONFIG_KIND",
+    "LEAGUE_CONFIG_KIND",
+    "LEAGUE_CONFIG_FORMAT_VERSION",
     "TEAM_SAMPLER_KEYS",
     "RunConfig",
     "TeamRunConfig",
+    "LeagueConfig",
+    "LeagueError",
+    "GameConfig",
     "GameProbe",
     "check_config",
     "check_team_config",
@@ -53,19 +60,15 @@ __all__ = [
 
 CONFIG_FORMAT_VERSION = 1
 
-#: ``config.json``'s ``"kind"`` of a team run (single-learner runs have no ``kind``).
+#: ``config.json``'s ``"kind"`` of each kind of run (0.2's single-learner runs wrote none, its
+#: leagues ``"command": "league"``; :func:`~sp_wrappers.runs.kinds.kind_of_json` reads both).
+SINGLE_CONFIG_KIND = "single"
 TEAM_CONFIG_KIND = "teams"
+LEAGUE_CONFIG_KIND = "league"
+LEAGUE_CONFIG_FORMAT_VERSION = 1
 
 #: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
 TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
-
-#: Keys whose command-line option is not ``--`` + the key with dashes.
-_OPTION_NAMES = {
-    "hyperparams": "--hp",
-    "game_kwargs": "--game-kwarg",
-    "deterministic": "--deterministic-opponents",
-    "config_file": "--config",
-}
 
 
 class TrainError(SpWrappersError):
@@ -74,8 +77,9 @@ class TrainError(SpWrappersError):
 
 
 def option_name(key: str) -> str:
-    """The command-line option of a configuration key: ``"save_every"`` -> ``"--save-every"``."""
-    return _OPTION_NAMES.get(key, "--" + key.replace("_", "-"))
+    """How an error of this layer names a configuration key: ``"save_every"`` ->
+    ``"`save_every`"`` (the command line shows its own option there, ``--save-every``)."""
+    return f"`{key}`"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -180,9 +184,11 @@ class RunConfig(JsonConfig):
     :param history: one entry per ``train`` call on the run (written by :func:`train`).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
+    :param kind: ``"single"`` (0.2's files have none; they read as this).
     """
 
     format_version: int = CONFIG_FORMAT_VERSION
+    kind: str = SINGLE_CONFIG_KIND
     game: str
     game_kwargs: Mapping[str, Any]
     algo: str
@@ -268,6 +274,76 @@ class TeamRunConfig(JsonConfig):
         return "a team run of train"
 
 
+@dataclass(frozen=True, kw_only=True)
+class GameConfig(JsonConfig):
+    """The part of ``config.json`` every command that opens a run reads, whatever its kind: a
+    file beside an archive that names only its game (``{"game": "tictactoe_v3"}``, written by
+    hand) reads as this when it is no whole run's configuration.
+
+    :param game: the game the archive's snapshots play (``None``: not named).
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param hyperparams: the learner's keyword arguments (their classes are trusted).
+    :param extra: the file's other keys, kept as they are.
+
+    >>> GameConfig.from_json({"game": "tictactoe_v3", "note": 1}).game
+    'tictactoe_v3'
+    """
+
+    game: str | None = None
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class LeagueError(TrainError):
+    """A user error in a league run: printed on one line, exit status 2."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeagueConfig(JsonConfig):
+    """The configuration of a league run (``sp-wrappers league GAME``): ``config.json``.
+
+    :param game: a registered game or ``module:function``.
+    :param game_kwargs: the game constructor's keyword arguments.
+    :param algo: every player's learner.
+    :param hyperparams: the learner's keyword arguments.
+    :param league: the roles: ``kind`` (``alphastar`` or ``selfplay``), ``main_agents``,
+        ``main_exploiters``, ``league_exploiters``, AlphaStar ``settings``, and the self-play
+        league's ``save_every`` and ``latest_ratio``.
+    :param chunk_steps: steps each player learns between league updates.
+    :param n_envs: game copies per player.
+    :param seed: the run's seed.
+    :param timesteps: learner steps of all players together.
+    :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
+    :param eval_games: end-of-run games of each main agent against each reference bot.
+    :param history: one entry per call on the run.
+    :param extra: keys this version does not know, kept as they are.
+    :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
+        reads it); ``kind`` says the same.
+    """
+
+    format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
+    command: str = LEAGUE_CONFIG_KIND
+    kind: str = LEAGUE_CONFIG_KIND
+    game: str
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    algo: str
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    league: Mapping[str, Any]
+    chunk_steps: int
+    n_envs: int
+    seed: int = 0
+    timesteps: int
+    max_frozen: int | None = None
+    eval_games: int
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "league"
+
+
 # ------------------------------------------------------------------------------------------------
 # The game, probed
 # ------------------------------------------------------------------------------------------------
@@ -337,28 +413,28 @@ def check_config(config: RunConfig) -> None:
     _check_counts(config, " step")
     if config.max_snapshots is not None and config.max_snapshots < 2:
         raise TrainError(
-            "--max-snapshots must be at least 2 (0 keeps every snapshot), got "
+            "`max_snapshots` must be at least 2 (0 keeps every snapshot), got "
             f"{config.max_snapshots}."
         )
     every = config.strength_every
     if every is not None and (int(every) != every or every < 0):
         raise TrainError(
-            f"--strength-every must be a number of learner steps >= 0 (0: off), got {every!r}."
+            f"`strength_every` must be a number of learner steps >= 0 (0: off), got {every!r}."
         )
     every = config.exploitability_every
     if every is not None and (int(every) != every or every < 0):
         raise TrainError(
-            f"--exploitability-every must be a number of learner steps >= 0 (0: off), got "
+            f"`exploitability_every` must be a number of learner steps >= 0 (0: off), got "
             f"{every!r}."
         )
     plies = config.strength_plies
     if plies is not None and (int(plies) != plies or plies < 0):
-        raise TrainError(f"--strength-plies must be a number of moves >= 0, got {plies!r}.")
+        raise TrainError(f"`strength_plies` must be a number of moves >= 0, got {plies!r}.")
     if config.fit_every < 0:
-        raise TrainError(f"--fit-every must be at least 0 (0: off), got {config.fit_every}.")
+        raise TrainError(f"`fit_every` must be at least 0 (0: off), got {config.fit_every}.")
     if not -1.0 <= float(config.draw_reward) <= 1.0:
         raise TrainError(
-            f"--draw-reward must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
+            f"`draw_reward` must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
         )
     choices = (("opponent_draw", OPPONENT_DRAWS), ("illegal_action", ILLEGAL_ACTION_MODES))
     for key, allowed in choices:
@@ -371,11 +447,11 @@ def check_config(config: RunConfig) -> None:
         if not 0.0 <= float(s[key]) <= 1.0:
             raise TrainError(f"{option_name(key)} must be between 0 and 1, got {s[key]}.")
     if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
-        raise TrainError("--random-ratio and --reference-ratio add up to more than 1.")
+        raise TrainError("`random_ratio` and `reference_ratio` add up to more than 1.")
     if float(s["reference_ratio"]) > 0 and len(reference_opponents(config.game)) < 2:
         with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
         raise TrainError(
-            f"--reference-ratio needs a game with a reference bot ({with_bots}); "
+            f"`reference_ratio` needs a game with a reference bot ({with_bots}); "
             f"{config.game} has none."
         )
     if config.env_generator:
@@ -393,11 +469,11 @@ def check_team_config(config: TeamRunConfig) -> None:
     _check_counts(config, "")
     if config.team_change is not None and int(config.team_change) < 1:
         raise TrainError(
-            f"--team-change must be a positive number of learner steps, got {config.team_change}."
+            f"`team_change` must be a positive number of learner steps, got {config.team_change}."
         )
     if not 0.0 <= float(config.sampler["latest_ratio"]) <= 1.0:
         raise TrainError(
-            f"--latest-ratio must be between 0 and 1, got {config.sampler['latest_ratio']}."
+            f"`latest_ratio` must be between 0 and 1, got {config.sampler['latest_ratio']}."
         )
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
 
@@ -419,16 +495,16 @@ def check_sampler_and_algo(
     unit and strategy, the algorithm's name and the learning rate (a number or a schedule)."""
     s = sampler
     if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"--window must be at least 1 (0 means all snapshots), got {s['window']}.")
+        raise TrainError(f"`window` must be at least 1 (0 means all snapshots), got {s['window']}.")
     if s["swap_every"] is not None and s["swap_every"] < 1:
-        raise TrainError(f"--swap-every must be at least 1, got {s['swap_every']}.")
+        raise TrainError(f"`swap_every` must be at least 1, got {s['swap_every']}.")
     if s["swap_unit"] not in SWAP_UNITS:
         raise TrainError(
-            f"--swap-unit must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
+            f"`swap_unit` must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
         )
     if s["strategy"] not in STRATEGIES:
         raise TrainError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
+            f"`strategy` must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
         )
     if algo not in ALGOS:
         raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")

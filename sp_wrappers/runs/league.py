@@ -1,10 +1,12 @@
-"""A league run from start to finish: :class:`LeagueConfig`, its resolver and :func:`run_league`.
+"""A league run from start to finish: :class:`LeagueRun`, :class:`RecipeModel`,
+:class:`LeagueProgress`, and :func:`run_league`, 0.2's entry point.
 
-:func:`resolve_league` builds a league's configuration from a game and the user's overrides (the
-game's recipe, then the overrides) or reads the one of a league to continue;
-:func:`run_league` runs it: an AlphaStar league (main agents, main exploiters, league
-exploiters matched by PFSP) or plain self-play, in this process, in worker processes or on a Ray
-cluster, then evaluates and rates the main agents and writes the run directory::
+:func:`~sp_wrappers.runs.resolve.resolve` (``kind="league"``; :func:`resolve_league`) builds a
+league's :class:`~sp_wrappers.runs.config.LeagueConfig` from a game and the user's overrides or
+reads the one of a league to continue; :func:`sp_wrappers.runs.start` runs it with
+:class:`LeagueRun`: an AlphaStar league (main agents, main exploiters, league exploiters matched
+by PFSP) or plain self-play, in this process, in worker processes or on a Ray cluster, then
+evaluates and rates the main agents and writes the run directory::
 
     config.json     everything that reproduces the run (game, algo, hyperparams, league roles
                     and settings, chunk_steps, seed, timesteps, ...) and its history
@@ -26,10 +28,9 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import dataclasses
 import json
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,18 +39,24 @@ from typing import Any
 
 from ..core.jsonio import write_json
 from ..games.registry import game_factory
-from ..league.builders import ALPHASTAR_DEFAULTS, AlphaStarLeague, SelfPlayLeague
+from ..league.builders import AlphaStarLeague, SelfPlayLeague
 from ..league.errors import LeagueSetupError
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
-from ..league.runner import League
+from ..league.runner import PLAYERS_DIR, League
 from ..league.state import STATE_NAME, LeagueState
-from .config import WHEN_SET, JsonConfig, TrainError, probe_or_fail, read_json_object
+from .config import (
+    LEAGUE_CONFIG_FORMAT_VERSION,
+    LEAGUE_CONFIG_KIND,
+    LeagueConfig,
+    LeagueError,
+    probe_or_fail,
+)
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
-from .recipes import ALGOS, fit_to_budget, recipe_for
 from .recipes import linear_schedule as learning_rate_schedule
-from .report import report_at_end
-from .rundir import CONFIG_NAME, run_trusted_modules, slug, tensorboard_dir
+from .resolve import LEAGUE_OVERRIDES, resolve_league
+from .run import Run, RunResult, options_from, start
+from .rundir import ARCHIVE_DIR, RATINGS_NAME, RunDir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",
@@ -57,148 +64,15 @@ __all__ = [
     "LeagueConfig",
     "LeagueError",
     "LeagueProgress",
+    "LeagueResult",
+    "LeagueRun",
     "RecipeModel",
     "resolve_league",
     "run_league",
 ]
 
-LEAGUE_CONFIG_FORMAT_VERSION = 1
-
-#: The AlphaStar settings a user may override (the others keep ALPHASTAR_DEFAULTS).
-_SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
-
-
 #: How the command line names chunk_steps and the budget in a line on rounded chunks.
-_CHUNK_OPTIONS = ("--chunk-steps ", "--timesteps ")
-
-
-class LeagueError(TrainError):
-    """A user error in a league run: printed on one line, exit status 2."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LeagueConfig(JsonConfig):
-    """The configuration of a league run (``sp-wrappers league GAME``): ``config.json``.
-
-    :param game: a registered game or ``module:function``.
-    :param game_kwargs: the game constructor's keyword arguments.
-    :param algo: every player's learner.
-    :param hyperparams: the learner's keyword arguments.
-    :param league: the roles: ``kind`` (``alphastar`` or ``selfplay``), ``main_agents``,
-        ``main_exploiters``, ``league_exploiters``, AlphaStar ``settings``, and the self-play
-        league's ``save_every`` and ``latest_ratio``.
-    :param chunk_steps: steps each player learns between league updates.
-    :param n_envs: game copies per player.
-    :param seed: the run's seed.
-    :param timesteps: learner steps of all players together.
-    :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
-    :param eval_games: end-of-run games of each main agent against each reference bot.
-    :param history: one entry per call on the run.
-    :param extra: keys this version does not know, kept as they are.
-    """
-
-    format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
-    command: str = "league"
-    game: str
-    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    algo: str
-    hyperparams: Mapping[str, Any] = field(default_factory=dict)
-    league: Mapping[str, Any]
-    chunk_steps: int
-    n_envs: int
-    seed: int = 0
-    timesteps: int
-    max_frozen: int | None = None
-    eval_games: int
-    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def _writer(cls) -> str:
-        return "league"
-
-
-#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
-LEAGUE_OVERRIDES = frozenset(
-    {f.name for f in dataclasses.fields(LeagueConfig)}
-    - {"format_version", "command", "game", "league", "history", "extra"}
-    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
-)
-
-
-def resolve_league(
-    game: str | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    resume: str | Path | None = None,
-) -> LeagueConfig:
-    """The configuration of a new league of ``game`` (its recipe, then ``overrides``), or of the
-    league in ``resume`` (``overrides``' ``timesteps``, the total to reach, and ``eval_games``
-    replace its own).
-
-    :param game: a registered game or ``module:function``.
-    :param overrides: the user's choices (keys of :data:`LEAGUE_OVERRIDES`).
-    :param resume: a league's run directory.
-    :raises LeagueError: a bad option or run directory, with the fix.
-    """
-    given = dict(overrides or {})
-    unknown = sorted(set(given) - LEAGUE_OVERRIDES)
-    if unknown:
-        raise LeagueError(
-            f"Unknown settings {', '.join(unknown)}; choose from "
-            f"{', '.join(sorted(LEAGUE_OVERRIDES))}."
-        )
-    if resume is not None:
-        run = Path(resume)
-        stored = read_json_object(
-            run / CONFIG_NAME, "--resume needs a run directory written by league"
-        )
-        if stored.get("command") != "league":
-            raise LeagueError(f"{run} holds a train run, not a league; use sp-wrappers train.")
-        config = LeagueConfig.from_json(stored, run / CONFIG_NAME)
-        for key in ("timesteps", "eval_games"):  # this call's budget and end-of-run games
-            if given.get(key) is not None:
-                config = config.replace(**{key: int(given[key])})
-        return config
-    if game is None:
-        raise LeagueError("Name the game: sp-wrappers league GAME (e.g. tictactoe_v3).")
-    algo = given.get("algo")
-    try:
-        recipe = recipe_for(game, algo)
-    except KeyError:
-        raise LeagueError(
-            f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}."
-        ) from None
-    hp = dict(given.get("hyperparams") or {})
-    algo = algo or recipe.algo
-    budget = int(given.get("timesteps") or recipe.timesteps)
-    settings = {key: given[key] for key in _SETTINGS if given.get(key) is not None}
-    if "snapshot_max_steps" in settings and "snapshot_min_steps" not in settings:
-        settings["snapshot_min_steps"] = min(
-            ALPHASTAR_DEFAULTS["snapshot_min_steps"], settings["snapshot_max_steps"]
-        )
-    league = {
-        "kind": "selfplay" if given.get("selfplay") else "alphastar",
-        "main_agents": given.get("main_agents", 1),
-        "main_exploiters": given.get("main_exploiters", 1),
-        "league_exploiters": given.get("league_exploiters", 1),
-        "settings": settings,
-        "save_every": int(given.get("save_every") or recipe.save_every),
-        "latest_ratio": float(recipe.sampler.get("latest_ratio", 0.5)),
-    }
-    eval_games = given.get("eval_games")
-    return LeagueConfig(
-        game=game,
-        game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
-        algo=algo,
-        hyperparams={**fit_to_budget(algo, recipe.hyperparams, budget, hp), **hp},
-        league=league,
-        chunk_steps=int(given.get("chunk_steps") or 4096),
-        n_envs=int(given.get("n_envs") or recipe.n_envs),
-        seed=int(given.get("seed") or 0),
-        timesteps=budget,
-        max_frozen=given.get("max_frozen"),
-        eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
-    )
+_CHUNK_OPTIONS = ("`chunk_steps` ", "`timesteps` ")
 
 
 class RecipeModel:
@@ -242,7 +116,7 @@ class RecipeModel:
             )
         except TypeError as error:
             raise LeagueError(
-                f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+                f"Bad hyperparameters for {cls.__name__}: {error} (check `hyperparams`)."
             ) from None
 
 
@@ -356,17 +230,179 @@ def _remove_new(run_dir: Path, kept: set[Path], existed: bool) -> None:
             path.unlink(missing_ok=True)
 
 
-def _ended(run_dir: Path) -> bool:
+def _ended(run_dir: RunDir) -> bool:
     """Whether the league in ``run_dir`` finished its end of run (its evaluation and
     ``ratings.json`` for the final snapshots ``league.json`` names): a league killed after its
     last round but before that end resumes to finish it instead of being refused."""
     try:
-        state = json.loads((run_dir / STATE_NAME).read_text())
-        ratings = json.loads((run_dir / "ratings.json").read_text())
+        state = json.loads((run_dir.path / STATE_NAME).read_text())
+        ratings = json.loads(run_dir.ratings_path.read_text())
     except (OSError, ValueError):
         return False
     final = state.get("final_snapshots") if isinstance(state, dict) else None
     return bool(final) and isinstance(ratings, dict) and ratings.get("final_snapshots") == final
+
+
+@dataclass
+class LeagueResult(RunResult):
+    """What a league run produced (:class:`LeagueRun`).
+
+    :param run_dir: the run directory.
+    :param config: the league's configuration, as written to ``config.json`` at the end.
+    :param seconds: wall-clock time of this call's rounds.
+    :param text: the league's summary: each main agent's rating and record.
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why.
+    """
+
+    run_dir: Path
+    config: LeagueConfig
+    seconds: float
+    text: str
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The league's summary and its notes."""
+        return "\n".join([self.text, *(f"Note: {note}" for note in self.notes)])
+
+
+class LeagueRun(Run):
+    """A league (:class:`LeagueConfig`): an AlphaStar league (main agents, main exploiters,
+    league exploiters matched by PFSP) or plain self-play, run in rounds by
+    :class:`~sp_wrappers.league.runner.League` in this process, in worker processes or on a Ray
+    cluster; then each main agent against the reference bots and ``ratings.json``.
+
+    ``options.timesteps`` is the total the league goes to (all players together). A round that
+    makes no progress for ``options.stall_seconds`` is reported to ``options.warn``; a Ray
+    cluster too small for the players, or a Ray ``address`` with no cluster, stops the run before
+    training with an error naming the fix, and a new league's directory is left as it was found,
+    so the corrected command starts there. Chunks and a budget rounded to whole rollouts are one
+    line to ``warn``, as are the league's warnings (a learner that learned far more than its
+    chunk).
+    """
+
+    kind = LEAGUE_CONFIG_KIND
+
+    def check(self) -> None:
+        config, run = self.config, self.run_dir
+        done = LeagueState.steps_done(run.path / STATE_NAME)
+        if done is not None and int(config.timesteps) <= done and _ended(run):
+            # before anything is written: no evaluation games again, no config.json going back
+            raise LeagueError(
+                f"The league in {run.path} already has {done:,d} learner steps (all players "
+                f"together), and `timesteps` {int(config.timesteps):,d} asks for no more; pass "
+                f"`timesteps` with a total above {done:,d} to go on."
+            )
+        self.env_fn = game_factory(config.game, config.game_kwargs)
+        probe = probe_or_fail(self.env_fn, config.game, config.game_kwargs, "random")
+        check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
+        # What a start that fails before training must remove, so that the corrected command can
+        # start the league here: everything this call creates in a directory that held no league.
+        self.fresh = not run.exists() and not (run.path / STATE_NAME).exists()
+        self.existed = run.path.exists()
+        self.kept = set(run.path.iterdir()) if self.existed else set()
+
+    def threads(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()  # each player sets its own (options.torch_threads)
+
+    def setup(self) -> None:
+        config, options = self.config, self.options
+        self.reporter = LeagueProgress(int(config.timesteps), self.tb, options.report)
+        warn = options.warn
+
+        def on_stall(stall: StallReport) -> None:
+            if warn is not None:
+                warn(str(stall))
+
+        self.league = League(
+            self.env_fn,
+            _builder(config),
+            RecipeModel(config.algo, config.hyperparams, int(config.seed), options.device),
+            self.run_dir.path,
+            chunk_steps=int(config.chunk_steps),
+            n_envs=int(config.n_envs),
+            seed=int(config.seed),
+            max_frozen=config.max_frozen,
+            torch_threads=options.torch_threads,
+            trusted_modules=self.trusted_modules,
+            on_round=self.reporter,
+            on_stall=on_stall,
+            on_chunks=None if warn is None else lambda fit: warn(fit.line(*_CHUNK_OPTIONS)),
+        )
+
+    def history_entry(self) -> dict[str, Any]:
+        return {
+            **super().history_entry(),
+            "from_step": self.league.total_steps(),
+            "backend": self.options.backend,
+            "command": self.options.command,
+        }
+
+    def learn(self) -> None:
+        options, warn = self.options, self.options.warn
+        try:
+            with warnings.catch_warnings():
+                if warn is not None:  # the league's warnings (a chunk far overshot): a line
+                    warnings.showwarning = lambda message, *_, **__: warn(str(message))
+                self.outcome = self.league.run(
+                    int(self.config.timesteps),
+                    backend=options.backend,
+                    address=options.address,
+                    num_cpus=options.num_cpus,
+                    num_gpus=options.num_gpus,
+                    stall_seconds=options.stall_seconds,
+                )
+        except LeagueSetupError as error:  # before training: nothing may block the retry
+            self.reporter.close()
+            if self.fresh:
+                _remove_new(self.run_dir.path, self.kept, self.existed)
+            if isinstance(error, PlayersDoNotFitError):
+                flag = "`num_cpus` " if error.resource == "CPU" else "`num_gpus` "
+                raise LeagueError(str(error.for_flag(flag))) from None
+            raise
+        finally:
+            self.reporter.close()
+        for lost in self.outcome.lost_workers:
+            if warn is not None:
+                warn(f"lost a worker and retried the round: {lost}")
+
+    def evaluate(self) -> None:
+        config = self.config
+        self.evaluation = evaluate_mains(
+            self.league, self.env_fn, config.game, int(config.eval_games), int(config.seed)
+        )
+
+    def write_results(self) -> list[str]:
+        run, league = self.run_dir, self.league
+        self.ratings = league_ratings(league)
+        written = [STATE_NAME, f"{ARCHIVE_DIR}/", f"{PLAYERS_DIR}/"]
+        if self.ratings is not None:
+            rated = league_ratings_json(self.ratings, league, self.evaluation)
+            write_json(run.ratings_path, rated)
+            written.append(RATINGS_NAME)
+        if self.options.plots:
+            try:
+                from ..league.plots import plot_league_payoff
+
+                run.plots_path.mkdir(exist_ok=True)
+                plot_league_payoff(league.archive, run.plots_path / "league_payoff.png")
+                written.append("plots/")
+            except ImportError as error:
+                self.notes.append(f"no plots: {error}")
+        return written
+
+    def end_entry(self) -> dict[str, Any]:
+        return {
+            "seconds": round(self.outcome.seconds, 1),
+            "final_snapshots": dict(self.league.final_snapshots),
+        }
+
+    def result(self, written: list[str]) -> LeagueResult:
+        text = summary(self.league, self.outcome, self.ratings, self.evaluation, written)
+        return LeagueResult(
+            self.run_dir.path, self.config, self.outcome.seconds, text, written, self.notes
+        )
 
 
 def run_league(
@@ -386,7 +422,9 @@ def run_league(
     warn: Callable[[str], None] | None = None,
     trusted_modules: Sequence[str] = (),
 ) -> str:
-    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text.
+    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text:
+    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`LeagueConfig` and these
+    options (see :class:`~sp_wrappers.runs.run.RunOptions` and :class:`LeagueRun`).
 
     :param config: the league's configuration (:func:`resolve_league`) or its ``config.json``.
     :param run_dir: the run directory (default: ``runs/league-<game>``); a league already there
@@ -397,119 +435,8 @@ def run_league(
     :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
     :param trusted_modules: modules whose classes the players' policies may name, on top of those
         the configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
-
-    A round that makes no progress for ``stall_seconds`` is reported to ``warn``; a Ray cluster
-    too small for the players, or a Ray ``address`` with no cluster, stops the run before
-    training with an error naming the fix (``--num-cpus`` / ``--num-gpus``, ``ray start
-    --head``), and a new league's directory is left as it was found, so the corrected command
-    starts there. Chunks and a budget rounded to whole rollouts are one line to ``warn``, as are
-    the league's warnings (a learner that learned far more than its chunk). With
-    ``html_report`` the run ends by writing ``report.html``
-    (:func:`~sp_wrappers.runs.report.report_at_end`); a page that cannot be written is a note.
     """
     if not isinstance(config, LeagueConfig):
         config = LeagueConfig.from_json(config)
-    run_dir = Path(run_dir if run_dir is not None else f"runs/league-{slug(config.game)}")
-    done = LeagueState.steps_done(run_dir / STATE_NAME)
-    if done is not None and int(config.timesteps) <= done and _ended(run_dir):
-        # before anything is written: no evaluation games again, no config.json going back
-        raise LeagueError(
-            f"The league in {run_dir} already has {done:,d} learner steps (all players "
-            f"together), and --timesteps {int(config.timesteps):,d} asks for no more; pass "
-            f"--timesteps with a total above {done:,d} to go on."
-        )
-    env_fn = game_factory(config.game, config.game_kwargs)
-    probe = probe_or_fail(env_fn, config.game, config.game_kwargs, "random")
-    check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
-    # What a start that fails before training must remove, so that the corrected command can
-    # start the league here: everything this call creates in a directory that held no league.
-    fresh = not (run_dir / CONFIG_NAME).exists() and not (run_dir / "league.json").exists()
-    existed = run_dir.exists()
-    kept = set(run_dir.iterdir()) if existed else set()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    notes: list[str] = []
-    tb = tensorboard_dir(run_dir, notes)
-    reporter = LeagueProgress(int(config.timesteps), tb, report)
-
-    def on_stall(stall: StallReport) -> None:
-        if warn is not None:
-            warn(str(stall))
-
-    league = League(
-        env_fn,
-        _builder(config),
-        RecipeModel(config.algo, config.hyperparams, int(config.seed), device),
-        run_dir,
-        chunk_steps=int(config.chunk_steps),
-        n_envs=int(config.n_envs),
-        seed=int(config.seed),
-        max_frozen=config.max_frozen,
-        torch_threads=torch_threads,
-        trusted_modules=run_trusted_modules(config, trusted_modules),
-        on_round=reporter,
-        on_stall=on_stall,
-        on_chunks=None if warn is None else lambda fit: warn(fit.line(*_CHUNK_OPTIONS)),
-    )
-    entry = {
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "from_step": league.total_steps(),
-        "backend": backend,
-        "command": command,
-    }
-    config = config.replace(history=(*config.history, entry))
-    write_json(run_dir / CONFIG_NAME, config.to_json())
-    try:
-        with warnings.catch_warnings():
-            if warn is not None:  # the league's warnings (a chunk far overshot): a line
-                warnings.showwarning = lambda message, *_, **__: warn(str(message))
-            result = league.run(
-                int(config.timesteps),
-                backend=backend,
-                address=address,
-                num_cpus=num_cpus,
-                num_gpus=num_gpus,
-                stall_seconds=stall_seconds,
-            )
-    except LeagueSetupError as error:  # before training: nothing may block the retry
-        reporter.close()
-        if fresh:
-            _remove_new(run_dir, kept, existed)
-        if isinstance(error, PlayersDoNotFitError):
-            flag = "--num-cpus " if error.resource == "CPU" else "--num-gpus "
-            raise LeagueError(str(error.for_flag(flag))) from None
-        raise
-    finally:
-        reporter.close()
-    for lost in result.lost_workers:
-        if warn is not None:
-            warn(f"lost a worker and retried the round: {lost}")
-    evaluation = evaluate_mains(
-        league, env_fn, config.game, int(config.eval_games), int(config.seed)
-    )
-    ratings = league_ratings(league)
-    written = [CONFIG_NAME, "league.json", "archive/", "players/"]
-    if ratings is not None:
-        write_json(run_dir / "ratings.json", league_ratings_json(ratings, league, evaluation))
-        written.append("ratings.json")
-    if plots:
-        try:
-            from ..league.plots import plot_league_payoff
-
-            (run_dir / "plots").mkdir(exist_ok=True)
-            plot_league_payoff(league.archive, run_dir / "plots" / "league_payoff.png")
-            written.append("plots/")
-        except ImportError as error:
-            notes.append(f"no plots: {error}")
-    if tb is not None:
-        written.append("tb/")
-    entry = {
-        **entry,
-        "seconds": round(result.seconds, 1),
-        "final_snapshots": dict(league.final_snapshots),
-    }
-    config = config.replace(history=(*config.history[:-1], entry))
-    write_json(run_dir / CONFIG_NAME, config.to_json())
-    if html_report:
-        written += report_at_end(run_dir, notes)
-    text = summary(league, result, ratings, evaluation, written)
-    return "\n".join([text, *(f"Note: {note}" for note in notes)])
+    options = options_from(locals())
+    return start(config, run_dir, options).summary()

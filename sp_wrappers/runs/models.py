@@ -48,7 +48,7 @@ def policy_kwargs_classes(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         module_name, _, qualname = name.partition(":")
         fix = (
             f"policy_kwargs' {key} must be an import path 'module:Class', e.g. "
-            f"'sp_wrappers.core.networks:BoardExtractor', got {name!r} (check the --hp "
+            f"'sp_wrappers.core.networks:BoardExtractor', got {name!r} (check the `hyperparams` "
             "policy_kwargs option)."
         )
         if not module_name or not qualname:
@@ -71,7 +71,7 @@ def algo_class(algo: str) -> type:
         return getattr(importlib.import_module(module), name)
     except ImportError:
         raise TrainError(
-            f"--algo {algo} needs {module}, which is not installed: "
+            f"`algo` {algo} needs {module}, which is not installed: "
             'pip install "sp-wrappers[masking]".'
         ) from None
 
@@ -106,7 +106,7 @@ def check_algo_fits(algo: str, observation_space: Any, action_space: Any, has_ma
     >>> check_algo_fits("dqn", spaces.Box(0, 1, (3,)), spaces.Box(-1, 1, (2,)), False)
     Traceback (most recent call last):
     ...
-    sp_wrappers.runs.config.TrainError: --algo dqn needs a Discrete action space, but the learner's
+    sp_wrappers.runs.config.TrainError: `algo` dqn needs a Discrete action space, but the learner's
     \
 is Box(-1.0, 1.0, (2,), float32); choose one of ppo, a2c, sac, td3, ddpg, trpo, recurrent_ppo, tqc,
     \
@@ -129,25 +129,25 @@ crossq, ars.
         )
     if algo in ("crossq", "ars") and isinstance(observation_space, spaces.Dict):
         raise TrainError(
-            f"--algo {algo} has no policy for the dict observation space {observation_space}; "
+            f"`algo` {algo} has no policy for the dict observation space {observation_space}; "
             "flatten it with a SuperSuit wrapper in the game constructor, or choose "
             f"{_choices(action_space, has_masks)}."
         )
     discrete = isinstance(action_space, spaces.Discrete)
     if algo in ("dqn", "qrdqn") and not discrete:
         raise TrainError(
-            f"--algo {algo} needs a Discrete action space, but the learner's is {action_space}; "
+            f"`algo` {algo} needs a Discrete action space, but the learner's is {action_space}; "
             f"choose one of {_choices(action_space, has_masks)}."
         )
     if algo in BOX_ONLY and not isinstance(action_space, spaces.Box):
         raise TrainError(
-            f"--algo {algo} needs a Box action space (continuous actions), but the learner's is "
+            f"`algo` {algo} needs a Box action space (continuous actions), but the learner's is "
             f"{action_space}; choose one of {_choices(action_space, has_masks)} (or the game's "
-            "continuous version, e.g. --game-kwarg continuous_actions=true for MPE games)."
+            "continuous version, e.g. `game_kwargs` continuous_actions=true for MPE games)."
         )
     if algo == "ars" and not isinstance(action_space, spaces.Box | spaces.Discrete):
         raise TrainError(
-            f"--algo ars needs a Box or Discrete action space, but the learner's is "
+            f"`algo` ars needs a Box or Discrete action space, but the learner's is "
             f"{action_space}; choose one of {_choices(action_space, has_masks)}."
         )
     if algo == "maskable_ppo":
@@ -155,19 +155,19 @@ crossq, ars.
             action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary
         ):
             raise TrainError(
-                f"--algo maskable_ppo needs a discrete action space, but the learner's is "
+                f"`algo` maskable_ppo needs a discrete action space, but the learner's is "
                 f"{action_space}; choose one of {_choices(action_space, has_masks)}."
             )
         if not has_masks:
             raise TrainError(
-                "--algo maskable_ppo needs action masks, but this game provides none (no "
+                "`algo` maskable_ppo needs action masks, but this game provides none (no "
                 "'action_mask' in its observations or infos); choose one of "
                 f"{_choices(action_space, has_masks)}."
             )
     if algo in ("ppo", "a2c", "trpo", "recurrent_ppo") and not isinstance(
         action_space, spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary | spaces.Box
     ):
-        raise TrainError(f"--algo {algo} cannot act in the action space {action_space}.")
+        raise TrainError(f"`algo` {algo} cannot act in the action space {action_space}.")
 
 
 def policy_name(observation_space: Any, algo: str = "ppo") -> str:
@@ -272,7 +272,7 @@ def build_model(
         )
     except TypeError as error:
         raise TrainError(
-            f"Bad hyperparameters for {cls.__name__}: {error} (check the --hp options)."
+            f"Bad hyperparameters for {cls.__name__}: {error} (check the `hyperparams` options)."
         ) from None
     except (ValueError, AssertionError) as error:
         raise TrainError(f"{cls.__name__} rejected the settings: {error}") from None

@@ -12,7 +12,8 @@ policy that plays it):
   rating fitted over the match history;
 - ``nash``: the Nash mixture of the archive's listed snapshots
   (:func:`~sp_wrappers.training.exploitability.archive_nash_mixture`, from their payoffs in the
-  match history; pairs that never met count as even), played as a
+  match history; pairs that never met count as even) or, in a PSRO run's archive (snapshots
+  tagged ``psro``), the meta-mixture PSRO stored last, played as a
   :class:`~sp_wrappers.MixturePolicy`: one snapshot drawn per game with the mixture's odds;
 - a snapshot id, or its number (``"3"`` is ``snapshot-0003``).
 """
@@ -112,6 +113,11 @@ def choose_player(archive: Any, which: str = "latest") -> PlayerChoice:
         return PlayerChoice(which, {listing[-1].id: 1.0})
     if which == "nash":
         from ..training.exploitability import archive_nash_mixture
+
+        stored = archive.stored_mixture() if "psro" in listing[-1].tags else None
+        if stored is not None:  # PSRO's meta-mixture: its payoffs are not in the match history
+            weights = {sid: w for sid, w in stored["mixture"].items() if w > 0 and sid in archive}
+            return PlayerChoice(which, weights, mixture=True)
 
         return PlayerChoice(which, archive_nash_mixture(archive), mixture=True)
     if which == "best":

@@ -34,11 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.save_util import atomic_write
-from .rundir import run_trusted_modules
+from .rundir import ARCHIVE_DIR, REPORT_NAME, RunArchive, RunDir, RunDirError, run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
-
-REPORT_NAME = "report.html"
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1f24;
@@ -126,33 +124,10 @@ def _disk_bytes(folder: Path) -> int:
 
 def _locate(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     """The archive directory and the config (``{}`` without one) of a run or archive folder."""
-    if not run_dir.is_dir():
-        raise FileNotFoundError(
-            f"{run_dir} is not a directory; pass a run directory (sp-wrappers train --out) or an "
-            "archive directory."
-        )
-    archive_path = run_dir / "archive" if (run_dir / "archive").is_dir() else run_dir
-    if archive_path == run_dir and not (run_dir / "index.sqlite").exists():
-        teams = run_dir / "archives"
-        hint = (
-            f" It is a team run: pass one team's archive ({teams}/<team>)."
-            if teams.is_dir()
-            else ""
-        )
-        raise FileNotFoundError(f"{run_dir} holds no archive (archive/index.sqlite).{hint}")
-    config_path = run_dir / "config.json"
-    if not config_path.is_file() and run_dir.name == "archive":
-        config_path = run_dir.parent / "config.json"
-    if not config_path.is_file() and run_dir.parent.name == "archives":  # a team's archive
-        config_path = run_dir.parent.parent / "config.json"
-    config: dict[str, Any] = {}
-    if config_path.is_file():
-        try:
-            loaded = json.loads(config_path.read_text())
-        except (OSError, ValueError) as error:
-            raise ValueError(f"Cannot read {config_path}: {error}; fix or remove it.") from None
-        config = loaded if isinstance(loaded, dict) else {}
-    return archive_path, config
+    run = RunArchive.locate(run_dir)
+    if not run.exists():
+        raise RunDirError(f"{run_dir} holds no archive (archive/index.sqlite).")
+    return run.archive_path, {} if run.config is None else run.config.to_json()
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -309,7 +284,7 @@ def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
 
 def _reference_section(run_dir: Path, ratings: Any) -> str:
     title = "Strength against the reference players"
-    summary = _read_json(run_dir / "ratings.json")
+    summary = _read_json(RunDir(run_dir).ratings_path)
     rows = _evaluation_rows(summary.get("evaluation"))
     body = ""
     if rows:
@@ -381,6 +356,29 @@ def _exploitability_section(run_dir: Path) -> str:
         )
     details = f"<details><summary>Every measurement</summary>{_table(header, rows)}</details>"
     return _section(title, body + text + details)
+
+
+def _psro_section(run_dir: Path) -> str:
+    """A PSRO run's meta-mixture exploitability per iteration (``psro.json``; else empty)."""
+    from ..league.psro import PSRO_STATE, plot_psro, read_psro
+
+    if not (run_dir / PSRO_STATE).is_file():
+        return ""
+    try:
+        state = read_psro(run_dir / PSRO_STATE)
+        body = _image(_png_from_file(lambda out: plot_psro(state, out)), "image/png", "PSRO")
+    except ValueError as error:
+        return _section("PSRO", _note(str(error)))
+    except ImportError as error:
+        body = _no_plot(error)
+    rows = [
+        [r["iteration"], f"{r['steps']:,d}", f"{r['train_seconds']:.0f}"]
+        + ["-" if r["exploitability"] is None else f"{r['exploitability']:.4f}"]
+        + [" ".join(f"{k}={v:.3f}" for k, v in r["weights"].items() if v > 1e-6)]
+        for r in state["iterations"]
+    ]
+    header = ["iteration", "learner steps", "training s", "exploitability", "meta-weights"]
+    return _section("PSRO", body + _table(header, rows))
 
 
 def _archive_section(archive: Any, archive_path: Path, disk: int) -> str:
@@ -478,7 +476,8 @@ def write_report(
         those the run's ``config.json`` names (see
         :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
     :return: the path written.
-    :raises FileNotFoundError: ``run_dir`` holds no archive (the message says what to pass).
+    :raises FileNotFoundError: ``run_dir`` holds no archive (a
+        :class:`~sp_wrappers.runs.rundir.RunDirError`: the message says what to pass).
 
     >>> import tempfile
     >>> from pettingzoo.classic import tictactoe_v3
@@ -517,7 +516,7 @@ def _page(
     from ..ratings.archive_ratings import archive_ratings
 
     # ratings.json lies in the run directory, the parent when run_dir is its archive/ folder
-    home = root.parent if archive_path == root and root.name == "archive" else root
+    home = root.parent if archive_path == root and root.name == ARCHIVE_DIR else root
     try:
         ratings, problem = archive_ratings(archive, anchor=anchor), None
     except ValueError as error:
@@ -545,6 +544,7 @@ def _page(
         _payoff_section(archive),
         _reference_section(home, ratings),
         _exploitability_section(home),
+        _psro_section(home),
         _archive_section(archive, archive_path, disk),
     ]
     if replay:
@@ -579,10 +579,10 @@ def report_at_end(
     :return: the names written, relative to ``run_dir``.
     """
     run = Path(run_dir)
-    pages: list[tuple[Path, Path, bool]] = [(run, run / REPORT_NAME, True)]
+    pages: list[tuple[Path, Path, bool]] = [(run, RunDir(run).report_path, True)]
     if team_archives is not None:
         pages = [
-            (Path(folder), run / f"report-{team}.html", False)
+            (Path(folder), RunDir(run).team_report_path(team), False)
             for team, folder in team_archives.items()
         ]
     written: list[str] = []

@@ -1,35 +1,43 @@
-"""From a game and the user's choices to one checked run configuration.
+"""From a game and the user's choices to one checked run configuration, of any kind.
 
-:func:`resolve_run` is the one place that decides the kind of run (a single learner or teams),
-reads ``config.json`` (of a run to resume) or a config file (to replay) once, fills in the game's
+:func:`resolve` is the one place that decides the kind of run (a single learner, teams, or a
+league when asked), reads ``config.json`` (of a run to resume, through
+:class:`~sp_wrappers.runs.rundir.RunDir`) or a config file (to replay) once, fills in the game's
 recipe and probe, applies the user's overrides and checks the result once. The command line
 turns its options into the overrides; a Python user passes them directly::
 
-    config = resolve_run("tictactoe_v3", {"timesteps": 50_000, "hyperparams": {"ent_coef": 0.0}})
-    sp_wrappers.runs.train(config, "runs/ttt")
+    config = resolve("tictactoe_v3", {"timesteps": 50_000, "hyperparams": {"ent_coef": 0.0}})
+    sp_wrappers.runs.start(config, "runs/ttt")
 
 Overrides are keyed by the configuration's field names (:class:`~sp_wrappers.runs.config.RunConfig`,
-:class:`~sp_wrappers.runs.config.TeamRunConfig`) and by the sampler's settings (``window``,
-``latest_ratio``, ..., ``deterministic``); a key missing from the mapping is a choice the user
-did not make.
+:class:`~sp_wrappers.runs.config.TeamRunConfig`, :class:`~sp_wrappers.runs.config.LeagueConfig`)
+and by the sampler's settings (``window``, ``latest_ratio``, ..., ``deterministic``); a key
+missing from the mapping is a choice the user did not make. :func:`resolve_run` (single learner
+or teams) and :func:`resolve_league` are 0.2's names for the two halves.
 
->>> config = resolve_run("simple_tag_v3", {"team_change": 5000})
+>>> config = resolve("simple_tag_v3", {"team_change": 5000})
 >>> type(config).__name__, config.teams, config.team_change, config.sampler["swap_every"]
 ('TeamRunConfig', 'prefix', 5000, None)
+>>> config = resolve("tictactoe_v3", {"timesteps": 256, "main_exploiters": 0}, kind="league")
+>>> config.league["kind"], config.league["main_exploiters"], config.chunk_steps
+('alphastar', 0, 4096)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..games.registry import GAMES, UnknownGameError, game_factory
 from .config import (
+    LEAGUE_CONFIG_KIND,
     TEAM_CONFIG_KIND,
     TEAM_SAMPLER_KEYS,
+    LeagueConfig,
+    LeagueError,
     RunConfig,
     TeamRunConfig,
     TrainError,
@@ -39,10 +47,18 @@ from .config import (
     probe_or_fail,
     read_json_object,
 )
+from .kinds import kind_of_json
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
-from .rundir import CONFIG_NAME
+from .rundir import RunDir
 
-__all__ = ["resolve_run", "OVERRIDES", "parse_teams"]
+__all__ = [
+    "resolve",
+    "resolve_run",
+    "resolve_league",
+    "OVERRIDES",
+    "LEAGUE_OVERRIDES",
+    "parse_teams",
+]
 
 _PLAIN_FIELDS = {f.name for f in dataclasses.fields(RunConfig)}
 _TEAM_FIELDS = {f.name for f in dataclasses.fields(TeamRunConfig)}
@@ -79,6 +95,46 @@ _FIXED_ON_TEAM_RESUME = (*_FIXED_ON_RESUME, "teams", "shared", "team_change", "n
 #: What a new run takes from a config file of the same game (the rest: the recipe's).
 _FROM_FILE = _PLAIN_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
 _TEAM_FROM_FILE = _TEAM_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
+
+
+def resolve(
+    game: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    resume: str | Path | None = None,
+    config_file: str | Path | None = None,
+    kind: str | None = None,
+) -> RunConfig | TeamRunConfig | LeagueConfig:
+    """The checked configuration of a run of any kind: a new one of ``game`` (the game's recipe,
+    then ``config_file``'s settings when it holds a run of the same game, then ``overrides``),
+    or the run in ``resume`` with ``overrides`` applied.
+
+    :param game: a registered game or ``module:function`` (optional with ``resume`` or
+        ``config_file``).
+    :param overrides: the user's choices (see :data:`OVERRIDES`, a league's
+        :data:`LEAGUE_OVERRIDES`).
+    :param resume: a run directory to continue (its ``config.json`` says its kind).
+    :param config_file: a run's ``config.json`` to start a new run from.
+    :param kind: ``"league"`` for a league; ``None`` (or ``"single"``, ``"teams"``): a single
+        learner or teams, as :func:`resolve_run` decides. With ``resume``, the run's kind must
+        agree.
+    :raises TrainError: a bad game, option or file, with the fix.
+    """
+    if resume is not None:
+        run = RunDir(resume)
+        stored = run.kind(f"`resume` needs a run directory written by {kind or 'train'}")
+        if kind == LEAGUE_CONFIG_KIND and stored != LEAGUE_CONFIG_KIND:
+            raise LeagueError(f"{run.path} holds a train run, not a league; use sp-wrappers train.")
+        if kind != LEAGUE_CONFIG_KIND and stored == LEAGUE_CONFIG_KIND:
+            raise TrainError(
+                f"{run.path} holds a league; continue it with sp-wrappers league `resume` "
+                f"{run.path}."
+            )
+        kind = stored
+    if kind == LEAGUE_CONFIG_KIND:
+        if config_file is not None:
+            raise LeagueError("A league starts from a game, not from a config file; drop it.")
+        return resolve_league(game, overrides, resume)
+    return resolve_run(game, overrides, resume, config_file)
 
 
 def resolve_run(
@@ -139,8 +195,8 @@ def parse_teams(raw: Any) -> str | dict[str, list[str]]:
         for agents in value.values()
     ):
         raise TrainError(
-            f"--teams takes 'prefix' or a JSON object of team -> list of agent names, got "
-            f'{raw!r}; e.g. --teams \'{{"red": ["first_0", "third_0"], "blue": '
+            f"`teams` takes 'prefix' or a JSON object of team -> list of agent names, got "
+            f'{raw!r}; e.g. `teams` \'{{"red": ["first_0", "third_0"], "blue": '
             f'["second_0", "fourth_0"]}}\'.'
         )
     return {team: list(agents) for team, agents in value.items()}
@@ -154,7 +210,7 @@ def parse_teams(raw: Any) -> str | dict[str, list[str]]:
 def _is_team_game(game: str | None, given: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
     if "teams" in given:
         return True
-    if base.get("kind") == TEAM_CONFIG_KIND and game == base.get("game"):
+    if kind_of_json(base) == TEAM_CONFIG_KIND and game == base.get("game"):
         return True
     if game in GAMES:
         try:
@@ -168,8 +224,8 @@ def _refuse_team_options(given: Mapping[str, Any], what: str) -> None:
     for key in ("team_change", "shared"):
         if key in given:
             raise TrainError(
-                f"{option_name(key)} applies to team runs; {what} has no teams: pass --teams "
-                "prefix or --teams '{\"team\": [agent, ...], ...}' (a new run)."
+                f"{option_name(key)} applies to team runs; {what} has no teams: pass `teams` "
+                "prefix or `teams` '{\"team\": [agent, ...], ...}' (a new run)."
             )
 
 
@@ -186,11 +242,11 @@ def _refuse_single_options(given: Mapping[str, Any]) -> None:
 def _refuse_env_generator(given: Mapping[str, Any], base: Mapping[str, Any]) -> None:
     from_file = "env_generator" not in given and bool(base.get("env_generator"))
     if given.get("env_generator") is not None or from_file:
-        where = "the --config file's env_generator" if from_file else "--env-generator"
+        where = "the `config_file` file's env_generator" if from_file else "`env_generator`"
         raise TrainError(
-            f"{where} does not work with a team run (--teams, a team game's recipe or a team "
+            f"{where} does not work with a team run (`teams`, a team game's recipe or a team "
             "run's directory): environment generators configure the games of single-learner "
-            "runs only, and a team run would ignore it. Drop --teams or --env-generator (or the "
+            "runs only, and a team run would ignore it. Drop `teams` or `env_generator` (or the "
             "env_generator key of the config file)."
         )
 
@@ -201,9 +257,13 @@ def _refuse_env_generator(given: Mapping[str, Any], base: Mapping[str, Any]) -> 
 
 
 def _resume(run: Path, game: str | None, given: dict[str, Any]) -> RunConfig | TeamRunConfig:
-    path = run / CONFIG_NAME
-    stored = read_json_object(path, "--resume needs a run directory written by train")
-    team = stored.get("kind") == TEAM_CONFIG_KIND or "teams" in given
+    path = RunDir(run).config_path
+    stored = RunDir(run).read_json("`resume` needs a run directory written by train")
+    if kind_of_json(stored) == LEAGUE_CONFIG_KIND:
+        raise TrainError(
+            f"{run} holds a league; continue it with sp-wrappers league `resume` {run}."
+        )
+    team = kind_of_json(stored) == TEAM_CONFIG_KIND or "teams" in given
     if team:
         _refuse_env_generator(given, {})
     else:
@@ -216,7 +276,7 @@ def _resume(run: Path, game: str | None, given: dict[str, Any]) -> RunConfig | T
     for key in _FIXED_ON_TEAM_RESUME if team else _FIXED_ON_PLAIN_RESUME:
         if given.get(key) is not None:
             raise TrainError(
-                f"{option_name(key)} cannot change on --resume; start a new run instead."
+                f"{option_name(key)} cannot change on `resume`; start a new run instead."
             )
     given.pop("timesteps", None)  # this call's steps, not the run's: train() takes them
     if team:
@@ -224,7 +284,7 @@ def _resume(run: Path, game: str | None, given: dict[str, Any]) -> RunConfig | T
         if "models" not in stored:  # written once the models exist: a run that trained
             raise TrainError(f"{path} has no 'models'; it was not written by a team run of train.")
         config = TeamRunConfig.from_json(stored, path)
-        config = _with_team_overrides(config, given)
+        config = _with_overrides(config, given)
         check_team_config(config)
         return config
     config = RunConfig.from_json(stored, path)
@@ -283,31 +343,58 @@ def _new_run(game: str | None, given: Mapping[str, Any], base: Mapping[str, Any]
         symmetries=recipe.symmetries,
         strength_every=recipe.strength_every,
     ).to_json()
-    from_file = same_game and base.get("algo") == data["algo"]  # the file's settings are the user's
-    if same_game:
-        data.update({key: base[key] for key in _FROM_FILE if key in base})
-        data["sampler"].update(base.get("sampler") or {})
-        if from_file:
-            data["hyperparams"] = dict(base.get("hyperparams") or data["hyperparams"])
-            data["recipe"] = base.get("recipe", "file")
-    config = _with_overrides(RunConfig.from_json(data), given)
-    if not from_file:
-        hyperparams = fit_to_budget(
-            config.algo, config.hyperparams, config.timesteps, given=given.get("hyperparams") or {}
-        )
-        config = config.replace(hyperparams=hyperparams)
+    from_file = _take_file(data, base, same_game, _FROM_FILE, None)
+    config = _fit(_with_overrides(RunConfig.from_json(data), given), given, from_file)
     check_config(config)
     return config
 
 
-def _with_overrides(config: RunConfig, given: Mapping[str, Any]) -> RunConfig:
-    """``config`` with the user's choices: ``game_kwargs`` and ``hyperparams`` added to its own,
-    the sampler's settings to its sampler, the others in place (0 ``window`` and 0
-    ``max_snapshots``: all; ``symmetries`` ``"none"``: off)."""
+def _take_file(
+    data: dict[str, Any],
+    base: Mapping[str, Any],
+    same_game: bool,
+    keys: Iterable[str],
+    sampler_keys: Iterable[str] | None,
+) -> bool:
+    """Put a config file's settings of the same game (``keys``, its sampler's ``sampler_keys``,
+    ``None``: all) into ``data``, a recipe's configuration; with the same algorithm its
+    hyperparameters too. Returns whether they were (the file's settings are then the user's, not
+    fitted again)."""
+    from_file = same_game and base.get("algo") == data["algo"]
+    if same_game:
+        data.update({key: base[key] for key in keys if key in base})
+        stored = base.get("sampler") or {}
+        keep = (
+            stored if sampler_keys is None else {k: stored[k] for k in sampler_keys if k in stored}
+        )
+        data["sampler"].update(keep)
+        if from_file:
+            data["hyperparams"] = dict(base.get("hyperparams") or data["hyperparams"])
+            data["recipe"] = base.get("recipe", "file")
+    return from_file
+
+
+def _fit(config: Any, given: Mapping[str, Any], from_file: bool) -> Any:
+    """``config`` with its recipe's hyperparameters fitted to its budget (``from_file``: as the
+    file has them), the user's own kept."""
+    if from_file:
+        return config
+    mine = given.get("hyperparams") or {}
+    return config.replace(
+        hyperparams=fit_to_budget(config.algo, config.hyperparams, config.timesteps, given=mine)
+    )
+
+
+def _with_overrides(config: Any, given: Mapping[str, Any]) -> Any:
+    """``config`` (a run's or a team run's) with the user's choices: ``game_kwargs`` and
+    ``hyperparams`` added to its own, the sampler's settings to its sampler, the others in place
+    (0 ``window`` and 0 ``max_snapshots``: all; ``symmetries`` ``"none"``: off). ``algo`` and
+    ``teams`` are the resolver's to apply."""
+    fields = {f.name for f in dataclasses.fields(config)}
     changes = {
         key: value
         for key, value in given.items()
-        if key in _PLAIN_FIELDS and key not in ("game_kwargs", "hyperparams", "sampler")
+        if key in fields and key not in ("algo", "teams", "game_kwargs", "hyperparams", "sampler")
     }
     if "game_kwargs" in given:
         changes["game_kwargs"] = {**config.game_kwargs, **given["game_kwargs"]}
@@ -318,7 +405,8 @@ def _with_overrides(config: RunConfig, given: Mapping[str, Any]) -> RunConfig:
         changes["symmetries"] = None
     if changes.get("max_snapshots") == 0:
         changes["max_snapshots"] = None
-    sampler = {key: given[key] for key in SAMPLER_DEFAULTS if key in given}
+    keys = dict.fromkeys([*config.sampler, *TEAM_SAMPLER_KEYS])  # a team's: only its own
+    sampler = {key: given[key] for key in keys if key in given}
     if sampler:
         if sampler.get("window") == 0:
             sampler["window"] = None
@@ -338,7 +426,7 @@ def _new_team_run(
     if not game:
         raise TrainError("Name a game, e.g. `sp-wrappers train simple_tag_v3`.")
     game = _check_game(game, "simple_tag_v3")
-    same_game = base.get("game") == game and base.get("kind") == TEAM_CONFIG_KIND
+    same_game = base.get("game") == game and kind_of_json(base) == TEAM_CONFIG_KIND
     algo = given.get("algo") or (base.get("algo") if same_game else None)
     try:
         recipe = recipe_for(game, algo)
@@ -367,49 +455,106 @@ def _new_team_run(
         timesteps=recipe.timesteps,
         eval_games=recipe.eval_games,
     ).to_json()
-    from_file = same_game and base.get("algo") == data["algo"]
-    if same_game:
-        data.update({key: base[key] for key in _TEAM_FROM_FILE if key in base})
-        data["sampler"].update(
-            {k: v for k, v in (base.get("sampler") or {}).items() if k in TEAM_SAMPLER_KEYS}
-        )
-        if from_file:
-            data["hyperparams"] = dict(base.get("hyperparams") or data["hyperparams"])
-            data["recipe"] = base.get("recipe", "file")
+    from_file = _take_file(data, base, same_game, _TEAM_FROM_FILE, TEAM_SAMPLER_KEYS)
     config = TeamRunConfig.from_json(data)
     if "teams" in given:
         config = config.replace(teams=parse_teams(given["teams"]))
     if config.teams is None:  # pragma: no cover - a game without teams is a plain run
-        raise TrainError(f"{game} has no teams; pass --teams prefix or a JSON mapping.")
-    if "game_kwargs" in given:
-        config = config.replace(game_kwargs={**config.game_kwargs, **given["game_kwargs"]})
-    if given.get("hyperparams"):
-        config = config.replace(
-            hyperparams={**config.hyperparams, **given["hyperparams"]},
-            recipe=config.recipe + "+overrides",
-        )
+        raise TrainError(f"{game} has no teams; pass `teams` prefix or a JSON mapping.")
     _refuse_single_options(given)
-    config = _with_team_overrides(config, given)
+    config = _with_overrides(config, given)
     # No team_change: train_teams picks one that fits every team's rollout once the models
     # exist (about a tenth of the run, a multiple of each rollout).
-    if not from_file:
-        hyperparams = fit_to_budget(
-            config.algo, config.hyperparams, config.timesteps, given=given.get("hyperparams") or {}
-        )
-        config = config.replace(hyperparams=hyperparams)
+    config = _fit(config, given, from_file)
     check_team_config(config)
     return config
 
 
-def _with_team_overrides(config: TeamRunConfig, given: Mapping[str, Any]) -> TeamRunConfig:
-    changes: dict[str, Any] = {
-        key: value
-        for key, value in given.items()
-        if key in _TEAM_FIELDS and key not in ("algo", "teams", "game_kwargs", "hyperparams")
+# ------------------------------------------------------------------------------------------------
+# A league
+# ------------------------------------------------------------------------------------------------
+
+#: The AlphaStar settings a user may override (the others keep the league's defaults).
+_SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
+
+
+#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
+LEAGUE_OVERRIDES = frozenset(
+    {f.name for f in dataclasses.fields(LeagueConfig)}
+    - {"format_version", "command", "kind", "game", "league", "history", "extra"}
+    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
+)
+
+
+def resolve_league(
+    game: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    resume: str | Path | None = None,
+) -> LeagueConfig:
+    """The configuration of a new league of ``game`` (its recipe, then ``overrides``), or of the
+    league in ``resume`` (``overrides``' ``timesteps``, the total to reach, and ``eval_games``
+    replace its own).
+
+    :param game: a registered game or ``module:function``.
+    :param overrides: the user's choices (keys of :data:`LEAGUE_OVERRIDES`).
+    :param resume: a league's run directory.
+    :raises LeagueError: a bad option or run directory, with the fix.
+    """
+    given = dict(overrides or {})
+    unknown = sorted(set(given) - LEAGUE_OVERRIDES)
+    if unknown:
+        raise LeagueError(
+            f"Unknown settings {', '.join(unknown)}; choose from "
+            f"{', '.join(sorted(LEAGUE_OVERRIDES))}."
+        )
+    if resume is not None:
+        run = RunDir(resume)
+        if run.kind("`resume` needs a run directory written by league") != LEAGUE_CONFIG_KIND:
+            raise LeagueError(f"{run.path} holds a train run, not a league; use sp-wrappers train.")
+        config = run.config()
+        for key in ("timesteps", "eval_games"):  # this call's budget and end-of-run games
+            if given.get(key) is not None:
+                config = config.replace(**{key: int(given[key])})
+        return config
+    if game is None:
+        raise LeagueError("Name the game: sp-wrappers league GAME (e.g. tictactoe_v3).")
+    algo = given.get("algo")
+    try:
+        recipe = recipe_for(game, algo)
+    except KeyError:
+        raise LeagueError(
+            f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}."
+        ) from None
+    hp = dict(given.get("hyperparams") or {})
+    algo = algo or recipe.algo
+    budget = int(given.get("timesteps") or recipe.timesteps)
+    settings = {key: given[key] for key in _SETTINGS if given.get(key) is not None}
+    if "snapshot_max_steps" in settings and "snapshot_min_steps" not in settings:
+        from ..league.builders import ALPHASTAR_DEFAULTS
+
+        settings["snapshot_min_steps"] = min(
+            ALPHASTAR_DEFAULTS["snapshot_min_steps"], settings["snapshot_max_steps"]
+        )
+    league = {
+        "kind": "selfplay" if given.get("selfplay") else "alphastar",
+        "main_agents": given.get("main_agents", 1),
+        "main_exploiters": given.get("main_exploiters", 1),
+        "league_exploiters": given.get("league_exploiters", 1),
+        "settings": settings,
+        "save_every": int(given.get("save_every") or recipe.save_every),
+        "latest_ratio": float(recipe.sampler.get("latest_ratio", 0.5)),
     }
-    sampler = {key: given[key] for key in TEAM_SAMPLER_KEYS if key in given}
-    if sampler:
-        if sampler.get("window") == 0:
-            sampler["window"] = None
-        changes["sampler"] = {**config.sampler, **sampler}
-    return config.replace(**changes)
+    eval_games = given.get("eval_games")
+    return LeagueConfig(
+        game=game,
+        game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
+        algo=algo,
+        hyperparams={**fit_to_budget(algo, recipe.hyperparams, budget, hp), **hp},
+        league=league,
+        chunk_steps=int(given.get("chunk_steps") or 4096),
+        n_envs=int(given.get("n_envs") or recipe.n_envs),
+        seed=int(given.get("seed") or 0),
+        timesteps=budget,
+        max_frozen=given.get("max_frozen"),
+        eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
+    )

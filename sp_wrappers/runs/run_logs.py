@@ -87,7 +87,7 @@ def strength_callback(
         if int(config.timesteps) < STRENGTH_MIN_RUN:
             notes.append(
                 f"no strength evaluations: runs shorter than {STRENGTH_MIN_RUN:,d} steps skip "
-                "them unless asked (--strength-every N)"
+                "them unless asked (`strength_every` N)"
             )
             return None
         every = max(1, round(int(config.timesteps) * STRENGTH_FRACTION))
@@ -158,7 +158,7 @@ def checked_symmetries(symmetries: Any, env_fn: Callable[[], Any]) -> Any:
         return resolve_symmetries(symmetries, env_fn)
     except (TypeError, ValueError) as error:
         raise TrainError(
-            f"--symmetries {symmetries}: {error} Pass --symmetries none to train without them."
+            f"`symmetries` {symmetries}: {error} Pass `symmetries` none to train without them."
         ) from None
 
 

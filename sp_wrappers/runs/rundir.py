@@ -1,29 +1,53 @@
-"""The run directory that ``sp-wrappers train`` and ``sp-wrappers league`` write.
+"""The run directory, one object: :class:`RunDir` owns the layout every kind of run writes.
 
-The names of a run directory's files, defined here once, and the helpers that write its folders,
-so that every kind of run shares one layout::
+No other module spells a file name of a run directory: the resolver reads the configuration
+through :meth:`RunDir.config`, the runs write through its paths, and every command that works on a
+run (inspect, play, watch, report, exploitability) finds its archive and typed configuration
+with :meth:`RunArchive.locate`. The layout::
 
-    config.json     everything that reproduces the run; its "game" is what ratings/plot read
-    model.zip       the learner (train) / players/ (league)
-    archive/        SnapshotArchive: snapshots, match history, ratings
-    ratings.json    Bradley-Terry ratings and the final learner's record against the baselines
-    plots/          ratings.png, payoff.png (league: league_payoff.png)
-    tb/             TensorBoard logs (when tensorboard is installed)
+    config.json        everything that reproduces the run, with its "kind" (single, teams, league)
+    model.zip          a single learner's model (checkpointed at every snapshot)
+    archive/           SnapshotArchive: snapshots, match history, ratings (single, league)
+    models/<name>.zip  a team run's models;  archives/<team>/: each team's SnapshotArchive
+    ratings.json       Bradley-Terry ratings and the final learner's record against the baselines
+    plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png)
+    report.html        one self-contained page (a team run: report-<team>.html per team)
+    tb/                TensorBoard logs (when tensorboard is installed)
+
+What the layers below write inside it under their own names stays theirs (a league's
+``league.json`` and ``players/``, ``TeamSelfPlay``'s ``team_selfplay.json``, the strength and
+exploitability histories).
+
+>>> run = RunDir("runs/ttt")
+>>> run.config_path.as_posix(), run.team_archive_path("red").as_posix()
+('runs/ttt/config.json', 'runs/ttt/archives/red')
+>>> run.exists()
+False
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..archive.index import INDEX_NAME
 from ..archive.policy_spec import TRUSTED_MODULES
 from .config import TrainError
+from .kinds import config_class, kind_of_json
 
 __all__ = [
     "CONFIG_NAME",
     "MODEL_NAME",
     "ARCHIVE_DIR",
+    "ARCHIVES_DIR",
+    "MODELS_DIR",
+    "RATINGS_NAME",
+    "REPORT_NAME",
+    "RunDir",
+    "RunArchive",
+    "RunDirError",
     "new_run_dir",
     "POLICY_CLASS_KWARGS",
     "module_prefix",
@@ -37,9 +61,240 @@ __all__ = [
 CONFIG_NAME = "config.json"
 MODEL_NAME = "model.zip"
 ARCHIVE_DIR = "archive"
+ARCHIVES_DIR = "archives"
+MODELS_DIR = "models"
+RATINGS_NAME = "ratings.json"
+REPORT_NAME = "report.html"
+PLOTS_DIR = "plots"
+TB_DIR = "tb"
+EXPLOIT_DIR = "exploit"
+EXPLOIT_HISTORY = "exploit.json"
 #: The ``policy_kwargs`` that name a class by its import path (``"module:Class"``) in a recipe,
 #: ``--hp`` and ``config.json``.
 POLICY_CLASS_KWARGS = ("features_extractor_class",)
+
+
+class RunDirError(TrainError, FileNotFoundError):
+    """A path that is not the run directory or archive asked for; the message says what to
+    pass."""
+
+
+class RunDir:
+    """A run directory: its layout, its kind and its typed configuration.
+
+    :param path: the folder (it need not exist yet).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    # -- the layout -------------------------------------------------------------------------------
+
+    @property
+    def config_path(self) -> Path:
+        """``config.json``."""
+        return self.path / CONFIG_NAME
+
+    @property
+    def model_path(self) -> Path:
+        """A single learner's ``model.zip``."""
+        return self.path / MODEL_NAME
+
+    @property
+    def archive_path(self) -> Path:
+        """``archive/``: a single learner's or a league's :class:`~sp_wrappers.SnapshotArchive`."""
+        return self.path / ARCHIVE_DIR
+
+    @property
+    def archives_path(self) -> Path:
+        """``archives/``: a team run's archives, one folder per team."""
+        return self.path / ARCHIVES_DIR
+
+    def team_archive_path(self, team: str) -> Path:
+        """``archives/<team>``."""
+        return self.archives_path / team
+
+    def team_model_path(self, name: str) -> Path:
+        """``models/<name>.zip``: a team run's model ``name`` (a team, or ``shared``)."""
+        return self.path / MODELS_DIR / f"{name}.zip"
+
+    @property
+    def ratings_path(self) -> Path:
+        """``ratings.json``."""
+        return self.path / RATINGS_NAME
+
+    @property
+    def report_path(self) -> Path:
+        """``report.html``."""
+        return self.path / REPORT_NAME
+
+    def team_report_path(self, team: str) -> Path:
+        """``report-<team>.html``: a team run's page for one team."""
+        return self.path / f"report-{team}.html"
+
+    @property
+    def plots_path(self) -> Path:
+        """``plots/``."""
+        return self.path / PLOTS_DIR
+
+    @property
+    def tb_path(self) -> Path:
+        """``tb/``: TensorBoard logs."""
+        return self.path / TB_DIR
+
+    @property
+    def exploit_path(self) -> Path:
+        """``exploit/``: ``sp-wrappers exploit``'s own archive (``exploit/archive``) and its
+        results (``exploit/exploit.json``), apart from the run's opponents."""
+        return self.path / EXPLOIT_DIR
+
+    # -- what it holds ----------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """Whether the folder holds a run (its ``config.json``)."""
+        return self.config_path.is_file()
+
+    def read_json(self, what: str = "pass a run directory") -> dict[str, Any]:
+        """``config.json``'s object; a missing file says ``what`` to do."""
+        from .config import read_json_object
+
+        return read_json_object(self.config_path, what)
+
+    def kind(self, what: str = "pass a run directory") -> str:
+        """The kind of run it holds (``single``, ``teams``, ``league``; files of 0.2 too)."""
+        return kind_of_json(self.read_json(what))
+
+    def config(self, what: str = "pass a run directory") -> Any:
+        """The run's typed configuration (:class:`~sp_wrappers.runs.config.RunConfig`,
+        :class:`~sp_wrappers.runs.config.TeamRunConfig`,
+        :class:`~sp_wrappers.runs.config.LeagueConfig`, by its kind)."""
+        stored = self.read_json(what)
+        return config_class(kind_of_json(stored)).from_json(stored, self.config_path)
+
+    # -- new runs ---------------------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, path: str | Path, another: str = "pass another `run_dir`") -> RunDir:
+        """The run directory of a new run, refused when it already holds one or when it or a
+        folder above it is a file (see :func:`new_run_dir`)."""
+        return cls(new_run_dir(path, another))
+
+    @classmethod
+    def default_for(cls, config: Any) -> RunDir:
+        """Where a run goes when no folder is named: ``runs/<game>`` (a league:
+        ``runs/league-<game>``)."""
+        prefix = "league-" if kind_of_json(config.to_json()) == "league" else ""
+        return cls(Path("runs") / f"{prefix}{slug(config.game)}")
+
+
+class RunArchive:
+    """An archive and the run it belongs to, found from a path that is either: what every
+    command that opens a run's snapshots works on.
+
+    :param archive_path: the archive directory.
+    :param run_dir: the run directory holding its ``config.json`` (``None``: an archive alone).
+    """
+
+    def __init__(self, archive_path: Path, run_dir: RunDir | None) -> None:
+        self.archive_path = archive_path
+        self.run_dir = run_dir
+
+    @classmethod
+    def locate(cls, path: str | Path) -> RunArchive:
+        """The archive of ``path``: ``path/archive`` of a run directory, else ``path`` itself (an
+        archive directory, a run's ``archive/``, or a team's ``archives/<team>``), with the run
+        whose ``config.json`` lies beside it.
+
+        :raises RunDirError: ``path`` is no folder, or is a team run (which holds one archive
+            per team: the message lists them). A folder that holds no archive is refused when
+            the archive is opened (:meth:`open`).
+        """
+        root = Path(path)
+        if not root.is_dir():
+            raise RunDirError(
+                f"{root} is not a directory; pass a run directory (sp-wrappers train `run_dir`) "
+                "or an archive directory."
+            )
+        archive = root / ARCHIVE_DIR if (root / ARCHIVE_DIR).is_dir() else root
+        if archive == root and not (root / INDEX_NAME).exists():
+            teams = RunDir(root).archives_path
+            if teams.is_dir():
+                found = sorted(str(p) for p in teams.iterdir() if p.is_dir())
+                raise RunDirError(
+                    f"{root} is a team run with one archive per team; pass one of them: "
+                    f"{', '.join(found) or str(teams / '<team>')}."
+                )
+        homes = [root]
+        if archive.name == ARCHIVE_DIR:
+            homes.append(archive.parent)
+        if archive.parent.name == ARCHIVES_DIR:  # a team's archive
+            homes.append(archive.parent.parent)
+        for home in homes:
+            if RunDir(home).exists():
+                return cls(archive, RunDir(home))
+        return cls(archive, None)
+
+    def exists(self) -> bool:
+        """Whether the archive is there (its index)."""
+        return (self.archive_path / INDEX_NAME).exists()
+
+    @property
+    def config_path(self) -> Path | None:
+        """The run's ``config.json`` (``None``: an archive alone)."""
+        return None if self.run_dir is None else self.run_dir.config_path
+
+    @cached_property
+    def config(self) -> Any:
+        """The run's typed configuration (``None``: an archive alone); a ``config.json`` that
+        names a game but no whole run reads as a :class:`~sp_wrappers.runs.config.GameConfig`."""
+        if self.run_dir is None:
+            return None
+        from .config import GameConfig
+
+        stored = self.run_dir.read_json()
+        try:
+            return config_class(kind_of_json(stored)).from_json(stored, self.config_path)
+        except TrainError:
+            return GameConfig.from_json(stored, self.config_path)
+
+    def game(self, override: str | None = None) -> tuple[str | None, dict[str, Any]]:
+        """The game and its keyword arguments: ``override`` (with no keyword arguments, which
+        belong to the configuration's game) or the configuration's; ``(None, {})`` without
+        either."""
+        config = self.config
+        stored = None if config is None else config.game
+        name = override or stored
+        if name != stored or config is None:
+            return name, {}
+        if not isinstance(config.game_kwargs, Mapping):
+            raise TrainError(
+                f"'game_kwargs' in {self.config_path} must be an object, got "
+                f"{config.game_kwargs!r}."
+            )
+        return name, dict(config.game_kwargs)
+
+    def trusted_modules(self, extra: Iterable[str] = ()) -> tuple[str, ...]:
+        """The modules the archive's snapshots may name (see :func:`run_trusted_modules`)."""
+        return run_trusted_modules(self.config or {}, extra)
+
+    def trust_line(self, extra: Iterable[str] = ()) -> str | None:
+        """The line saying which modules :meth:`trusted_modules` trusts (see :func:`trust_line`)."""
+        return trust_line(self.config or {}, extra, str(self.config_path or CONFIG_NAME))
+
+    def open(self, trust: Iterable[str] = ()) -> Any:
+        """The :class:`~sp_wrappers.SnapshotArchive`, never created (a clear error when
+        absent), trusting :meth:`trusted_modules`."""
+        from ..archive.store import SnapshotArchive
+
+        return SnapshotArchive(
+            self.archive_path, create=False, trusted_modules=self.trusted_modules(trust)
+        )
 
 
 def slug(game: str) -> str:
@@ -47,7 +302,7 @@ def slug(game: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in game).strip("_") or "run"
 
 
-def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
+def new_run_dir(run: str | Path, another: str = "pass another `run_dir`") -> Path:
     """``run`` for a new run, refused when it already holds one (its ``config.json``) or when it
     or a folder above it is a file; ``another`` ends the message (how to pick another
     directory)."""
@@ -55,12 +310,12 @@ def new_run_dir(run: str | Path, another: str = "pass another --out") -> Path:
     for folder in (run, *run.parents):
         if folder.exists() and not folder.is_dir():
             raise TrainError(
-                f"{folder} is a file, so {run} cannot be a run directory; pass --out with a "
-                "folder (a new one, or a run's to --resume)."
+                f"{folder} is a file, so {run} cannot be a run directory; pass `run_dir` with a "
+                "folder (a new one, or a run's to `resume`)."
             )
-    if (run / CONFIG_NAME).exists():
+    if RunDir(run).config_path.exists():
         raise TrainError(
-            f"{run} already holds a run; continue it with --resume {run}, or {another}."
+            f"{run} already holds a run; continue it with `resume` {run}, or {another}."
         )
     return run
 
@@ -72,7 +327,7 @@ def tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
     except ImportError:
         notes.append("no TensorBoard logs: tensorboard is not installed (pip install tensorboard).")
         return None
-    return str(run_dir / "tb")
+    return str(RunDir(run_dir).tb_path)
 
 
 def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
@@ -85,7 +340,7 @@ def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list
     except ImportError as error:
         notes.append(f'no plots: {error} (pip install "sp-wrappers[plots]").')
         return []
-    out = run / "plots"
+    out = RunDir(run).plots_path
     out.mkdir(exist_ok=True)
     plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")
     payoff = RoundRobinResult.from_archive(archive)
@@ -103,7 +358,7 @@ def module_prefix(module: str) -> str:
     """
     module = str(module).strip()
     if not module.strip("."):
-        raise TrainError(f"--trust-module takes a module name such as mymod, got {module!r}.")
+        raise TrainError(f"`trusted_modules` takes a module name such as mymod, got {module!r}.")
     return module if module.endswith(".") else module + "."
 
 
@@ -170,7 +425,7 @@ def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json
         modules = list(dict.fromkeys(name.split(":")[0] for name in classes))
         parts.append(f"{', '.join(modules)}: {where} names {', '.join(classes)}")
     if extra:
-        parts.append(f"{', '.join(extra)}: --trust-module")
+        parts.append(f"{', '.join(extra)}: `trusted_modules`")
     if not parts:
         return None
     count = len({*(c.split(":")[0] for c in classes), *extra})

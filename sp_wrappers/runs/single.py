@@ -1,9 +1,10 @@
-"""A single-learner run from start to finish: :func:`train` runs a :class:`RunConfig`.
+"""A single-learner run from start to finish: :class:`SingleRun`, the :class:`RunConfig` kind of
+:func:`sp_wrappers.runs.start`; :func:`train`, 0.2's entry point, calls the same.
 
-:func:`train` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
-:func:`~sp_wrappers.runs.resolve.resolve_run`), builds the game's vector env, the learner and its
-callbacks, learns, evaluates the final learner and writes the run directory. It never touches
-team code: team runs have their own entry point, :func:`sp_wrappers.runs.train_teams`.
+:class:`SingleRun` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
+:func:`~sp_wrappers.runs.resolve.resolve`), builds the game's vector env, the learner and its
+callbacks, learns, evaluates the final learner and writes the run directory
+(:class:`~sp_wrappers.runs.rundir.RunDir`). It never touches team or league code.
 
 A run directory holds::
 
@@ -38,11 +39,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from stable_baselines3.common.callbacks import BaseCallback
 
@@ -52,9 +52,17 @@ from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
 from ..training.exploitability import EXPLOITABILITY_HISTORY, exploitability_line
 from ..training.strength import HISTORY_NAME, PLOT_NAME
-from .config import CONFIG_FORMAT_VERSION, RunConfig, TeamRunConfig, TrainError, probe_or_fail
-from .models import algo_class, build_model, build_sampler, check_algo_fits, limited_torch_threads
-from .report import report_at_end
+from .config import (
+    CONFIG_FORMAT_VERSION,
+    SINGLE_CONFIG_KIND,
+    RunConfig,
+    TeamRunConfig,
+    TrainError,
+    probe_or_fail,
+)
+from .kinds import kind_of_json
+from .models import algo_class, build_model, build_sampler, check_algo_fits
+from .run import Run, RunResult, options_from, start
 from .run_logs import (
     checked_symmetries,
     exploitability_callback,
@@ -62,10 +70,11 @@ from .run_logs import (
     strength_callback,
     strength_line,
 )
-from .rundir import ARCHIVE_DIR, CONFIG_NAME, MODEL_NAME, tensorboard_dir, write_plots
+from .rundir import ARCHIVE_DIR, MODEL_NAME, RATINGS_NAME, write_plots
 from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
+    "SingleRun",
     "train",
     "TrainResult",
     "TrainError",
@@ -213,7 +222,7 @@ class ModelCheckpoint(BaseCallback):
 
 
 @dataclass
-class TrainResult:
+class TrainResult(RunResult):
     """What :func:`train` produced.
 
     :param run_dir: the run directory.
@@ -302,6 +311,206 @@ class TrainResult:
         return None
 
 
+class SingleRun(Run):
+    """A single learner against its own snapshots (:class:`RunConfig`): one vector env of
+    self-play copies, one model, SB3's ``learn`` with the self-play, checkpoint, strength and
+    exploitability callbacks; then the final learner against the baselines and ``ratings.json``.
+    """
+
+    kind = SINGLE_CONFIG_KIND
+
+    def check(self) -> None:
+        config, run, options = self.config, self.run_dir, self.options
+        self.env_fn = game_factory(config.game, config.game_kwargs)
+        self.probe = probe_or_fail(self.env_fn, config.game, config.game_kwargs, config.learner)
+        probe = self.probe
+        check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
+        timesteps, self.venv_seed = options.timesteps, int(config.seed)
+        if options.resume:
+            if not run.model_path.is_file():
+                raise TrainError(
+                    f"{run.model_path} does not exist, so there is nothing to resume; start the "
+                    "run again without `resume` (into a new `run_dir` directory)."
+                )
+            already = model_steps(config.algo, run.model_path)
+            if timesteps is None:
+                timesteps = int(config.timesteps) - already
+                if timesteps <= 0:
+                    raise TrainError(
+                        f"The run in {run.path} already has {already:,d} of its "
+                        f"{config.timesteps:,d} steps; pass `timesteps` N to train N more."
+                    )
+            self.venv_seed += already  # new games, not a replay of the first ones
+        self.steps = int(timesteps if timesteps is not None else config.timesteps)
+        if self.steps < 1:
+            raise TrainError(f"`timesteps` must be at least 1, got {self.steps}.")
+
+    def setup(self) -> None:
+        from ..archive.store import SnapshotArchive
+
+        config, run, probe, options = self.config, self.run_dir, self.probe, self.options
+        self.archive = SnapshotArchive(
+            run.archive_path,
+            max_snapshots=config.max_snapshots,
+            trusted_modules=self.trusted_modules,
+        )
+        opponent = build_sampler(
+            self.archive,
+            config.sampler,
+            config.game,
+            config.seed,
+            probe.action_space,
+            probe.has_masks,
+        )
+        self.venv = make_training_env(
+            self.env_fn,
+            int(config.n_envs),
+            config.learner,
+            opponent,
+            self.venv_seed,
+            draw_reward=float(config.draw_reward),
+            opponent_draw=config.opponent_draw,
+            illegal_action=config.illegal_action,
+            symmetries=checked_symmetries(config.symmetries, self.env_fn),
+        )
+        if options.resume:
+            self.model = algo_class(config.algo).load(
+                run.model_path, env=self.venv, device=options.device, tensorboard_log=self.tb
+            )
+        else:
+            self.model = build_model(
+                config.algo,
+                config.hyperparams,
+                config.seed,
+                self.venv,
+                probe.observation_space,
+                self.tb,
+                options.device,
+            )
+
+    def begin(self, entry: dict[str, Any], **changes: Any) -> None:
+        from .._version import __version__
+
+        super().begin(
+            entry,
+            timesteps=int(self.model.num_timesteps) + self.steps,
+            sp_wrappers_version=__version__,
+            **changes,
+        )
+
+    def history_entry(self) -> dict[str, Any]:
+        return {
+            **super().history_entry(),
+            "resumed": bool(self.options.resume),
+            "from_step": int(self.model.num_timesteps),
+            "steps": self.steps,
+            "command": self.options.command,
+        }
+
+    def learn(self) -> None:
+        from ..training.callbacks import SelfPlayCallback
+        from ..training.env_generator import env_generator_callback
+
+        config, run, options = self.config, self.run_dir, self.options
+        self.selfplay = SelfPlayCallback(
+            self.archive, save_every=int(config.save_every), fit_every=int(config.fit_every)
+        )
+        # The checkpoint goes first: a run killed between the two writes of a step then holds
+        # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
+        # to the learner's. (Snapshot first, the resumed learner would restart one interval
+        # behind the archive's newest snapshot and every later archive step would be shifted.)
+        callbacks: list[BaseCallback] = [
+            ModelCheckpoint(run.model_path, int(config.save_every)),
+            self.selfplay,
+        ]
+        envgen = env_generator_callback(config.env_generator, run.path)
+        self.strength = strength_callback(config, run.path, options.plots, self.notes)
+        self.exploit = exploitability_callback(config, run.path, self.archive, self.notes)
+        callbacks += [c for c in (envgen, self.strength, self.exploit) if c is not None]
+        if options.progress:
+            callbacks.append(ProgressBar(self.steps, self.selfplay))
+        from_step = int(self.entry["from_step"])
+        logger, self.csv_name = progress_logger(run.path, self.tb, from_step, options.resume)
+        self.model.set_logger(logger)
+        try:
+            self.model.learn(
+                self.steps,
+                callback=callbacks,
+                reset_num_timesteps=not options.resume,
+                tb_log_name="run",
+                progress_bar=False,
+            )
+        except IllegalActionError as error:  # --illegal-action raise
+            raise TrainError(
+                f"{error} Here: `illegal_action` loss, or an algorithm with masks. The snapshots "
+                "and matches saved before are intact; `resume` continues from the last checkpoint."
+            ) from None
+        finally:
+            logger.close()
+        if self.selfplay.stop_reason:
+            raise TrainError(self.selfplay.stop_reason)
+
+    def evaluate(self) -> None:
+        config = self.config
+        save_model(self.model, self.run_dir.model_path)
+        self.venv.close()
+        final = self.archive.latest()
+        if final is None or final.step != self.selfplay.archive_step:
+            final = self.archive.save(self.model, step=self.selfplay.archive_step, tags=("final",))
+        self.final = final
+        if self.exploit is not None:
+            self.exploit.measure_snapshots()  # the final snapshot too, for --snapshot best
+        self.evaluation = evaluate_final(
+            self.model,
+            final.id,
+            self.env_fn,
+            self.archive,
+            game=config.game,
+            n_games=int(config.eval_games),
+            seed=int(config.seed),
+        )
+
+    def write_results(self) -> list[str]:
+        run, strength, exploit = self.run_dir, self.strength, self.exploit
+        self.ratings = rate_archive(self.archive)
+        written = [MODEL_NAME, f"{ARCHIVE_DIR}/"]
+        if self.ratings is not None:
+            rated = ratings_json(self.ratings, self.final.id, self.evaluation)
+            if exploit is not None and exploit.last is not None:
+                rated["exploitability"] = exploit.last
+            write_json(run.ratings_path, rated)
+            written.append(RATINGS_NAME)
+        if self.options.plots and self.ratings is not None:
+            written += write_plots(run.path, self.archive, self.ratings, self.notes)
+        if strength is not None:
+            written.append(HISTORY_NAME)
+            if strength.plot_path is not None and strength.plot_path.exists():
+                written.append(f"plots/{PLOT_NAME}")
+        if exploit is not None:
+            written.append(EXPLOITABILITY_HISTORY)
+        written.append(self.csv_name)
+        return written
+
+    def end_entry(self) -> dict[str, Any]:
+        return {"final_snapshot": self.final.id}
+
+    def result(self, written: list[str]) -> TrainResult:
+        return TrainResult(
+            self.run_dir.path,
+            self.config,
+            self.steps,
+            int(self.model.num_timesteps),
+            self.seconds,
+            self.final.id,
+            self.evaluation,
+            self.ratings,
+            written,
+            self.notes,
+            self.strength.history["evaluations"][-1] if self.strength is not None else None,
+            self.exploit.last if self.exploit is not None else None,
+        )
+
+
 def train(
     config: RunConfig | Mapping[str, Any],
     run_dir: str | os.PathLike[str] | None = None,
@@ -315,7 +524,9 @@ def train(
     html_report: bool = True,
     trusted_modules: Sequence[str] = (),
 ) -> TrainResult:
-    """Train a learner by self-play and write the run directory (see the module docstring).
+    """Train a learner by self-play and write the run directory (see the module docstring):
+    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`RunConfig` and these
+    options (see :class:`~sp_wrappers.runs.run.RunOptions`).
 
     :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
         the content of a single-learner run's ``config.json``.
@@ -328,199 +539,18 @@ def train(
     :param device: torch device of the learner.
     :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
     :param command: the command line, recorded in ``config.json``'s history.
-    :param html_report: write ``report.html`` at the end (see
-        :func:`~sp_wrappers.runs.report.report_at_end`: a page that cannot be written becomes a
-        note, never an error).
+    :param html_report: write ``report.html`` at the end.
     :param trusted_modules: modules whose classes the archive's snapshots may name, on top of
-        those the run's configuration names (see
-        :func:`~sp_wrappers.runs.rundir.run_trusted_modules`): a resumed run rebuilds the
-        snapshots its custom features extractor saved.
+        those the run's configuration names.
     """
     if isinstance(config, TeamRunConfig) or (
-        isinstance(config, Mapping) and config.get("kind") is not None
+        isinstance(config, Mapping) and kind_of_json(config) != SINGLE_CONFIG_KIND
     ):
         raise TrainError("A team run's configuration: start it with sp_wrappers.runs.train_teams.")
     if not isinstance(config, RunConfig):
         config = RunConfig.from_json(config)
-    from ..archive.store import SnapshotArchive
-    from ..training.callbacks import SelfPlayCallback
-    from .rundir import run_trusted_modules, slug
-
-    run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
-    notes: list[str] = []
-    env_fn = game_factory(config.game, config.game_kwargs)
-    probe = probe_or_fail(env_fn, config.game, config.game_kwargs, config.learner)
-    check_algo_fits(config.algo, probe.observation_space, probe.action_space, probe.has_masks)
-    run.mkdir(parents=True, exist_ok=True)
-    archive = SnapshotArchive(
-        run / ARCHIVE_DIR,
-        max_snapshots=config.max_snapshots,
-        trusted_modules=run_trusted_modules(config, trusted_modules),
-    )
-    tb = tensorboard_dir(run, notes)
-    venv_seed = int(config.seed)
-    with limited_torch_threads(torch_threads):
-        if resume:
-            model_path = run / MODEL_NAME
-            if not model_path.is_file():
-                raise TrainError(
-                    f"{model_path} does not exist, so there is nothing to resume; start the run "
-                    "again without --resume (into a new --out directory)."
-                )
-            already = model_steps(config.algo, model_path)
-            if timesteps is None:
-                timesteps = int(config.timesteps) - already
-                if timesteps <= 0:
-                    raise TrainError(
-                        f"The run in {run} already has {already:,d} of its "
-                        f"{config.timesteps:,d} steps; pass --timesteps N to train N more."
-                    )
-            venv_seed += already  # new games, not a replay of the first ones
-        steps = int(timesteps if timesteps is not None else config.timesteps)
-        if steps < 1:
-            raise TrainError(f"--timesteps must be at least 1, got {steps}.")
-        opponent = build_sampler(
-            archive, config.sampler, config.game, config.seed, probe.action_space, probe.has_masks
-        )
-        symmetries = checked_symmetries(config.symmetries, env_fn)
-        venv = make_training_env(
-            env_fn,
-            int(config.n_envs),
-            config.learner,
-            opponent,
-            venv_seed,
-            draw_reward=float(config.draw_reward),
-            opponent_draw=config.opponent_draw,
-            illegal_action=config.illegal_action,
-            symmetries=symmetries,
-        )
-        if resume:
-            cls = algo_class(config.algo)
-            model = cls.load(run / MODEL_NAME, env=venv, device=device, tensorboard_log=tb)
-        else:
-            model = build_model(
-                config.algo,
-                config.hyperparams,
-                config.seed,
-                venv,
-                probe.observation_space,
-                tb,
-                device,
-            )
-        from .._version import __version__
-
-        entry = {
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "resumed": bool(resume),
-            "from_step": int(model.num_timesteps),
-            "steps": steps,
-            "command": command,
-        }
-        config = config.replace(
-            timesteps=int(model.num_timesteps) + steps,
-            history=(*config.history, entry),
-            sp_wrappers_version=__version__,
-        )
-        write_json(run / CONFIG_NAME, config.to_json())
-        selfplay = SelfPlayCallback(
-            archive, save_every=int(config.save_every), fit_every=int(config.fit_every)
-        )
-        # The checkpoint goes first: a run killed between the two writes of a step then holds
-        # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
-        # to the learner's. (Snapshot first, the resumed learner would restart one interval
-        # behind the archive's newest snapshot and every later archive step would be shifted.)
-        callbacks: list[BaseCallback] = [
-            ModelCheckpoint(run / MODEL_NAME, int(config.save_every)),
-            selfplay,
-        ]
-        from ..training.env_generator import env_generator_callback
-
-        envgen = env_generator_callback(config.env_generator, run)
-        if envgen is not None:
-            callbacks.append(envgen)
-        strength = strength_callback(config, run, plots, notes)
-        if strength is not None:
-            callbacks.append(strength)
-        exploit = exploitability_callback(config, run, archive, notes)
-        if exploit is not None:
-            callbacks.append(exploit)
-        if progress:
-            callbacks.append(ProgressBar(steps, selfplay))
-        logger, csv_name = progress_logger(run, tb, int(entry["from_step"]), resume)
-        model.set_logger(logger)
-        start = time.perf_counter()
-        try:
-            model.learn(
-                steps,
-                callback=callbacks,
-                reset_num_timesteps=not resume,
-                tb_log_name="run",
-                progress_bar=False,
-            )
-        except IllegalActionError as error:  # --illegal-action raise
-            raise TrainError(
-                f"{error} Here: --illegal-action loss, or an algorithm with masks. The snapshots "
-                "and matches saved before are intact; --resume continues from the last checkpoint."
-            ) from None
-        finally:
-            logger.close()
-        seconds = time.perf_counter() - start
-        if selfplay.stop_reason:
-            raise TrainError(selfplay.stop_reason)
-        save_model(model, run / MODEL_NAME)
-        venv.close()
-        final = archive.latest()
-        if final is None or final.step != selfplay.archive_step:
-            final = archive.save(model, step=selfplay.archive_step, tags=("final",))
-        if exploit is not None:
-            exploit.measure_snapshots()  # the final snapshot too, for --snapshot best
-        evaluation = evaluate_final(
-            model,
-            final.id,
-            env_fn,
-            archive,
-            game=config.game,
-            n_games=int(config.eval_games),
-            seed=int(config.seed),
-        )
-    ratings = rate_archive(archive)
-    written = [CONFIG_NAME, MODEL_NAME, f"{ARCHIVE_DIR}/"]
-    if ratings is not None:
-        rated = ratings_json(ratings, final.id, evaluation)
-        if exploit is not None and exploit.last is not None:
-            rated["exploitability"] = exploit.last
-        write_json(run / "ratings.json", rated)
-        written.append("ratings.json")
-    if plots and ratings is not None:
-        written += write_plots(run, archive, ratings, notes)
-    if strength is not None:
-        written.append(HISTORY_NAME)
-        if strength.plot_path is not None and strength.plot_path.exists():
-            written.append(f"plots/{PLOT_NAME}")
-    if exploit is not None:
-        written.append(EXPLOITABILITY_HISTORY)
-    written.append(csv_name)
-    if tb is not None:
-        written.append("tb/")
-    entry = {**entry, "seconds": round(seconds, 1), "final_snapshot": final.id}
-    config = config.replace(history=(*config.history[:-1], entry))
-    write_json(run / CONFIG_NAME, config.to_json())
-    if html_report:
-        written += report_at_end(run, notes)
-    return TrainResult(
-        run,
-        config,
-        steps,
-        int(model.num_timesteps),
-        seconds,
-        final.id,
-        evaluation,
-        ratings,
-        written,
-        notes,
-        strength.history["evaluations"][-1] if strength is not None else None,
-        exploit.last if exploit is not None else None,
-    )
+    options = options_from(locals())
+    return cast(TrainResult, start(config, run_dir, options))
 
 
 def model_steps(algo: str, path: Path) -> int:

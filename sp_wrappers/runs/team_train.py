@@ -1,8 +1,9 @@
 """``sp-wrappers train --teams``: one learner per team, trained by ``TeamSelfPlay``.
 
-A team run from start to finish: :func:`train_teams` runs a
-:class:`~sp_wrappers.runs.config.TeamRunConfig` (see :func:`~sp_wrappers.runs.resolve.resolve_run`),
-deciding which teams share a model, and writes the run directory.
+A team run from start to finish: :class:`TeamRun`, the
+:class:`~sp_wrappers.runs.config.TeamRunConfig` kind of :func:`sp_wrappers.runs.start`
+(see :func:`~sp_wrappers.runs.resolve.resolve`), deciding which teams share a model, and writing
+the run directory; :func:`train_teams`, 0.2's entry point, calls the same.
 
 A team run directory holds::
 
@@ -27,31 +28,28 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..core.jsonio import write_json
 from ..games.registry import MissingGameError, game_factory
 from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
-from .models import build_model, check_algo_fits, limited_torch_threads
+from .models import build_model, check_algo_fits
 from .report import report_at_end
-from .rundir import CONFIG_NAME, tensorboard_dir
+from .run import Run, RunResult, options_from, start
+from .rundir import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME, RunDir
 from .summary import duration
+from .team_results import evaluate_teams, team_ratings, team_ratings_json
 
 __all__ = [
+    "TeamRun",
     "train_teams",
     "TeamTrainResult",
     "model_groups",
     "TEAM_CONFIG_KIND",
 ]
-
-MODELS_DIR = "models"
-ARCHIVES_DIR = "archives"
-RATINGS_NAME = "ratings.json"
-TEAM_RATINGS_FORMAT_VERSION = 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -87,7 +85,7 @@ def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mappin
         layout = TeamLayout.from_spec(spec, list(game_env.possible_agents))
     except (ValueError, TypeError, KeyError) as error:
         game_env.close()
-        raise TrainError(f"--teams: {error}") from None
+        raise TrainError(f"`teams`: {error}") from None
     game_env.close()
     observation_spaces, action_spaces, has_masks = {}, {}, {}
     for team in layout.names:
@@ -96,7 +94,7 @@ def _probe_teams(env_fn: Callable[[], Any], spec: Any, game: str, kwargs: Mappin
             env = SelfPlayEnv(game_env, learner=team, teams=spec)
         except ValueError as error:  # e.g. a team whose agents' spaces differ
             game_env.close()
-            raise TrainError(f"--teams: {error}") from None
+            raise TrainError(f"`teams`: {error}") from None
         try:
             env.reset(seed=0)
             observation_spaces[team] = env.observation_space
@@ -158,8 +156,8 @@ def model_groups(
             for team in [first, *differing]
         )
         raise TrainError(
-            f"--shared trains one model for every team, but the teams' spaces"
-            f"{' or sizes' if sizes is not None else ''} differ ({described}); drop --shared to "
+            f"`shared` trains one model for every team, but the teams' spaces"
+            f"{' or sizes' if sizes is not None else ''} differ ({described}); drop `shared` to "
             "train one model per team."
         )
     if shared is False or differing:
@@ -173,7 +171,7 @@ def model_groups(
 
 
 @dataclass
-class TeamTrainResult:
+class TeamTrainResult(RunResult):
     """What :func:`train_teams` produced.
 
     :param run_dir: the run directory.
@@ -244,6 +242,192 @@ def _steps(steps: Mapping[str, int]) -> str:
     return " / ".join(f"{n:,d}" for n in steps.values())
 
 
+class TeamRun(Run):
+    """One learner per team (:class:`TeamRunConfig`), trained by
+    :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay`: a vector env and a model per
+    group of teams that share one, the teams taking turns; then each team's final learner
+    against random teams and ``ratings.json`` per team."""
+
+    kind = TEAM_CONFIG_KIND
+
+    def check(self) -> None:
+        from ..training.team_selfplay import STATE_NAME
+
+        config, run, options = self.config, self.run_dir, self.options
+        self.env_fn = game_factory(config.game, config.game_kwargs)
+        probe = self.probe = _probe_teams(
+            self.env_fn, config.teams, config.game, config.game_kwargs
+        )
+        sizes = {team: len(agents) for team, agents in probe.teams.items()}
+        groups = model_groups(probe.observation_spaces, probe.action_spaces, config.shared, sizes)
+        if options.resume and config.models not in (None, groups):
+            raise TrainError(
+                f"{run.config_path} trains the models {config.models}, but the game now gives "
+                f"{groups}; resume with the game version that wrote the run, or start a new run."
+            )
+        for teams in groups.values():
+            team = teams[0]
+            check_algo_fits(
+                config.algo,
+                probe.observation_spaces[team],
+                probe.action_spaces[team],
+                probe.has_masks[team],
+            )
+        self.config = config.replace(models=groups)
+        state = run.path / STATE_NAME
+        if options.resume and not state.is_file():
+            raise TrainError(
+                f"{state} does not exist, so there is nothing to resume; start the run again "
+                "without `resume` (into a new `run_dir` directory)."
+            )
+        if not options.resume and state.exists():
+            raise TrainError(
+                f"{run.path} already holds a TeamSelfPlay run ({STATE_NAME}); continue it with "
+                f"`resume` {run.path}, or pass another `run_dir`."
+            )
+        already = _saved_steps(run, groups) if options.resume else dict.fromkeys(groups, 0)
+        timesteps = options.timesteps
+        if timesteps is None and options.resume:
+            timesteps = int(config.timesteps) - min(already.values())
+            if timesteps <= 0:
+                raise TrainError(
+                    f"The run in {run.path} already has {_steps(already)} of its "
+                    f"{config.timesteps:,d} steps per team; pass `timesteps` N to train N more."
+                )
+        self.steps = int(timesteps if timesteps is not None else config.timesteps)
+        if self.steps < 1:
+            raise TrainError(f"`timesteps` must be at least 1, got {self.steps}.")
+        self.venv_seed = int(config.seed) + sum(already.values())  # new games on resume
+
+    def setup(self) -> None:
+        from ..archive.store import SnapshotArchive
+        from ..training.team_selfplay import TeamSelfPlay
+        from ..training.team_setup import (
+            TeamChangeError,
+            fitting_team_change,
+            make_team_vec_env,
+            rollout_sizes,
+        )
+
+        config, run, options = self.config, self.run_dir, self.options
+        models: dict[str, Any] = {}
+        for index, (name, teams) in enumerate(config.models.items()):
+            learner = "random" if name == "shared" else name
+            venv = make_team_vec_env(
+                self.env_fn, config.teams, learner, int(config.n_envs), seed=self.venv_seed
+            )
+            models[name] = build_model(
+                config.algo,
+                config.hyperparams,
+                int(config.seed) + index,
+                venv,
+                self.probe.observation_spaces[teams[0]],
+                self.tb,
+                options.device,
+            )
+        self.models = models
+        if config.team_change is None:  # none asked for: about a tenth of the budget, fitting
+            rollouts = rollout_sizes({} if "shared" in models else models)  # every rollout
+            self.config = config = config.replace(
+                team_change=fitting_team_change(
+                    max(1, self.steps // 10), rollouts, budget=self.steps
+                )
+            )
+        s, trust = config.sampler, self.trusted_modules
+        archives = {name: run.team_archive_path(name) for name in models}
+        try:
+            self.selfplay = TeamSelfPlay(
+                self.env_fn,
+                config.teams,
+                models["shared"] if "shared" in models else models,
+                team_change=int(config.team_change),
+                save_every=int(config.save_every),
+                window=s["window"],
+                latest_ratio=float(s["latest_ratio"]),
+                swap_every=s["swap_every"],
+                swap_unit=s["swap_unit"],
+                strategy=s["strategy"],
+                run_dir=run.path,
+                resume=options.resume,
+                seed=int(config.seed),
+                # the run's archives (RunDir: archives/<team>), trusting the run's modules
+                archives={
+                    name: SnapshotArchive(path, trusted_modules=trust) if trust else path
+                    for name, path in archives.items()
+                },
+            )
+        except TeamChangeError as error:
+            raise TrainError(str(error.for_flag("`team_change` "))) from None
+        except ValueError as error:
+            raise TrainError(str(error)) from None
+        self.start_steps = {name: int(model.num_timesteps) for name, model in models.items()}
+
+    def history_entry(self) -> dict[str, Any]:
+        return {
+            **super().history_entry(),
+            "resumed": bool(self.options.resume),
+            "from_steps": self.start_steps,
+            "steps": self.steps,
+            "command": self.options.command,
+        }
+
+    def begin(self, entry: dict[str, Any], **changes: Any) -> None:
+        from .._version import __version__
+
+        super().begin(
+            entry,
+            timesteps=min(self.start_steps.values()) + self.steps,
+            sp_wrappers_version=__version__,
+            **changes,
+        )
+
+    def learn(self) -> None:
+        goals = {name: self.start_steps[name] + self.steps for name in self.models}
+        say = self.say if self.options.progress and self.options.report is not None else None
+        _learn_to_goals(self.selfplay, goals, say)
+
+    def evaluate(self) -> None:
+        idle = [name for name, model in self.models.items() if int(model.num_timesteps) == 0]
+        if idle:
+            raise TrainError(
+                f"The run in {self.run_dir.path} ended with team(s) {', '.join(idle)} at 0 "
+                "learner steps; resume it with `resume` to train them."
+            )
+        # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
+        progress = self.options.progress and self.options.report is not None
+        self.evaluation = evaluate_teams(
+            self.selfplay, self.env_fn, self.config, list(self.probe.teams), progress=progress
+        )
+        for venv in {id(m.get_env()): m.get_env() for m in self.models.values()}.values():
+            venv.close()
+
+    def write_results(self) -> list[str]:
+        from ..training.team_selfplay import STATE_NAME
+
+        self.ratings = team_ratings(self.selfplay)
+        rated = team_ratings_json(self.ratings, self.evaluation, self.config)
+        write_json(self.run_dir.ratings_path, rated)
+        return [f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
+
+    def write_report(self) -> list[str]:
+        archives = {team: archive.path for team, archive in self.selfplay.archives.items()}
+        return report_at_end(self.run_dir.path, self.notes, team_archives=archives)
+
+    def result(self, written: list[str]) -> TeamTrainResult:
+        models = self.models
+        return TeamTrainResult(
+            self.run_dir.path,
+            self.config,
+            {name: int(models[name].num_timesteps) - self.start_steps[name] for name in models},
+            {name: int(models[name].num_timesteps) for name in models},
+            self.seconds,
+            self.ratings,
+            self.evaluation,
+            written,
+            self.notes,
+        )
+
+
 def train_teams(
     config: TeamRunConfig | Mapping[str, Any],
     run_dir: str | os.PathLike[str] | None = None,
@@ -257,8 +441,9 @@ def train_teams(
     html_report: bool = True,
     trusted_modules: Sequence[str] = (),
 ) -> TeamTrainResult:
-    """Train one learner per team with :class:`~sp_wrappers.training.team_selfplay.TeamSelfPlay` and
-    write the run directory (see the module docstring).
+    """Train one learner per team and write the run directory (see the module docstring):
+    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`TeamRunConfig` and
+    these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
 
     :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
         the content of a team run's ``config.json``.
@@ -272,172 +457,14 @@ def train_teams(
     :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
     :param command: the command line, recorded in ``config.json``'s history.
     :param report: where progress lines go (``None``: nowhere).
-    :param html_report: write one page per team at the end, ``report-<team>.html`` (see
-        :func:`~sp_wrappers.runs.report.report_at_end`; a page that cannot be written is a note).
+    :param html_report: write one page per team at the end, ``report-<team>.html``.
     :param trusted_modules: modules whose classes the teams' snapshots may name, on top of those
-        the run's configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
+        the run's configuration names.
     """
-    from ..archive.store import SnapshotArchive
-    from ..training.team_selfplay import STATE_NAME, TeamSelfPlay
-    from ..training.team_setup import (
-        TeamChangeError,
-        fitting_team_change,
-        make_team_vec_env,
-        rollout_sizes,
-    )
-
     if not isinstance(config, TeamRunConfig):
         config = TeamRunConfig.from_json(config)
-    from .rundir import run_trusted_modules, slug
-
-    run = Path(run_dir if run_dir is not None else f"runs/{slug(config.game)}")
-    trust = run_trusted_modules(config, trusted_modules)
-    notes: list[str] = []
-    env_fn = game_factory(config.game, config.game_kwargs)
-    probe = _probe_teams(env_fn, config.teams, config.game, config.game_kwargs)
-    sizes = {team: len(agents) for team, agents in probe.teams.items()}
-    groups = model_groups(probe.observation_spaces, probe.action_spaces, config.shared, sizes)
-    if resume and config.models not in (None, groups):
-        raise TrainError(
-            f"{run / CONFIG_NAME} trains the models {config.models}, but the game now gives "
-            f"{groups}; resume with the game version that wrote the run, or start a new run."
-        )
-    for teams in groups.values():
-        team = teams[0]
-        check_algo_fits(
-            config.algo,
-            probe.observation_spaces[team],
-            probe.action_spaces[team],
-            probe.has_masks[team],
-        )
-    config = config.replace(models=groups)
-    if resume and not (run / STATE_NAME).is_file():
-        raise TrainError(
-            f"{run / STATE_NAME} does not exist, so there is nothing to resume; start the run "
-            "again without --resume (into a new --out directory)."
-        )
-    if not resume and (run / STATE_NAME).exists():
-        raise TrainError(
-            f"{run} already holds a TeamSelfPlay run ({STATE_NAME}); continue it with --resume "
-            f"{run}, or pass another --out."
-        )
-    run.mkdir(parents=True, exist_ok=True)
-    tb = tensorboard_dir(run, notes)
-    already = _saved_steps(run, groups) if resume else dict.fromkeys(groups, 0)
-    if timesteps is None:
-        timesteps = int(config.timesteps) - min(already.values()) if resume else None
-        if timesteps is not None and timesteps <= 0:
-            raise TrainError(
-                f"The run in {run} already has {_steps(already)} of its "
-                f"{config.timesteps:,d} steps per team; pass --timesteps N to train N more."
-            )
-    steps = int(timesteps if timesteps is not None else config.timesteps)
-    if steps < 1:
-        raise TrainError(f"--timesteps must be at least 1, got {steps}.")
-    venv_seed = int(config.seed) + sum(already.values())  # new games on resume
-    with limited_torch_threads(torch_threads):
-        models: dict[str, Any] = {}
-        for index, (name, teams) in enumerate(groups.items()):
-            learner = "random" if name == "shared" else name
-            venv = make_team_vec_env(
-                env_fn, config.teams, learner, int(config.n_envs), seed=venv_seed
-            )
-            models[name] = build_model(
-                config.algo,
-                config.hyperparams,
-                int(config.seed) + index,
-                venv,
-                probe.observation_spaces[teams[0]],
-                tb,
-                device,
-            )
-        if config.team_change is None:  # none asked for: about a tenth of the budget, fitting
-            rollouts = rollout_sizes({} if "shared" in models else models)  # every rollout
-            config = config.replace(
-                team_change=fitting_team_change(max(1, steps // 10), rollouts, budget=steps)
-            )
-        s = config.sampler
-        try:
-            selfplay = TeamSelfPlay(
-                env_fn,
-                config.teams,
-                models["shared"] if "shared" in models else models,
-                team_change=int(config.team_change),
-                save_every=int(config.save_every),
-                window=s["window"],
-                latest_ratio=float(s["latest_ratio"]),
-                swap_every=s["swap_every"],
-                swap_unit=s["swap_unit"],
-                strategy=s["strategy"],
-                run_dir=run,
-                resume=resume,
-                seed=int(config.seed),
-                # the run's archives (run_dir/archives/<team>), trusting the run's modules
-                archives={
-                    name: SnapshotArchive(run / ARCHIVES_DIR / name, trusted_modules=trust)
-                    for name in models
-                }
-                if trust
-                else None,
-            )
-        except TeamChangeError as error:
-            raise TrainError(str(error.for_flag("--team-change "))) from None
-        except ValueError as error:
-            raise TrainError(str(error)) from None
-        start_steps = {name: int(model.num_timesteps) for name, model in models.items()}
-        from .._version import __version__
-
-        entry = {
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "resumed": bool(resume),
-            "from_steps": start_steps,
-            "steps": steps,
-            "command": command,
-        }
-        config = config.replace(
-            timesteps=min(start_steps.values()) + steps,
-            history=(*config.history, entry),
-            sp_wrappers_version=__version__,
-        )
-        write_json(run / CONFIG_NAME, config.to_json())
-        goals = {name: start_steps[name] + steps for name in models}
-        started = time.perf_counter()
-        _learn_to_goals(selfplay, goals, report if (progress and report is not None) else None)
-        seconds = time.perf_counter() - started
-        idle = [name for name, model in models.items() if int(model.num_timesteps) == 0]
-        if idle:
-            raise TrainError(
-                f"The run in {run} ended with team(s) {', '.join(idle)} at 0 learner steps; "
-                "resume it with --resume to train them."
-            )
-        # TeamSelfPlay saved each model to models/<name>.zip after its last learn call
-        evaluation = _evaluate_teams(
-            selfplay, env_fn, config, probe, progress=progress and report is not None
-        )
-        for venv in {id(m.get_env()): m.get_env() for m in models.values()}.values():
-            venv.close()
-    ratings = _team_ratings(selfplay)
-    write_json(run / RATINGS_NAME, _team_ratings_json(ratings, evaluation, config))
-    written = [CONFIG_NAME, f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
-    if tb is not None:
-        written.append("tb/")
-    entry = {**entry, "seconds": round(seconds, 1)}
-    config = config.replace(history=(*config.history[:-1], entry))
-    write_json(run / CONFIG_NAME, config.to_json())
-    if html_report:
-        archives = {team: archive.path for team, archive in selfplay.archives.items()}
-        written += report_at_end(run, notes, team_archives=archives)
-    return TeamTrainResult(
-        run,
-        config,
-        {name: int(models[name].num_timesteps) - start_steps[name] for name in models},
-        {name: int(models[name].num_timesteps) for name in models},
-        seconds,
-        ratings,
-        evaluation,
-        written,
-        notes,
-    )
+    options = options_from(locals())
+    return cast(TeamTrainResult, start(config, run_dir, options))
 
 
 def _learn_to_goals(
@@ -466,17 +493,13 @@ def _learn_to_goals(
             say(_progress_line(selfplay, learning))
 
 
-def _model_path(run: Path, name: str) -> Path:
-    return run / MODELS_DIR / f"{name}.zip"
-
-
-def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, int]:
+def _saved_steps(run: RunDir, groups: Mapping[str, Sequence[str]]) -> dict[str, int]:
     """Each model's ``num_timesteps`` as saved in ``models/<name>.zip`` (0 when missing)."""
     import zipfile
 
     out = {}
     for name in groups:
-        path = _model_path(run, name)
+        path = run.team_model_path(name)
         try:
             with zipfile.ZipFile(path) as archive:
                 out[name] = int(json.loads(archive.read("data")).get("num_timesteps", 0))
@@ -485,142 +508,6 @@ def _saved_steps(run: Path, groups: Mapping[str, Sequence[str]]) -> dict[str, in
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
             raise TrainError(f"Cannot read {path} ({error}); it is not a saved model.") from None
     return out
-
-
-def _evaluate_teams(
-    selfplay: Any,
-    env_fn: Callable[[], Any],
-    config: TeamRunConfig,
-    probe: _TeamProbe,
-    progress: bool = False,
-) -> dict[str, dict[str, Any]]:
-    """Each team's final model (sampling its actions, as it trained) against random teams, and
-    random play in its place against the same random teams (the baseline of its team return);
-    with ``progress``, a tqdm bar over the games (long episodes take minutes)."""
-    from tqdm.auto import tqdm
-
-    n_games = int(config.eval_games)
-    if n_games == 0:
-        return {}
-    results = {}
-    bar = tqdm(
-        total=2 * n_games * len(probe.teams),
-        desc="final games against random teams",
-        unit="game",
-        disable=not progress,
-        leave=False,
-    )
-    for index, team in enumerate(probe.teams):
-        model = selfplay.models.get(team, selfplay.models.get("shared"))
-        seed = int(config.seed) + 10_000 * (index + 1)
-        bar.set_postfix_str(team)
-        trained = _play_against_random(model, env_fn, config.teams, team, n_games, seed, bar.update)
-        baseline = _play_against_random(None, env_fn, config.teams, team, n_games, seed, bar.update)
-        results[team] = {
-            "games": trained["games"],
-            "wins": trained["wins"],
-            "draws": trained["draws"],
-            "losses": trained["losses"],
-            "mean_team_return": trained["mean_team_return"],
-            "random_team_return": baseline["mean_team_return"],
-            "learner": "sampled actions",
-            "opponents": "random",
-        }
-    bar.close()
-    return results
-
-
-def _play_against_random(
-    model: Any,
-    env_fn: Callable[[], Any],
-    teams: Any,
-    team: str,
-    n_games: int,
-    seed: int,
-    on_game: Callable[[], Any] | None = None,
-) -> dict[str, Any]:
-    """``n_games`` episodes of ``team`` (``model``, or uniform random actions when ``None``)
-    against random teams: wins, draws, losses (team against team) and the mean team return;
-    ``on_game()`` after each."""
-    import numpy as np
-
-    from ..training.team_setup import make_team_vec_env
-
-    n_envs = max(1, min(4, n_games))
-    venv = make_team_vec_env(env_fn, teams, team, n_envs, seed=seed, monitor=False)
-    team_size = venv.num_envs // n_envs
-    space = venv.action_space
-    space.seed(seed)
-    outcomes: list[float] = []
-    returns: list[float] = []
-    state, starts = None, np.ones(venv.num_envs, dtype=bool)  # a recurrent model's memory
-    try:
-        obs = venv.reset()
-        while len(outcomes) < n_games:
-            if model is None:
-                actions = np.stack([space.sample() for _ in range(venv.num_envs)])
-            else:
-                actions, state = model.predict(obs, state, starts, deterministic=False)
-            obs, _, dones, infos = venv.step(actions)
-            starts = dones
-            for slot, (done, info) in enumerate(zip(dones, infos, strict=True)):
-                summary = info.get("selfplay") if done else None
-                if summary is None or slot % team_size != 0 or len(outcomes) >= n_games:
-                    continue  # one record per game copy: its team's first slot
-                outcomes.append(float(summary["outcome"]))
-                returns.append(float(summary.get("team_return", summary.get("return", 0.0))))
-                if on_game is not None:
-                    on_game()
-    finally:
-        venv.close()
-    return {
-        "games": len(outcomes),
-        "wins": sum(o == 1.0 for o in outcomes),
-        "draws": sum(o == 0.5 for o in outcomes),
-        "losses": sum(o == 0.0 for o in outcomes),
-        "mean_team_return": float(np.mean(returns)) if returns else math.nan,
-    }
-
-
-def _team_ratings(selfplay: Any) -> dict[str, dict[str, Any]]:
-    """``TeamSelfPlay.ratings()`` with each team's newest snapshot's Bradley-Terry rating."""
-    ratings = selfplay.ratings()
-    for team, entry in ratings.items():
-        newest = selfplay.archives[team].latest()
-        row = entry["snapshots"].get(newest.id, {}) if newest is not None else {}
-        entry["latest_snapshot"] = (
-            {
-                "id": newest.id,
-                "step": newest.step,
-                "rating": row.get("bt"),
-                "low": row.get("bt_low"),
-                "high": row.get("bt_high"),
-            }
-            if newest is not None
-            else None
-        )
-    return ratings
-
-
-def _team_ratings_json(
-    ratings: Mapping[str, Any], evaluation: Mapping[str, Any], config: TeamRunConfig
-) -> dict[str, Any]:
-    return {
-        "format_version": TEAM_RATINGS_FORMAT_VERSION,
-        "kind": TEAM_CONFIG_KIND,
-        "method": "elo: each team's online Elo against the other teams' snapshots; bt: "
-        "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals",
-        "models": dict(config.models or {}),
-        "teams": {
-            team: {
-                "elo": entry["elo"],
-                "latest_snapshot": entry["latest_snapshot"],
-                "snapshots": entry["snapshots"],
-            }
-            for team, entry in ratings.items()
-        },
-        "evaluation": dict(evaluation),
-    }
 
 
 def _progress_line(selfplay: Any, learned: str) -> str:

@@ -1,6 +1,7 @@
-"""``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``.
+"""``SelfPlayCallback``: snapshots, latest-weight sync, match records and ratings during ``learn``;
+and :func:`match_records`, the archive's match rows of one finished episode.
 
-The callback is the one piece that writes: it saves snapshots into the
+The callback is what writes the archive during ``learn``: it saves snapshots into the
 :class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]`` (drained
 from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`, so every learner's games
 count, ARS's too, each once), updates online Elo, records each match in the archive, refreshes

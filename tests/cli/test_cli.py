@@ -227,8 +227,8 @@ def test_pong_is_registered_with_ram_observations():
 
 
 def test_config_of_a_run_is_found_from_its_archive_folder(run):
-    assert resolve_run_dir(run).config["game"] == "tictactoe_v3"
-    assert resolve_run_dir(run / "archive").config["game"] == "tictactoe_v3"
+    assert resolve_run_dir(run).config.game == "tictactoe_v3"
+    assert resolve_run_dir(run / "archive").config.game == "tictactoe_v3"
     assert resolve_run_dir(run / "archive").archive_path == run / "archive"
 
 

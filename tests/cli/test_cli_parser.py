@@ -1,14 +1,23 @@
 """Bad command-line input is one error line (with the closest option or command offered) and a
-short usage hint, never the full usage; help texts print percentages as written."""
+short usage hint, never the full usage; help texts print percentages as written; a command never
+changes its parsed arguments."""
 
 from __future__ import annotations
 
+import copy
+import json
 import subprocess
 import sys
 
 import pytest
 
 from sp_wrappers.cli import main
+from sp_wrappers.cli.train import build_train_parser, run_train_command
+
+TINY_ARGS = (
+    "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64",
+    "--save-every", "64", "--eval-games", "0", "--no-progress", "--no-plots", "--no-report",
+)  # fmt: skip
 
 
 def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -86,7 +95,13 @@ def _run_python(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["train", "--help"], ["league", "--help"], ["train", "--timestpes", "3"]],
+    [
+        ["--help"],
+        ["train", "--help"],
+        ["league", "--help"],
+        ["psro", "--help"],
+        ["train", "--timestpes", "3"],
+    ],
 )
 def test_help_and_argument_errors_import_no_learner_and_no_game(argv):
     code = (
@@ -155,3 +170,21 @@ def test_the_old_train_and_league_entry_functions_are_the_one_entry_point(capsys
     assert capsys.readouterr().err.startswith("sp-wrappers train: error: argument --timesteps")
     assert main_league(["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: sp-wrappers league")
+
+
+# ------------------------------------------------------------------------------------------------
+# The command line never changes its arguments
+# ------------------------------------------------------------------------------------------------
+
+
+def test_the_train_command_never_changes_its_parsed_arguments(tmp_path, capsys):
+    run = tmp_path / "run"
+    for argv in (
+        ["tictactoe_v3", *TINY_ARGS, "--out", str(run)],
+        ["--resume", str(run), "--timesteps", "64", "--window", "0", *TINY_ARGS[-3:]],
+    ):
+        args = build_train_parser().parse_args(argv)
+        before = copy.deepcopy(vars(args))
+        assert run_train_command(args, argv) == 0
+        assert vars(args) == before
+    assert json.loads((run / "config.json").read_text())["sampler"]["window"] is None

@@ -523,8 +523,8 @@ def test_the_callback_gives_single_env_teammates_the_learner_s_weights(tmp_path)
     initial = {k: v.detach().clone() for k, v in model.policy.state_dict().items()}
     model.learn(64, callback=SelfPlayCallback(SnapshotArchive(tmp_path), save_every=32))
     assert not env.wants_learner_template
-    assert env.teammates.version == 3  # training start and two rollout ends
-    theirs = env.teammates.latest.policy.state_dict()
+    assert env.seating.teammates.version == 3  # training start and two rollout ends
+    theirs = env.seating.teammates.latest.policy.state_dict()
     assert set(theirs) == set(initial)
     assert not all(np.allclose(initial[k].numpy(), theirs[k].cpu().numpy()) for k in initial)
 

@@ -327,7 +327,7 @@ def test_record_adds_one_match_that_rates_the_human_on_the_snapshots_scale(ttt, 
 
 
 def test_snapshot_choice_latest_best_id_and_number(runs, ttt):
-    with resolve_run_dir(ttt).open_archive() as archive:
+    with resolve_run_dir(ttt).open() as archive:
         assert choose_snapshot(archive, "latest").id == "snapshot-0001"
         archive.set_ratings(
             {"snapshot-0000": {"bt": 1600.0, "elo": 900.0}, "snapshot-0001": {"bt": 1400.0}}
@@ -338,7 +338,7 @@ def test_snapshot_choice_latest_best_id_and_number(runs, ttt):
         assert choose_snapshot(archive, "snapshot-0000").id == choose_snapshot(archive, "0").id
         with pytest.raises(Exception, match="No snapshot 'snapshot-0042'.*snapshot-0000, snapshot"):
             choose_snapshot(archive, "snapshot-0042")
-    with resolve_run_dir(runs["chess"]).open_archive() as archive:
+    with resolve_run_dir(runs["chess"]).open() as archive:
         with pytest.raises(
             Exception, match="has a stored rating yet; rate them with `sp-wrappers tournament"
         ):
@@ -370,7 +370,7 @@ def test_flags_seat_errors_and_a_snapshot_from_another_game(runs):
 
 
 def test_sampling_plays_the_snapshot_with_its_seeded_generator(runs):
-    with resolve_run_dir(runs["tictactoe"]).open_archive() as archive:
+    with resolve_run_dir(runs["tictactoe"]).open() as archive:
         policy = archive.load_policy("snapshot-0000")
     games = [
         play_session(

@@ -334,12 +334,12 @@ class PredictSpy:
 
 
 def test_a_team_run_s_final_evaluation_carries_a_recurrent_model_s_state_through_each_game():
-    from sp_wrappers.runs import team_train
+    from sp_wrappers.runs import team_results
     from sp_wrappers.training.team_setup import make_team_vec_env
 
     env = make_team_vec_env(tag, "prefix", "adversary", n_envs=1, seed=0, monitor=False)
     spy = PredictSpy(recurrent_model(0, env))
-    team_train._play_against_random(spy, tag, "prefix", "adversary", n_games=5, seed=0)
+    team_results._play_against_random(spy, tag, "prefix", "adversary", n_games=5, seed=0)
     assert len(spy.calls) == 10  # 4 copies, games of 5 rounds: two rounds of games
     for i, (state, starts, _) in enumerate(spy.calls):
         assert starts.tolist() == [i % 5 == 0] * 12  # 4 copies x 3 predators

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import start_tiny_run
 from PIL import Image
 
-from sp_wrappers import cli
 from sp_wrappers.runs.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
@@ -39,12 +39,8 @@ SECTIONS = (
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory) -> Path:
     """A tiny real run: 256 steps of MaskablePPO on tic-tac-toe, five snapshots, evaluation
-    games against random and minimax (``sp-wrappers train``, about two seconds)."""
-    run = tmp_path_factory.mktemp("report") / "run"
-    argv = ["train", "tictactoe_v3", "--timesteps", "256", "--n-envs", "2", "--hp", "n_steps=64"]
-    argv += ["--hp", "batch_size=64", "--save-every", "64", "--eval-games", "4", "--out", str(run)]
-    assert cli.main(argv + ["--no-progress", "--no-plots"]) == 0
-    return run
+    games against random and minimax (``runs.start``, about two seconds)."""
+    return start_tiny_run(tmp_path_factory.mktemp("report") / "run")
 
 
 class _Page(HTMLParser):
@@ -67,14 +63,6 @@ def _parse(path: Path) -> _Page:
 @pytest.fixture(scope="module")
 def report(trained_run) -> Path:
     return write_report(trained_run)
-
-
-def test_report_command_writes_report_html_into_the_run(trained_run, sp_wrappers, tmp_path):
-    out = tmp_path / "elsewhere.html"
-    status, stdout, err = sp_wrappers("report", trained_run, "--out", out, "--no-replay")
-    assert status == 0, err
-    assert stdout.strip() == str(out) and out.is_file()
-    assert "Replay:" not in out.read_text()
 
 
 def test_the_report_is_one_self_contained_page(report):
@@ -109,11 +97,6 @@ def test_missing_matplotlib_and_imageio_leave_notes_not_a_broken_page(
     assert "<img" not in text
     for title in SECTIONS:
         assert f"<h2>{title}</h2>" in text
-
-
-def test_a_folder_without_an_archive_is_a_one_line_error(sp_wrappers, tmp_path):
-    status, _, err = sp_wrappers("report", tmp_path)
-    assert status == 2 and "holds no archive" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_person_is_listed_with_the_players_not_the_reference_players(tmp_path):

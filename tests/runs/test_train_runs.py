@@ -1,6 +1,6 @@
 """A run as one typed object: ``config.json`` read into a :class:`RunConfig` and written back
-unchanged, runs started from Python with no argparse, a single-learner run that never loads team
-code, and a command line that never changes its parsed arguments.
+unchanged (but for the ``kind`` it now names), a 0.2 run directory that resumes, runs started
+from Python with no argparse, and a single-learner run that never loads team code.
 
 Budgets are the smallest that train at all (128 learner steps on tic-tac-toe): these tests check
 the plumbing.
@@ -8,7 +8,6 @@ the plumbing.
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
@@ -18,7 +17,6 @@ import pytest
 
 from sp_wrappers import runs
 from sp_wrappers.cli.common import CLIError
-from sp_wrappers.cli.train import build_train_parser, main_train, run_train_command
 from sp_wrappers.core.errors import SpWrappersError
 from sp_wrappers.runs.config import RunConfig, TeamRunConfig, TrainError
 from sp_wrappers.runs.league import LeagueConfig, LeagueError, resolve_league
@@ -32,10 +30,7 @@ TINY = {
     "save_every": 64,
     "eval_games": 0,
 }
-TINY_ARGS = (
-    "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64",
-    "--save-every", "64", "--eval-games", "0", "--no-progress", "--no-plots", "--no-report",
-)  # fmt: skip
+QUIET = runs.RunOptions(progress=False, plots=False, html_report=False)
 
 #: The config.json that sp_wrappers 0.2 (main at 2494d34) wrote for ``sp-wrappers train
 #: tictactoe_v3 <TINY_ARGS> --strength-plies 1``, byte for byte but its (shortened) command line.
@@ -115,26 +110,35 @@ TEAM_MODULES = (
 # ------------------------------------------------------------------------------------------------
 
 
+def with_kind(stored: dict) -> dict:
+    """A 0.2 file as this version writes it back: the same keys in the same order, and the
+    ``kind`` every file now names after ``format_version``."""
+    first, *rest = stored.items()
+    return dict([first, ("kind", "single"), *rest])
+
+
 def test_a_config_json_written_by_0_2_round_trips_unchanged_key_order_included():
     stored = json.loads(CONFIG_0_2)
     config = RunConfig.from_json(stored)
     assert config.algo == "maskable_ppo" and config.save_every == 64 and config.strength_plies == 1
-    assert json.dumps(config.to_json(), indent=2) == CONFIG_0_2
+    assert config.kind == "single"
+    assert json.dumps(config.to_json(), indent=2) == json.dumps(with_kind(stored), indent=2)
 
 
 def test_keys_this_version_does_not_know_are_kept_and_written_back():
     stored = {**json.loads(CONFIG_0_2), "written_by_a_plugin": {"x": 1}}
-    assert RunConfig.from_json(stored).to_json() == stored
+    assert RunConfig.from_json(stored).to_json() == with_kind(stored)
 
 
-def test_a_run_directory_with_a_0_2_config_json_resumes(tmp_path, capsys):
+def test_a_run_directory_with_a_0_2_config_json_resumes(tmp_path):
     run = tmp_path / "run"
-    assert main_train(["tictactoe_v3", *TINY_ARGS, "--out", str(run)]) == 0
+    runs.start(resolve_run("tictactoe_v3", TINY), run, QUIET)
     (run / "config.json").write_text(CONFIG_0_2)
-    status = main_train(["--resume", str(run), "--timesteps", "64", "--no-progress", "--no-report"])
-    assert status == 0, capsys.readouterr().err
+    config = runs.resolve(resume=run)
+    assert config.kind == "single" and config.history[0]["command"].startswith("sp-wrappers train")
+    runs.start(config, run, runs.RunOptions(resume=True, timesteps=64, progress=False))
     after = json.loads((run / "config.json").read_text())
-    before = json.loads(CONFIG_0_2)
+    before = with_kind(json.loads(CONFIG_0_2))
     assert list(after) == list(before)
     changed = {"timesteps", "history", "sp_wrappers_version"}
     assert {k: v for k, v in after.items() if k not in changed} == {
@@ -147,7 +151,7 @@ def test_the_resolver_decides_the_kind_of_run_once():
     assert type(resolve_run("tictactoe_v3", TINY)) is RunConfig
     assert type(resolve_run("simple_tag_v3", {"timesteps": 256})) is TeamRunConfig
     assert type(resolve_run("tictactoe_v3", {"teams": "prefix"})) is TeamRunConfig
-    with pytest.raises(TrainError, match="--team-change applies to team runs"):
+    with pytest.raises(TrainError, match="`team_change` applies to team runs"):
         resolve_run("tictactoe_v3", {"team_change": 100})
     with pytest.raises(TrainError, match="Unknown settings colour"):
         resolve_run("tictactoe_v3", {"colour": "red"})
@@ -194,21 +198,3 @@ print([m for m in sys.modules if m.startswith("sp_wrappers.cli")])
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout.splitlines()
     assert out[-2:] == ["[]", "[]"]
-
-
-# ------------------------------------------------------------------------------------------------
-# The command line never changes its arguments
-# ------------------------------------------------------------------------------------------------
-
-
-def test_the_train_command_never_changes_its_parsed_arguments(tmp_path, capsys):
-    run = tmp_path / "run"
-    for argv in (
-        ["tictactoe_v3", *TINY_ARGS, "--out", str(run)],
-        ["--resume", str(run), "--timesteps", "64", "--window", "0", *TINY_ARGS[-3:]],
-    ):
-        args = build_train_parser().parse_args(argv)
-        before = copy.deepcopy(vars(args))
-        assert run_train_command(args, argv) == 0
-        assert vars(args) == before
-    assert json.loads((run / "config.json").read_text())["sampler"]["window"] is None

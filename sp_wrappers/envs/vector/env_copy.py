@@ -7,8 +7,9 @@ configuration and the summary of its episodes (kept until ``drain_episodes`` han
 ``sync_latest_weights``, ``drain_episodes``, ``learner_seats``, ``opponent_source``,
 ``np_random``, ...). It is handed what it shares with the other copies (:class:`CopySettings`)
 and where opponents run (:class:`OpponentPlacement`), and describes each game-side operation it
-wants as an operation tuple the env sends to the games; it never sees the env. A learner team's
-copy (in :mod:`sp_wrappers.envs.vector.team_vec_env`) subclasses it.
+wants as an operation tuple the env sends to the games; it never sees the env. What depends on
+who the learner is (a seat or a team: line-ups, summaries, masks) it asks the env's seating
+(:mod:`sp_wrappers.envs.seating`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ...core.policies import RandomPolicy
-from ...core.seats import OutcomeFn, episode_outcome, seat_outcomes
-from ...core.teams import TeamLayout
-from ...opponents.slots import OpponentSlots, as_opponent_source
+from ...core.seats import OutcomeFn
 from ..game_config import CopyConfig, RewardFn, check_reward_fn
+from ..seating import LearnerSeat
 from ..selfplay_env import (
     MAX_EMPTY_GAMES,
     FinishedEpisodes,
@@ -45,26 +44,15 @@ __all__ = ["CopySettings", "EnvCopy", "OpponentPlacement"]
 class CopySettings:
     """What every copy of one vector env shares, fixed when the env is built."""
 
-    #: the game's agents
-    possible_agents: list[str]
+    #: who the learner is (a seat, or a team): seats, spaces, line-ups and outcomes
+    seating: LearnerSeat
     #: ``learner=`` as given (an agent, ``"random"``, ``"alternate"``, a team)
     learner_mode: str
-    #: the seats (or teams) the learner may play
-    learner_seats: list[str]
-    observation_space: spaces.Space
-    action_space: spaces.Space
-    keep_dict_obs: bool
     outcome_fn: OutcomeFn | None
     render_mode: str | None
     metadata: dict[str, Any]
-    #: the policy each seat faces when no opponent is given (random play)
-    default_opponents: Mapping[str, Any]
-    #: each seat's (observation, action) spaces, which an opponent must fit
-    seat_spaces: Mapping[str, tuple[spaces.Space, spaces.Space]]
     #: the checked symmetries the learner's episodes are played in (``None``: none)
     symmetries: Any = None
-    #: the team layout of a learner team's env (``None``: every agent its own team)
-    layout: TeamLayout | None = None
 
 
 class OpponentPlacement:
@@ -105,7 +93,7 @@ class EnvCopy:
 
     :param index: the copy's index in its vector env.
     :param opponent: what the copy's opponents are drawn from (as ``SelfPlayEnv``'s ``opponent``;
-        ``None`` plays :attr:`CopySettings.default_opponents`).
+        ``None`` plays random opponents).
     :param settings: what the copies share.
     :param placement: where the copy's opponents run.
     """
@@ -115,20 +103,21 @@ class EnvCopy:
     ) -> None:
         self.index = index
         self.settings = settings
+        self.seating = seating = settings.seating
         self.learner_mode = settings.learner_mode
-        self.learner_seats = settings.learner_seats
-        self.observation_space = settings.observation_space
-        self.action_space = settings.action_space
-        self.keep_dict_obs = settings.keep_dict_obs
+        self.learner_seats = seating.learner_seats
+        self.observation_space = seating.observation_space
+        self.action_space = seating.action_space
+        self.keep_dict_obs = seating.keep_dict_obs
         self.outcome_fn = settings.outcome_fn
         self.render_mode = settings.render_mode
         self.metadata = dict(settings.metadata)
         self.placement = placement
-        self._init_opponents(opponent)
+        self._init_opponents(opponent, random_when_none=True)
         self.seat_policies: dict[str, Any] = {}
         self.learner = self.learner_seats[0]
         self._np_random: np.random.Generator | None = None
-        self.seat_chooser = SeatChooser(self.learner_seats, self.learner_mode)
+        self.seat_chooser = SeatChooser(seating.chooser_seats, self.learner_mode)
         # the episode being started or played
         self.phase = RESET
         self.status: Status | None = None
@@ -142,13 +131,13 @@ class EnvCopy:
         self.view = EpisodeView(settings.symmetries)
         self.finished_episodes = FinishedEpisodes()
 
-    def _init_opponents(self, opponent: Any) -> None:
-        self._default_opponents: Mapping[str, RandomPolicy] | None = None
-        if opponent is None:
-            self._default_opponents = self.settings.default_opponents
-            opponent = self._default_opponents[self.learner_seats[0]]
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
+    def _init_opponents(self, opponent: Any, random_when_none: bool = False) -> None:
+        #: ``opponent`` as given (copies given the same one share draws under ``"shared"``)
+        self.opponent = opponent
+        self.slots, self._default_opponents = self.seating.opponent_slots(
+            opponent, random_when_none
+        )
+        self.opponent_source = self.slots.source
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -159,35 +148,27 @@ class EnvCopy:
 
     # -- SelfPlayEnv's hooks, per copy -------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
-        """The learner's current legal actions (all ``True`` for games without masks)."""
-        mask = None if self.status is None else self.status.mask
-        if mask is None:
-            raise TypeError("action_masks() needs a Discrete action space (and a reset env).")
-        return self.view.mask(mask)
+        """The learner's current legal actions (one row per slot of a learner team)."""
+        return self.seating.copy_masks(self.status, self.view)
 
     def drain_episodes(self) -> list[dict[str, Any]]:
         """The ``info["selfplay"]`` of every episode this copy finished since the last call
         (see :class:`~sp_wrappers.envs.selfplay_env.FinishedEpisodes`)."""
         return self.finished_episodes.drain()
 
-    def learner_observation(self) -> Any:
-        """The learner's current observation, in the episode's view."""
-        return self.view.observation(self.status.observation)
-
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
-        """Give this copy's opponent source the learner's newest weights."""
-        sync = getattr(self.opponent_source, "sync_latest_weights", None)
-        if sync is not None:
-            sync(version, state)
-            self.placement.place(getattr(self.opponent_source, "latest", None))
+        """Give this copy's opponent source the learner's newest weights (a learner team's
+        per-team mapping keeps the other teams' own)."""
+        source = self.opponent_source
+        if self.seating.sync_latest_weights(self.slots, source, version, state):
+            self.placement.place(getattr(source, "latest", None))
 
     def set_opponent(self, opponent: Any) -> None:
         """Play ``opponent`` in this copy's opponent seats from its next episode start on (see
-        :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`). With
-        ``opponent_draw="shared"`` the vector env then regroups the copies that share a source."""
-        self.opponent_source = as_opponent_source(opponent)
-        self.slots = OpponentSlots(self.opponent_source)
-        self._default_opponents = None
+        :meth:`SelfPlayEnv.set_opponent <sp_wrappers.SelfPlayEnv.set_opponent>`; a learner team
+        takes ``{team: source}`` too). With ``opponent_draw="shared"`` the vector env then
+        regroups the copies that share a source."""
+        self._init_opponents(opponent)
 
     def set_reward_fn(self, fn: RewardFn | None) -> None:
         """This copy's part of :meth:`SelfPlayVecEnv.set_reward_fn` (``env_method``'s way in)."""
@@ -200,24 +181,11 @@ class EnvCopy:
 
     def episode_summary(self, status: Status) -> dict[str, Any]:
         """What ``info["selfplay"]`` holds at the end of the learner's episode."""
-        opponents = {seat: p.policy_id for seat, p in self.seat_policies.items()}
-        returns = status.returns or {}
-        summary = {
-            "opponent": next(iter(opponents.values())),
-            "opponents": opponents,
-            "outcome": episode_outcome(
-                returns, self.learner, self.outcome_fn, status.illegal_action
-            ),
-            "seat": self.learner,
-            "seat_outcomes": seat_outcomes(
-                returns, self.learner, opponents, self.outcome_fn, status.illegal_action
-            ),
-            "return": returns.get(self.learner, 0.0),
-            "returns": dict(returns),
-            "length": status.length,
-        }
-        if status.illegal_action is not None:
-            summary["illegal_action"] = status.illegal_action
+        returns, illegal = status.returns or {}, status.illegal_action
+        summary = self.seating.summary(
+            self.learner, returns, self.seat_policies, self.outcome_fn, illegal
+        )
+        summary["length"] = status.length
         if self.config.configured:
             summary["config"] = self.config.describe()
         return self.view.record(summary)
@@ -244,15 +212,13 @@ class EnvCopy:
         self.games_started += 1  # recurrent opponents start a fresh state in each game
         seat = self._forced_seat or self.seat_chooser.next(self.np_random)
         self.learner = seat
-        opponent_seats = [a for a in self.settings.possible_agents if a != seat]
-        lineup = self.slots.start_episode(len(opponent_seats), self.np_random)
-        if self._default_opponents is not None:
-            lineup = [self._default_opponents[a] for a in opponent_seats]
-        lineup_by_seat = dict(zip(opponent_seats, lineup, strict=True))
-        self.seat_policies = self.slots.bind_lineup(lineup_by_seat, self.opponent_spaces)
+        self.seat_policies = self.seating.lineup(
+            seat, self.slots, self.np_random, self._default_opponents
+        )
         for policy in self.seat_policies.values():
             self.placement.place(policy)
-        return (RESET, self.index, seat, self._game_seed, self._reset_options)
+        learner = self.seating.game_learner(seat)
+        return (RESET, self.index, learner, self._game_seed, self._reset_options)
 
     def opponent_row(self, seat: str, observation: Any, mask: np.ndarray | None) -> OpponentRow:
         """The opponent turn of ``seat`` in this copy's game, for the opponent batches."""
@@ -267,7 +233,7 @@ class EnvCopy:
 
     def opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
         """The (observation, action) spaces an opponent in ``seat`` must fit."""
-        return self.settings.seat_spaces[seat]
+        return self.seating.spaces_of(seat)
 
     def restart_empty_game(self) -> tuple:
         """The game ended before the learner's first turn: play another (as SelfPlayEnv does)."""
@@ -281,7 +247,8 @@ class EnvCopy:
         return self.start_game()
 
     def begin_step(self, action: Any) -> tuple:
-        """The game-side operation that plays the learner's ``action``."""
+        """The game-side operation that plays the learner's ``action`` (a learner team's: one
+        per team agent)."""
         self.phase = PLAY
         self.slots.count_step()
-        return (PLAY, self.index, action, True)
+        return (PLAY, self.index, self.seating.game_action(action), True)

@@ -1,9 +1,9 @@
 """The factory of self-play vector envs, as SB3's ``make_vec_env`` and Gymnasium's ``make_vec``.
 
 One call builds a :class:`~sp_wrappers.SelfPlayVecEnv`, or a
-:class:`~sp_wrappers.envs.vector.team_vec_env.TeamVecEnv` when the learner is a team
-(``teams=...``), seeded and wrapped in ``VecMonitor``. The factory picks the class, so no
-constructor needs to return a subclass.
+:class:`~sp_wrappers.envs.vector.team_vec_env.TeamVecEnv` (the same env with a learner team's
+seating) when the learner is a team (``teams=...``), seeded and wrapped in ``VecMonitor``. The
+team env's module loads only then.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .team_vec_env import TeamVecEnv
 from .vec_env import SelfPlayVecEnv
 
 __all__ = ["make_selfplay_vec_env"]
@@ -59,8 +58,11 @@ def make_selfplay_vec_env(
         from ..registration import vec_env_arguments
 
         env_fn, kwargs = vec_env_arguments(env_fn, kwargs)
+    env: VecEnv
     if teams is not None:
-        env: VecEnv = TeamVecEnv(env_fn, n_envs=n_envs, teams=teams, **kwargs)
+        from .team_vec_env import TeamVecEnv
+
+        env = TeamVecEnv(env_fn, n_envs=n_envs, teams=teams, **kwargs)
     else:
         env = SelfPlayVecEnv(env_fn, n_envs=n_envs, **kwargs)
     if seed is not None:

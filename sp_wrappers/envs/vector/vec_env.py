@@ -36,32 +36,29 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from ...core.policies import (
-    RandomPolicy,
-    is_policy,
-)
-from ...core.seats import (
-    OutcomeFn,
-    SeatDriver,
-    check_illegal_action_mode,
-    check_learner_action,
-    seat_spaces,
-)
-from ...core.teams import TeamLayout
-from ...opponents.slots import OPPONENT_DRAWS, as_opponent_source, shared_slots
+from ...core.policies import is_policy
+from ...core.seats import OutcomeFn, check_illegal_action_mode
+from ...opponents.slots import OPPONENT_DRAWS
 from ..game_config import RewardFn, check_game_kwargs, check_reward_fn
-from ..selfplay_env import (
-    learner_action,
-    resolve_learner_seats,
-    zero_observation,
-)
+from ..seating import LearnerSeat
+from ..selfplay_env import learner_action
 from ..symmetric_view import resolve_symmetries
 from .arguments import WithKwargs, check_env_fn, per_copy_opponents
 from .batching import OpponentBatches
 from .env_copy import CopySettings, EnvCopy, OpponentPlacement
-from .game_workers import PLAY, Games, GameSpec, Status, WorkerGames
+from .game_workers import PLAY, Games, Status, WorkerGames
 
-__all__ = ["SelfPlayVecEnv"]
+__all__ = ["SelfPlayVecEnv", "seating_for"]
+
+
+def seating_for(teams: Any) -> type[LearnerSeat]:
+    """The seating of a vector env's learner: one seat, or (``teams``) a whole team with one slot
+    per agent (:class:`~sp_wrappers.envs.vector.team_seating.LearnerTeam`, loaded only then)."""
+    if teams is None:
+        return LearnerSeat
+    from .team_seating import LearnerTeam
+
+    return LearnerTeam
 
 
 class SelfPlayVecEnv(VecEnv):
@@ -149,27 +146,6 @@ class SelfPlayVecEnv(VecEnv):
     >>> env.close()
     """
 
-    #: Each game's seat driver (a learner team's env drives its games with a ``TeamDriver``).
-    _driver_type: type[SeatDriver] = SeatDriver
-    #: The team layout of a learner team's env (``None``: every agent its own team).
-    layout: TeamLayout | None = None
-    #: Each copy's main-process side (a learner team's env has its own).
-    _copy_type: type[EnvCopy] = EnvCopy
-    #: What the deprecated ``SelfPlayVecEnv(teams=...)`` builds; :mod:`.team_vec_env` sets it.
-    _team_env_class: type[SelfPlayVecEnv] | None = None
-
-    def __new__(cls, *args: Any, teams: Any = None, **kwargs: Any) -> SelfPlayVecEnv:
-        if teams is not None and cls is SelfPlayVecEnv and cls._team_env_class is not None:
-            warnings.warn(
-                "SelfPlayVecEnv(..., teams=...) is deprecated and goes away in 0.3: build a "
-                "learner team's env with sp_wrappers.make_selfplay_vec_env(env_fn, teams=...) "
-                "or sp_wrappers.envs.vector.TeamVecEnv(env_fn, teams=...).",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return super().__new__(cls._team_env_class)
-        return super().__new__(cls)
-
     def __init__(
         self,
         env_fn: Callable[..., Any],
@@ -188,6 +164,14 @@ class SelfPlayVecEnv(VecEnv):
         symmetries: Any = None,
     ) -> None:
         check_env_fn(env_fn)
+        if teams is not None and type(self) is SelfPlayVecEnv:
+            warnings.warn(
+                "SelfPlayVecEnv(..., teams=...) is deprecated and goes away in 0.3: build a "
+                "learner team's env with sp_wrappers.make_selfplay_vec_env(env_fn, teams=...) "
+                "or sp_wrappers.envs.vector.TeamVecEnv(env_fn, teams=...).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
@@ -216,15 +200,15 @@ class SelfPlayVecEnv(VecEnv):
         opponents = per_copy_opponents(opponent, n_envs)
         if env_kwargs:
             env_fn = WithKwargs(env_fn, dict(env_kwargs))
-        if symmetries is not None and teams is not None:
-            raise ValueError("symmetries= does not work with teams= yet; leave one of them out.")
+        seating_type = seating_for(teams)
+        seating_type.check_symmetries(symmetries)  # before any game is built
         self.symmetries = resolve_symmetries(symmetries, env_fn)
         self.env_fn = env_fn  # the game's constructor, for evaluation games (SelfPlayCallback)
         self.num_workers = num_workers
         self.device = device
         self.closed = False
         self.games: Games | WorkerGames
-        driver = self._driver_type
+        driver = seating_type.driver_type
         if num_workers:
             self.games = WorkerGames(
                 env_fn, n_envs, num_workers, keep_dict_obs, start_method, driver
@@ -232,51 +216,45 @@ class SelfPlayVecEnv(VecEnv):
         else:
             self.games = Games(env_fn, n_envs, keep_dict_obs, driver)
         try:
-            self._setup(n_envs, learner, opponents, keep_dict_obs, outcome_fn)
+            self._setup(seating_type, n_envs, learner, opponents, keep_dict_obs, outcome_fn)
         except BaseException:
             self.games.close()
             raise
 
     def _setup(
         self,
+        seating_type: type[LearnerSeat],
         n_envs: int,
         learner: str,
         opponents: list[Any],
         keep_dict_obs: bool,
         outcome_fn: OutcomeFn | None,
     ) -> None:
-        """Everything that needs the game: the learner's seats and spaces, the copies and the
-        opponent batches (one set-up for this env and a learner team's: see the hooks
-        :meth:`_resolve_learner` and :meth:`_default_opponent_policies`)."""
+        """Everything that needs the game: the seating (the learner's seats and spaces), the
+        copies and the opponent batches."""
         spec = self.game_spec = self.games.spec()
         self.keep_dict_obs = keep_dict_obs
         self.outcome_fn = outcome_fn
         self.learner_mode = learner
-        self.learner_seats, agents = self._resolve_learner(spec, learner, opponents)
+        #: who the learner is: a seat, or a whole team (see :mod:`sp_wrappers.envs.seating`)
+        self.seating = seating_type.build(spec, learner, keep_dict_obs, self.teams)
+        self.layout = self.seating.layout
+        self.learner_seats = self.seating.learner_seats
         # one slot per agent the learner plays in each copy (several with a learner team)
-        self.n_games, self.team_size = n_envs, len(agents)
-        observation_space, action_space = seat_spaces(spec, agents[0], keep_dict_obs)
-        self.observation_space, self.action_space = observation_space, action_space
+        self.n_games, self.team_size = n_envs, self.seating.team_size
+        observation_space = self.observation_space = self.seating.observation_space
+        action_space = self.action_space = self.seating.action_space
         self._batches = OpponentBatches(spec, keep_dict_obs)
         self._placement = OpponentPlacement(self.device)
         settings = CopySettings(
-            possible_agents=list(spec.possible_agents),
+            seating=self.seating,
             learner_mode=learner,
-            learner_seats=self.learner_seats,
-            observation_space=observation_space,
-            action_space=action_space,
-            keep_dict_obs=keep_dict_obs,
             outcome_fn=outcome_fn,
             render_mode=spec.render_mode,
             metadata=spec.metadata,
-            default_opponents=self._default_opponent_policies(spec),
-            seat_spaces=self._batches.seat_spaces,
             symmetries=self.symmetries,
-            layout=self.layout,
         )
-        self.copies = [
-            self._copy_type(i, opponents[i], settings, self._placement) for i in range(n_envs)
-        ]
+        self.copies = [EnvCopy(i, opponents[i], settings, self._placement) for i in range(n_envs)]
         if self.opponent_draw == "shared":  # one source (and so one line-up) for every copy
             for copy in self.copies:
                 copy.opponent_source = self.copies[0].opponent_source
@@ -284,31 +262,28 @@ class SelfPlayVecEnv(VecEnv):
         self._actions: np.ndarray | None = None
         VecEnv.__init__(self, n_envs * self.team_size, observation_space, action_space)
 
-    def _resolve_learner(
-        self, spec: GameSpec, learner: str, opponents: list[Any]
-    ) -> tuple[list[str], list[str]]:
-        """The seats the learner may play (``learner_seats``), and the agents it plays in one
-        copy (one slot each; here its one seat)."""
-        seats = resolve_learner_seats(spec, learner, self.keep_dict_obs)
-        return seats, [seats[0]]
-
-    def _default_opponent_policies(self, spec: GameSpec) -> dict[str, Any]:
-        """The policy of each seat when no opponent is given: random play."""
-        return {a: RandomPolicy(spec.action_spaces[a]) for a in spec.possible_agents}
+    @property
+    def learner_teams(self) -> list[str] | None:
+        """The teams the learner may play (``None`` without teams)."""
+        return self.seating.learner_teams
 
     # -- VecEnv API ------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
-        """Reset every copy (with the seeds/options set by ``seed``/``set_options``, then none)."""
+        """Reset every copy (with the seeds/options set by ``seed``/``set_options``, then none;
+        copy ``g`` of a learner team takes those of its first slot)."""
         self._check_open()
+        size = self.team_size
         items = [
-            copy.begin_reset(self._seeds[i], self._options[i]) for i, copy in enumerate(self.copies)
+            copy.begin_reset(self._seeds[g * size], self._options[g * size])
+            for g, copy in enumerate(self.copies)
         ]
         self._drive(items)
-        for i, copy in enumerate(self.copies):
-            self.reset_infos[i] = {"seat": copy.learner}
+        for g, copy in enumerate(self.copies):
+            for k, info in enumerate(self.seating.slot_infos(copy.learner)):
+                self.reset_infos[g * size + k] = info
         self._reset_seeds()
         self._reset_options()
-        return self._stack([copy.learner_observation() for copy in self.copies])
+        return self._stack(self.seating.observations(self.copies))
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
@@ -320,37 +295,35 @@ class SelfPlayVecEnv(VecEnv):
             raise RuntimeError("step_wait() called without step_async(actions).")
         if len(actions) != self.num_envs:
             raise ValueError(
-                f"Got {len(actions)} actions for {self.num_envs} envs; pass one action per env."
+                f"Got {len(actions)} actions for {self.num_envs} envs ({self.n_games} games x "
+                f"{self.team_size} learner slots); pass one action per env."
             )
         for copy in self.copies:
             if copy.status is None or copy.status.seat is not None:
                 raise RuntimeError("step() called before reset(); call reset() first.")
-        checked = self._learner_actions(actions)
-        if self.symmetries is not None:  # the learner acts in its copy's view
-            pairs = zip(self.copies, checked, strict=True)
-            checked = [copy.view.action_to_game(a) for copy, a in pairs]
-        if self.illegal_action == "raise":  # ("loss" is applied by each game's SeatDriver)
-            start = getattr(self.action_space, "start", 0)
-            for copy, a in zip(self.copies, checked, strict=True):
-                check_learner_action(a, copy.status.mask, copy.learner, int(start))
-        self._results: list[tuple | None] = [None] * self.num_envs
-        self._drive([copy.begin_step(a) for copy, a in zip(self.copies, checked, strict=True)])
+        start = None
+        if self.illegal_action == "raise":  # ("loss" is applied by each game's driver)
+            start = int(getattr(self.action_space, "start", 0))
+        per_copy = self.seating.copy_actions(self._learner_actions(actions), self.copies, start)
+        self._results: list[list[tuple[float, dict[str, Any]]] | None] = [None] * self.n_games
+        self._drive([copy.begin_step(a) for copy, a in zip(self.copies, per_copy, strict=True)])
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         infos: list[dict[str, Any]] = []
-        for i, copy in enumerate(self.copies):
-            result = self._results[i]
-            if result is None:  # the episode goes on
-                info = {"seat": copy.learner, "TimeLimit.truncated": False}
-                rewards[i] = copy.config.transform(copy.status.reward, info)
-                infos.append(info)
+        size, seating = self.team_size, self.seating
+        for g, copy in enumerate(self.copies):
+            slots = self._results[g]
+            if slots is None:  # the episode goes on
+                slots = seating.ongoing(copy)
             else:
-                rewards[i], dones[i], info = result
+                dones[g * size : (g + 1) * size] = True
+                for k, info in enumerate(seating.slot_infos(copy.learner)):
+                    self.reset_infos[g * size + k] = info
+            for k, (reward, info) in enumerate(slots):
+                rewards[g * size + k] = reward
                 infos.append(info)
-                self.reset_infos[i] = {"seat": copy.learner}
         self._results = []
-        obs = self._stack([copy.learner_observation() for copy in self.copies])
-        return obs, rewards, dones, infos
+        return self._stack(seating.observations(self.copies)), rewards, dones, infos
 
     def _learner_actions(self, actions: Any) -> list[Any]:
         """The learner's actions checked against its space, in the form the game expects (an
@@ -368,8 +341,9 @@ class SelfPlayVecEnv(VecEnv):
         return [learner_action(a, space) for a in actions]
 
     def action_masks(self) -> np.ndarray:
-        """Every copy's legal learner actions, shape ``(n_envs, n_actions)``."""
-        return np.stack([copy.action_masks() for copy in self.copies])
+        """Every slot's legal learner actions, shape ``(num_envs, n_actions)``."""
+        masks = np.stack([copy.action_masks() for copy in self.copies])
+        return masks.reshape(self.num_envs, -1)  # a learner team's copy has a row per slot
 
     def close(self) -> None:
         """Close every game and stop the worker processes (safe to call twice)."""
@@ -390,42 +364,47 @@ class SelfPlayVecEnv(VecEnv):
         return list(getattr(self.games, "pids", []))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
+        """Each slot's game frame (the slots of one copy share it)."""
         if self.render_mode != "rgb_array":
             warnings.warn(
                 f"The render mode is {self.render_mode}, but get_images() needs 'rgb_array'.",
                 stacklevel=2,
             )
             return [None] * self.num_envs
-        return [self.games.call(i, "render", (), {}) for i in range(self.num_envs)]
+        frames = [self.games.call(g, "render", (), {}) for g in range(self.n_games)]
+        return [frames[i // self.team_size] for i in range(self.num_envs)]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """An attribute of each copy (the copy's own, else the PettingZoo game's)."""
-        out = []
-        for i in self._get_indices(indices):
-            copy = self.copies[i]
+        """An attribute of each slot's copy (the copy's own, else the PettingZoo game's)."""
+        games, unique = self._games_of(indices)
+        values = {}
+        for g in unique:
+            copy = self.copies[g]
             if hasattr(copy, attr_name) and not attr_name.startswith("_"):
-                out.append(getattr(copy, attr_name))
+                values[g] = getattr(copy, attr_name)
             else:
-                out.append(self.games.get_attr(i, attr_name))
-        return out
+                values[g] = self.games.get_attr(g, attr_name)
+        return [values[g] for g in games]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute on each copy (where the copy has it), else on the PettingZoo game;
-        ``opponent_source`` is ``env_method("set_opponent", value)`` (one source for them all)."""
+        """Set an attribute on each slot's copy (where the copy has it), else on the PettingZoo
+        game; ``opponent_source`` is ``env_method("set_opponent", value)`` (one source for them
+        all)."""
+        _, unique = self._games_of(indices)
         if attr_name == "opponent_source":
-            value = as_opponent_source(value)
+            value = self.seating.shared_opponent(value)
             try:
-                for i in self._get_indices(indices):
-                    self.copies[i].set_opponent(value)
+                for g in unique:
+                    self.copies[g].set_opponent(value)
             finally:
                 self._share_slots()
             return
-        for i in self._get_indices(indices):
-            copy = self.copies[i]
+        for g in unique:
+            copy = self.copies[g]
             if hasattr(copy, attr_name) and not attr_name.startswith("_"):
                 setattr(copy, attr_name, value)
             else:
-                self.games.set_attr(i, attr_name, value)
+                self.games.set_attr(g, attr_name, value)
 
     def env_method(
         self,
@@ -434,17 +413,24 @@ class SelfPlayVecEnv(VecEnv):
         indices: VecEnvIndices = None,
         **method_kwargs: Any,
     ) -> list[Any]:
-        """Call a method of each copy (its own, else the PettingZoo game's).
+        """Call a method of each slot's copy once (its own, else the PettingZoo game's; the
+        result is repeated for a learner team's slots of one copy).
 
-        ``sync_latest_weights`` reaches each distinct opponent source once (a sampler shared by
-        every copy is synced once per call); ``set_game_config`` is :meth:`set_game_config` for
-        each chosen copy; ``set_opponent`` regroups the copies that share draws afterwards.
+        ``action_masks`` gives each slot its own mask (what ``MaskablePPO`` asks for);
+        ``drain_episodes`` gives a copy's games to its first slot asked, so each game is drained
+        once; ``sync_latest_weights`` reaches each distinct opponent source once (a sampler
+        shared by every copy is synced once per call); ``set_game_config`` is
+        :meth:`set_game_config` for each chosen copy; ``set_opponent`` regroups the copies that
+        share draws afterwards.
         """
-        chosen = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        games, chosen = self._games_of(indices)
         if method_name == "set_game_config":  # built where the games live (maybe in workers)
             for i in chosen:
                 self._stage_game_configs(*method_args, chosen=[i], **method_kwargs)
-            return [None] * len(chosen)
+            return [None] * len(games)
         out = []
         synced: set[int] = set()
         try:
@@ -463,7 +449,10 @@ class SelfPlayVecEnv(VecEnv):
         finally:
             if method_name == "set_opponent":
                 self._share_slots()
-        return out
+        values = dict(zip(chosen, out, strict=True))
+        if method_name == "drain_episodes":
+            return [values.pop(g, []) for g in games]
+        return [values[g] for g in games]
 
     def set_game_config(
         self, game_kwargs: Mapping[str, Any], indices: VecEnvIndices = None
@@ -516,8 +505,14 @@ class SelfPlayVecEnv(VecEnv):
             self.copies[i].config.stage_reward(fn)
 
     def _copy_indices(self, indices: VecEnvIndices) -> list[int]:
-        """The env copies ``indices`` name (one slot per copy here; a team env maps slots)."""
-        return list(self._get_indices(indices))
+        """The game copies of the slots in ``indices``, once each."""
+        return self._games_of(indices)[1]
+
+    def _games_of(self, indices: VecEnvIndices) -> tuple[list[int], list[int]]:
+        """The game copy of each slot in ``indices`` (a learner team has several slots per
+        copy), and those copies once each."""
+        games = [i // self.team_size for i in self._get_indices(indices)]
+        return games, list(dict.fromkeys(games))
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """Copies are not Gymnasium envs, so no Gymnasium wrapper wraps them."""
@@ -548,35 +543,24 @@ class SelfPlayVecEnv(VecEnv):
     def _answer(self, turns: list[tuple[EnvCopy, Status]]) -> list[tuple]:
         """The game operations that play the opponents' answers to ``turns`` (one batch per
         policy: see :class:`~sp_wrappers.envs.vector.batching.OpponentBatches`)."""
-        rows = [copy.opponent_row(s.seat, s.observation, s.mask) for copy, s in turns]
-        actions = self._batches.answer(rows)
+        actions = self.seating.answer(turns, self._batches)
         return [
             (PLAY, copy.index, action, copy.phase == PLAY)
             for (copy, _), action in zip(turns, actions, strict=True)
         ]
 
     def _finish_episode(self, copy: EnvCopy, status: Status) -> None:
-        obs = status.observation
-        if obs is None:
-            obs = zero_observation(self.observation_space)
         summary = copy.episode_summary(status)
-        copy.finished_episodes.add(summary)  # what callbacks drain (see FinishedEpisodes)
-        info: dict[str, Any] = {"seat": copy.learner, "selfplay": summary}
-        info["TimeLimit.truncated"] = status.truncated and not status.terminated
-        info["terminal_observation"] = copy.view.observation(obs)  # the ending episode's view
-        reward = copy.config.transform(status.reward, info)
-        self._results[copy.index] = (reward, True, info)
+        copy.finished_episodes.add(summary)  # once per game (see FinishedEpisodes)
+        finished = self.seating.finished(copy, status, summary, self.observation_space)
+        self._results[copy.index] = finished
 
     # -- helpers ---------------------------------------------------------------------------------
     def _share_slots(self) -> None:
         """With ``opponent_draw="shared"``, one set of opponent slots per opponent source, shared
         by the copies that draw from it (with ``"per_env"`` each copy keeps its own)."""
-        if self.opponent_draw != "shared":
-            return
-        sources = [copy.opponent_source for copy in self.copies]
-        slots = shared_slots(sources, [copy.slots for copy in self.copies])
-        for copy, copy_slots in zip(self.copies, slots, strict=True):
-            copy.slots = copy_slots
+        if self.opponent_draw == "shared":
+            self.seating.share_slots(self.copies)
 
     def _stack(self, observations: list[Any]) -> VecEnvObs:
         space = self.observation_space
@@ -595,7 +579,6 @@ class SelfPlayVecEnv(VecEnv):
             raise RuntimeError("This SelfPlayVecEnv is closed; build a new one.")
 
     def __repr__(self) -> str:
-        return (
-            f"SelfPlayVecEnv(n_envs={self.num_envs}, learner={self.learner_mode!r}, "
-            f"opponent_draw={self.opponent_draw!r}, num_workers={self.num_workers})"
-        )
+        fields = [f"n_envs={self.n_games}", *self.seating.describe(self.learner_mode)]
+        fields += [f"opponent_draw={self.opponent_draw!r}", f"num_workers={self.num_workers}"]
+        return f"SelfPlayVecEnv({', '.join(fields)})"

@@ -84,7 +84,7 @@ def test_box_action_learners_are_refused_on_discrete_games_naming_what_to_use(
 
 
 def test_qrdqn_on_a_box_action_game_is_refused(tmp_path, capsys):
-    status, _, err = run(capsys, "test_train:box_action_game", "--algo", "qrdqn",
+    status, _, err = run(capsys, "test_train_command:box_action_game", "--algo", "qrdqn",
                          "--out", tmp_path / "r")  # fmt: skip
     assert status == 2
     line = err.strip().splitlines()[-1]

@@ -228,7 +228,7 @@ def test_unknown_algorithm_lists_the_choices(capsys):
 
 
 def test_dqn_on_a_box_action_space_is_refused(tmp_path, capsys):
-    status, _, err = train(capsys, "test_train:box_action_game", "--algo", "dqn",
+    status, _, err = train(capsys, "test_train_command:box_action_game", "--algo", "dqn",
                            "--out", tmp_path / "r")  # fmt: skip
     assert_exit_2(status, err, "--algo dqn needs a Discrete action space", "Box")
 
@@ -299,7 +299,7 @@ def test_another_algorithm_gets_the_generic_recipe_but_keeps_the_game_settings()
     "game, algo",
     [
         ("pettingzoo.classic.connect_four_v3:env", "maskable_ppo"),
-        ("test_train:box_action_game", "ppo"),
+        ("test_train_command:box_action_game", "ppo"),
     ],
 )
 def test_a_game_by_import_path_gets_maskable_ppo_when_it_has_masks_else_ppo(

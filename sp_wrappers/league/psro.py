@@ -1,0 +1,454 @@
+"""PSRO: a population of best responses whose meta-mixture a new best response is trained against.
+
+Policy-Space Response Oracles (Lanctot et al. 2017) grows a population on purpose. Each
+iteration:
+
+1. **oracle**: an SB3 learner trains for ``steps_per_iteration`` learner steps in a
+   :class:`~sp_wrappers.SelfPlayVecEnv` whose :class:`~sp_wrappers.OpponentSampler` draws each
+   episode's opponent from the members with the current meta-weights (fresh each iteration, or
+   warm-started from the previous best response: ``warm_start``);
+2. **member**: its weights join the archive as a snapshot (tagged ``psro``), played by its most
+   likely move (``greedy=True``: a best response is deterministic, the stochastic policy PPO
+   learns is not one) or by its probabilities;
+3. **payoffs**: its payoff against every member, exact where the game can be walked
+   (:class:`~sp_wrappers.evaluation.payoffs.ExactPayoffs`: OpenSpiel games, tic-tac-toe),
+   estimated from games with their 95% intervals elsewhere
+   (:class:`~sp_wrappers.evaluation.payoffs.SampledPayoffs`);
+4. **meta-solver**: the new meta-weights (``nash``, ``uniform`` or ``prd``:
+   :func:`~sp_wrappers.opponents.meta_solvers.meta_strategy`), stored in the archive
+   (:meth:`~sp_wrappers.SnapshotArchive.store_mixture`);
+5. **measure**: ``response_gain``, what the new member wins per game against the mixture it
+   was trained against (an exact best response wins that mixture's exploitability: the gap is
+   the oracle's shortfall); where the game can be walked, the exploitability and NashConv of
+   the meta-mixture as the product plays it (each member in its form, reach-weighted:
+   :func:`~sp_wrappers.evaluation.exploitability.exploitability`), logged as
+   ``psro/exploitability`` and ``psro/nash_conv``.
+
+The population starts with the learner's initial weights. ``psro.json`` (format 1) records the
+members, the payoff matrix, the meta-weights and the measurements of every iteration; it is
+written atomically after each iteration, so a run killed at any moment resumes from its last
+complete iteration (a snapshot saved by an iteration that did not finish is discarded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..archive.store import SnapshotArchive
+from ..core.jsonio import write_json
+from ..envs.vector.factory import make_selfplay_vec_env
+from ..evaluation.exploitability import (
+    GameNotWalkableError,
+    exploitability,
+    exploitability_method,
+)
+from ..evaluation.payoffs import ExactPayoffs, SampledPayoffs
+from ..opponents.meta_solvers import META_SOLVERS, meta_strategy
+from ..opponents.sampler import OpponentSampler
+from ..training.nash_games import mixture_statistics
+from .errors import LeagueSetupError
+
+__all__ = [
+    "PSRO",
+    "PSROSettings",
+    "PSROResult",
+    "PSRO_STATE",
+    "PAYOFF_MODES",
+    "read_psro",
+    "plot_psro",
+]
+
+#: The state file in a PSRO run directory.
+PSRO_STATE = "psro.json"
+PAYOFF_MODES = ("auto", "exact", "sampled")
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class PSROSettings:
+    """What a PSRO run does each iteration (stored in ``psro.json``; a resumed run keeps them).
+
+    :param steps_per_iteration: learner steps of each best response.
+    :param meta_solver: ``"nash"``, ``"uniform"`` or ``"prd"``.
+    :param greedy: members play their most likely legal move (else their probabilities).
+    :param warm_start: each best response starts from the previous one's weights (else fresh).
+    :param n_envs: env copies the oracle trains on.
+    :param learner: the oracle's seat mode (``"random"``, ``"alternate"`` or an agent name).
+    :param payoffs: ``"auto"`` (exact where the game can be walked), ``"exact"`` or
+        ``"sampled"``.
+    :param games_per_pair: games per pair for sampled payoffs.
+    :param seed: seeds the oracles, their envs and the samplers.
+    """
+
+    steps_per_iteration: int = 50_000
+    meta_solver: str = "nash"
+    greedy: bool = True
+    warm_start: bool = False
+    n_envs: int = 8
+    learner: str = "random"
+    payoffs: str = "auto"
+    games_per_pair: int = 100
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if int(self.steps_per_iteration) < 1:
+            raise LeagueSetupError(
+                f"steps_per_iteration must be a positive number of learner steps, got "
+                f"{self.steps_per_iteration!r} (--steps)."
+            )
+        if self.meta_solver not in META_SOLVERS:
+            raise LeagueSetupError(
+                f"meta_solver must be one of {META_SOLVERS}, got {self.meta_solver!r} "
+                "(--meta-solver)."
+            )
+        if self.payoffs not in PAYOFF_MODES:
+            raise LeagueSetupError(
+                f"payoffs must be one of {PAYOFF_MODES}, got {self.payoffs!r} (--payoffs)."
+            )
+        if int(self.n_envs) < 1:
+            raise LeagueSetupError(f"n_envs must be at least 1, got {self.n_envs!r} (--n-envs).")
+
+
+@dataclass(frozen=True)
+class PSROResult:
+    """What :meth:`PSRO.run` ended with.
+
+    :param iterations: complete iterations (this call's and earlier ones').
+    :param members: the members' snapshot ids, oldest first (the initial weights first).
+    :param weights: the last meta-weights, ``{snapshot id: probability}``.
+    :param exploitability: the last meta-mixture's exploitability (``None`` where not exact).
+    :param nash_conv: its NashConv (``None`` where not exact).
+    :param best: the least exploitable iteration's record (``None`` where not exact).
+    :param history: every iteration's record, as ``psro.json`` holds them.
+    """
+
+    iterations: int
+    members: list[str]
+    weights: dict[str, float]
+    exploitability: float | None
+    nash_conv: float | None
+    best: dict[str, Any] | None
+    history: list[dict[str, Any]]
+
+
+class PSRO:
+    """PSRO on one game, in one run directory (``archive/`` holds the members, ``psro.json`` the
+    rest). A directory with ``psro.json`` is resumed with its stored settings.
+
+    :param env_fn: builds the PettingZoo game (two seats, zero-sum).
+    :param make_model: ``make_model(venv, seed)`` returns a fresh SB3 learner on ``venv``.
+    :param run_dir: the run directory (created when missing).
+    :param settings: :class:`PSROSettings` (a resumed run keeps the ones ``psro.json`` stored).
+    :param logger: an SB3 ``Logger`` the oracles log to and ``psro/*`` is recorded in, dumped
+        once per iteration (``None``: none).
+
+    ``docs/how-to/psro.md`` runs one; the settings alone:
+
+    >>> PSROSettings(steps_per_iteration=2048, meta_solver="prd").greedy
+    True
+    """
+
+    def __init__(
+        self,
+        env_fn: Callable[[], Any],
+        make_model: Callable[[Any, int], Any],
+        run_dir: str | os.PathLike[str],
+        settings: PSROSettings | None = None,
+        logger: Any = None,
+    ) -> None:
+        self.env_fn = env_fn
+        self.make_model = make_model
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.logger = logger
+        #: called with each iteration's record once it is written (``None``: nothing)
+        self.on_iteration: Callable[[dict[str, Any]], None] | None = None
+        self.state_path = self.run_dir / PSRO_STATE
+        state = self._read_state()
+        stored = None if state is None else PSROSettings(**state["settings"])
+        self.settings = stored or settings or PSROSettings()
+        self.archive = SnapshotArchive(self.run_dir / "archive", max_snapshots=None)
+        self.members: list[str] = [] if state is None else list(state["members"])
+        self.history: list[dict[str, Any]] = [] if state is None else list(state["iterations"])
+        self.steps = 0 if state is None else int(state["steps"])
+        self.oracle_file: str | None = None if state is None else state.get("oracle")
+        self.payoffs = self._payoffs(self.settings.payoffs)
+        self.exact = isinstance(self.payoffs, ExactPayoffs)
+        #: whether each iteration's meta-mixture is measured exactly (the game can be walked,
+        #: whatever the payoffs: sampled payoffs on a walkable game are still measured)
+        self.measured = self.exact or _walkable(env_fn)
+        self._policies: list[Any] = []
+        orphans = [s.id for s in self.archive.snapshots() if s.id not in set(self.members)]
+        if orphans:  # saved by an iteration that did not finish
+            self.archive.discard(snapshots=orphans)
+        for member in self.members:
+            self._add_member(member, stored=state)
+
+    # -- state --------------------------------------------------------------------------------
+    def _read_state(self) -> dict[str, Any] | None:
+        if not self.state_path.exists():
+            return None
+        try:
+            state = json.loads(self.state_path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise LeagueSetupError(
+                f"Cannot read {self.state_path} ({error}); restore it from a backup or start a "
+                "new run directory."
+            ) from None
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            raise LeagueSetupError(
+                f"{self.state_path} is not a PSRO state of format {_FORMAT}; install the "
+                "sp_wrappers version that wrote it, or start a new run directory."
+            )
+        return state
+
+    def _write_state(self) -> None:
+        write_json(
+            self.state_path,
+            {
+                "format": _FORMAT,
+                "settings": asdict(self.settings),
+                "members": self.members,
+                "steps": self.steps,
+                "oracle": self.oracle_file,
+                "payoff": self.payoffs.matrix.tolist(),
+                "half_width": (
+                    self.payoffs.half_width.tolist()
+                    if isinstance(self.payoffs, SampledPayoffs)
+                    else None
+                ),
+                "iterations": self.history,
+            },
+        )
+
+    def _payoffs(self, mode: str) -> ExactPayoffs | SampledPayoffs:
+        s = self.settings
+        if mode != "sampled":
+            try:
+                return ExactPayoffs(self.env_fn(), deterministic=s.greedy)
+            except GameNotWalkableError as error:
+                if mode == "exact":
+                    raise LeagueSetupError(
+                        f"Exact payoffs need a walkable game: {error} Use payoffs='sampled' "
+                        "(--payoffs sampled)."
+                    ) from None
+        return SampledPayoffs(self.env_fn, s.games_per_pair, seed=s.seed + 10_000)
+
+    def _add_member(self, member: str, stored: Mapping[str, Any] | None = None) -> None:
+        policy = self.archive.load_policy(member, deterministic=self.settings.greedy)
+        self._policies.append(policy)
+        if self.exact or stored is None:
+            self.payoffs.add(policy)
+            return
+        # sampled payoffs are not played again on resume: the stored matrix is kept
+        n = len(self._policies)
+        sampled = self.payoffs
+        assert isinstance(sampled, SampledPayoffs)
+        sampled.matrix = np.asarray(stored["payoff"], dtype=np.float64)[:n, :n]
+        sampled.half_width = np.asarray(stored["half_width"], dtype=np.float64)[:n, :n]
+        sampled.restore(policy)
+
+    # -- the mixture ----------------------------------------------------------------------------
+    @property
+    def weights(self) -> dict[str, float]:
+        """The current meta-weights, ``{snapshot id: probability}`` (empty before the start)."""
+        if not self.members:
+            return {}
+        probabilities = meta_strategy(self.payoffs.matrix, self.settings.meta_solver)
+        return {m: float(p) for m, p in zip(self.members, probabilities, strict=True)}
+
+    def mixture(self) -> list[tuple[Any, float]]:
+        """The meta-mixture as the product plays it: ``[(member policy, weight), ...]`` (members
+        of weight 0 left out), each member in its form (greedy or not)."""
+        weights = self.weights
+        pairs = zip(self.members, self._policies, strict=True)
+        return [(p, weights[m]) for m, p in pairs if weights[m] > 0]
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self, iterations: int | None = None, seconds: float | None = None) -> PSROResult:
+        """Run until ``iterations`` complete iterations in all (resumed ones count) or until the
+        best responses' training time reaches ``seconds`` (checked between iterations).
+
+        :param iterations: the total number of iterations to reach.
+        :param seconds: the best responses' total training time to stop at (wall-clock seconds;
+            measurements excluded).
+        """
+        if iterations is None and seconds is None:
+            raise LeagueSetupError("PSRO.run needs iterations or seconds (--iterations/--seconds).")
+        s = self.settings
+        model = None
+        if not self.members:
+            model = self._oracle(self._sampler({}), iteration=0)
+            self._new_member(model, iteration=0, train_seconds=0.0)
+            if not s.warm_start:
+                model.get_env().close()
+        while True:
+            done = len(self.history) - 1
+            trained = sum(r["train_seconds"] for r in self.history)
+            if (iterations is not None and done >= iterations) or (
+                seconds is not None and trained >= seconds
+            ):
+                break
+            iteration = done + 1
+            sampler = self._sampler(self.weights, iteration)
+            if not s.warm_start or model is None:
+                model = self._oracle(sampler, iteration)
+            else:
+                model.set_env(self._venv(sampler, iteration))
+            start = time.perf_counter()
+            model.learn(s.steps_per_iteration, reset_num_timesteps=not s.warm_start)
+            elapsed = time.perf_counter() - start
+            model.get_env().close()
+            self.steps += s.steps_per_iteration
+            self._new_member(model, iteration, elapsed)
+        last = self.history[-1]
+        measured = [r for r in self.history if r.get("exploitability") is not None]
+        best = min(measured, key=lambda r: r["exploitability"]) if measured else None
+        return PSROResult(
+            iterations=len(self.history) - 1,
+            members=list(self.members),
+            weights=dict(last["weights"]),
+            exploitability=last.get("exploitability"),
+            nash_conv=last.get("nash_conv"),
+            best=best,
+            history=list(self.history),
+        )
+
+    def _sampler(self, weights: Mapping[str, float], iteration: int = 0) -> OpponentSampler:
+        ids = [m for m in self.members if weights.get(m, 0.0) > 0]
+        fixed = [(self._policies[self.members.index(m)], float(weights[m])) for m in ids]
+        if fixed:  # the last one takes what rounding left, so the draws never fall through
+            fixed[-1] = (fixed[-1][0], max(0.0, 1.0 - sum(p for _, p in fixed[:-1])))
+        return OpponentSampler(
+            self.archive,
+            window=None,
+            latest_ratio=0.0,
+            fixed_opponents=fixed,
+            deterministic=self.settings.greedy,
+            seed=self.settings.seed + 7919 * iteration,
+        )
+
+    def _venv(self, sampler: OpponentSampler, iteration: int) -> Any:
+        s = self.settings
+        return make_selfplay_vec_env(
+            self.env_fn,
+            n_envs=s.n_envs,
+            seed=s.seed + 1000 * iteration,
+            learner=s.learner,
+            opponent=sampler,
+        )
+
+    def _oracle(self, sampler: OpponentSampler, iteration: int) -> Any:
+        """A best-response learner: fresh, or the previous one's weights when warm-starting."""
+        venv = self._venv(sampler, iteration)
+        model = self.make_model(venv, self.settings.seed + iteration)
+        if self.settings.warm_start and self.oracle_file and iteration > 0:
+            model.set_parameters(str(self.run_dir / self.oracle_file))
+        if self.logger is not None:
+            model.set_logger(self.logger)
+        return model
+
+    def _new_member(self, model: Any, iteration: int, train_seconds: float) -> None:
+        previous = self.weights
+        info = self.archive.save(model, step=self.steps, tags=("psro", f"iteration:{iteration}"))
+        self.members.append(info.id)
+        self._add_member(info.id)
+        weights = self.weights
+        # what the new member wins per game against the mixture it was trained against (an
+        # exact best response wins that mixture's exploitability)
+        row = self.payoffs.matrix[-1, :-1]
+        gain = float(sum(row[i] * previous[m] for i, m in enumerate(self.members[:-1])))
+        record: dict[str, Any] = {
+            "iteration": iteration,
+            "member": info.id,
+            "steps": self.steps,
+            "train_seconds": round(train_seconds, 3),
+            "wall_time": time.time(),
+            "weights": weights,
+            "exploitability": None,
+            "nash_conv": None,
+            "response_gain": gain if previous else None,
+        }
+        if self.measured:
+            start = time.perf_counter()
+            report = exploitability(self.mixture(), self.env_fn(), self.settings.greedy)
+            record["exploitability"] = float(report.exploitability)
+            record["nash_conv"] = float(report.nash_conv)
+            record["measure_seconds"] = round(time.perf_counter() - start, 3)
+        self.history.append(record)
+        self.archive.store_mixture(weights, step=self.steps)
+        old_oracle = self.oracle_file
+        if self.settings.warm_start:
+            self.oracle_file = f"oracle-{iteration}.zip"
+            model.save(str(self.run_dir / self.oracle_file))
+        self._write_state()
+        if old_oracle and old_oracle != self.oracle_file:
+            (self.run_dir / old_oracle).unlink(missing_ok=True)
+        self._log(record)
+        if self.on_iteration is not None:
+            self.on_iteration(record)
+
+    def _log(self, record: Mapping[str, Any]) -> None:
+        if self.logger is None:
+            return
+        stats = mixture_statistics(record["weights"])
+        self.logger.record("psro/iteration", record["iteration"])
+        self.logger.record("psro/members", len(self.members))
+        self.logger.record("psro/support", stats["support"])
+        self.logger.record("psro/top", stats["top"])
+        if record["response_gain"] is not None:
+            self.logger.record("psro/response_gain", record["response_gain"])
+        if record["exploitability"] is not None:
+            self.logger.record("psro/exploitability", record["exploitability"])
+            self.logger.record("psro/nash_conv", record["nash_conv"])
+        self.logger.dump(record["steps"])
+
+
+def _walkable(env_fn: Callable[[], Any]) -> bool:
+    try:
+        exploitability_method(env_fn())
+    except GameNotWalkableError:
+        return False
+    return True
+
+
+def read_psro(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A run's ``psro.json``, checked (``ValueError`` naming the file when it is not one)."""
+    try:
+        state = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"Cannot read {path}: {error}.") from None
+    if not isinstance(state, dict) or state.get("format") != _FORMAT:
+        raise ValueError(f"{path} is not a PSRO state of format {_FORMAT}.")
+    return state
+
+
+def plot_psro(state: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
+    """Draw a PSRO run's meta-mixture exploitability per iteration against the best responses'
+    training time (what ``psro.json`` holds) as a PNG; returns the path written."""
+    from ..evaluation.plots import new_figure
+
+    figure = new_figure(7.0, 3.8)
+    axes = figure.add_subplot()
+    records = [r for r in state.get("iterations", []) if r.get("exploitability") is not None]
+    seconds = np.cumsum([r["train_seconds"] for r in records])
+    axes.plot(seconds, [r["exploitability"] for r in records], "o-", label="meta-mixture")
+    for r, x in zip(records, seconds, strict=True):
+        axes.annotate(str(r["iteration"]), (x, r["exploitability"]), fontsize="x-small")
+    axes.set_xlabel("best responses' training time (s); points: iterations")
+    axes.set_ylabel("exploitability (NashConv / 2)")
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc="best", fontsize="small")
+    axes.set_title(f"PSRO ({state['settings']['meta_solver']} meta-solver)")
+    figure.tight_layout()
+    figure.savefig(path)
+    return os.fspath(path)
