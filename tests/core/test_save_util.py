@@ -47,3 +47,23 @@ def test_an_sb3_model_is_saved_whole_at_its_path(tmp_path):
     save_model(model, path)
     assert os.listdir(tmp_path) == ["model.zip"]
     assert PPO.load(path, device="cpu").n_steps == 64
+
+
+def test_models_and_figures_are_written_to_disk_only_through_save_util():
+    """A model or figure saved straight to its final path would leave half a file when the
+    process is stopped mid-write: every such write goes through ``replacing`` (an in-memory
+    buffer is no file)."""
+    import re
+    from pathlib import Path
+
+    import sp_wrappers
+
+    direct = re.compile(r"\b(?:model|figure)\.save(?:fig)?\((?!buffer|written)")
+    package = Path(sp_wrappers.__file__).parent
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if direct.search(line) and not line.lstrip().startswith(('"""', "#", "``"))
+    ]
+    assert found == []
