@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from ..core.save_util import atomic_write
-from .rundir import ARCHIVE_DIR, REPORT_NAME, RunArchive, RunDir, RunDirError, run_trusted_modules
+from .rundir import (
+    ARCHIVE_DIR,
+    PSRO_NAME,
+    REPORT_NAME,
+    RunArchive,
+    RunDir,
+    RunDirError,
+    run_trusted_modules,
+)
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
 
@@ -360,12 +368,12 @@ def _exploitability_section(run_dir: Path) -> str:
 
 def _psro_section(run_dir: Path) -> str:
     """A PSRO run's meta-mixture exploitability per iteration (``psro.json``; else empty)."""
-    from ..league.psro import PSRO_STATE, plot_psro, read_psro
-
-    if not (run_dir / PSRO_STATE).is_file():
+    if not (run_dir / PSRO_NAME).is_file():  # checked first: other runs never import the league
         return ""
+    from ..league.psro import plot_psro, read_psro
+
     try:
-        state = read_psro(run_dir / PSRO_STATE)
+        state = read_psro(run_dir / PSRO_NAME)
         body = _image(_png_from_file(lambda out: plot_psro(state, out)), "image/png", "PSRO")
     except ValueError as error:
         return _section("PSRO", _note(str(error)))

@@ -243,6 +243,15 @@ print([m for m in sys.modules if m.startswith({TEAM_AND_LEAGUE_MODULES!r})])
     assert out[-1] == "[]"
 
 
+def test_the_report_looks_for_a_psro_state_by_the_name_psro_writes():
+    """The report checks for ``psro.json`` by the run directory's name for it, so that a run
+    without one never imports the league; PSRO writes the same file."""
+    from sp_wrappers.league.psro import PSRO_STATE
+    from sp_wrappers.runs.rundir import PSRO_NAME
+
+    assert PSRO_NAME == PSRO_STATE
+
+
 def _team_or_league(filename: str) -> bool:
     """Whether ``filename`` is a module of team or league runs (``league/``, ``team_*``,
     ``league*``, ``teams.py``) of sp_wrappers; the command line's own modules are not."""
