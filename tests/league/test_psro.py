@@ -128,7 +128,7 @@ def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("exploitability_benchmark_psro", path)
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
-    argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "0.5",
+    argv = ["--games", "kuhn", "--strategies", "psro", "--seeds", "1", "--seconds", "0.001",
             "--out", str(tmp_path), "--psro", "steps_per_iteration=512", "--psro", "n_envs=2",
             "--psro", 'hp={"n_steps": 128, "batch_size": 64, "n_epochs": 2}']  # fmt: skip
     assert benchmark.main(argv) == 0
