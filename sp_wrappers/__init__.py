@@ -24,11 +24,12 @@ extras (Ray, matplotlib, openskill) are only imported by the code that needs the
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._version import __version__
+from .core.deprecation import serve_moved_modules
+from .core.lazy import lazy_exports
+from .envs.registration import register_envs
 
 #: The subpackages whose ``__all__`` make the package's public names: those that import without
 #: torch first, so that looking a name up in them never imports the others.
@@ -59,35 +60,38 @@ if TYPE_CHECKING:  # pragma: no cover - type checkers read the faces' __all__
     from .runs import *  # noqa: F403
     from .training import *  # noqa: F403
 
+#: The 0.1 module paths that moved in 0.2, ``{old: new}`` (relative to ``sp_wrappers``): each
+#: still imports, with a ``DeprecationWarning`` naming its new home, and goes away in 0.3.
+#: ``sp_wrappers.registration`` is not here: it is a real module, kept without a warning, because
+#: users' Gymnasium and RL Zoo registries store ``sp_wrappers.registration:make_env``.
+MOVED = {
+    "policies": "core.policies",
+    "teams": "core.teams",
+    "baselines": "games.baselines",
+    "game_wrappers": "games.wrappers",
+    "adapters": "games.adapters",
+    "sampler": "opponents.sampler",
+    "env": "envs.selfplay_env",
+    "shaping": "envs.shaping",
+    "vec_env": "envs.vector.vec_env",
+    "snapshot_ratings": "ratings.archive_ratings",
+    "openings": "evaluation.openings",
+    "plots": "evaluation.plots",
+    "callbacks": "training.callbacks",
+    "k_opponents": "training.k_opponents",
+    "env_generator": "training.env_generator",
+    "team_selfplay": "training.team_selfplay",
+    "run_config": "runs.config",
+    "team_train": "runs.team_train",
+    "rundir": "runs.rundir",
+    "summary": "runs.summary",
+    "recipes": "runs.recipes",
+    "train_command": "cli.train",
+    "team_train_command": "cli.team_train",
+}
+
+serve_moved_modules(__name__, MOVED)
+__getattr__, __dir__ = lazy_exports(__name__, faces=FACES, moved=MOVED)
+
 # Gymnasium ids (string entry points: registering imports neither torch nor the games).
-importlib.import_module(".envs.registration", __name__).register_envs()
-
-
-def _face(name: str) -> ModuleType:
-    return importlib.import_module(f".{name}", __name__)
-
-
-def _public_names() -> list[str]:
-    names = {"__version__"}
-    for face in FACES:
-        names.update(getattr(_face(face), "__all__", ()))
-    return sorted(names)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "__all__":
-        value: Any = _public_names()
-    else:
-        for face in FACES:  # a name that two faces declare is one object (a test checks it)
-            module = _face(face)
-            if name in getattr(module, "__all__", ()):
-                value = getattr(module, name)
-                break
-        else:
-            raise AttributeError(f"module 'sp_wrappers' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_public_names()))
+register_envs()

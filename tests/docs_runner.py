@@ -49,7 +49,9 @@ def start_runner() -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
     import stable_baselines3  # noqa: F401
     import torch  # noqa: F401
 
-    import sp_wrappers.cli.main  # noqa: F401
+    import sp_wrappers.cli.app  # noqa: F401
+    import sp_wrappers.runs.league  # noqa: F401  (the commands import these when they run)
+    import sp_wrappers.runs.single  # noqa: F401
 
     sys.stdout.flush()
     sys.stderr.flush()

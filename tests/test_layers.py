@@ -133,8 +133,8 @@ def test_no_import_cycles_counting_type_only_imports():
     assert _cycles() == []
 
 
-#: The public 0.1 module paths and their homes since 0.2: each is a small module that re-exports
-#: the new home's public names and warns (``sp_wrappers.registration`` stays without a warning).
+#: The public 0.1 module paths and their homes since 0.2: each imports as its new home, with a
+#: warning (``sp_wrappers.registration`` stays a real module, without a warning).
 MOVED = {
     "policies": "core.policies",
     "teams": "core.teams",
@@ -222,15 +222,48 @@ def test_private_old_module_paths_are_gone(old):
         __import__(f"sp_wrappers.{old}")
 
 
-def test_importing_the_package_installs_no_import_hook():
+def test_the_old_paths_are_one_table_and_no_files():
+    import sp_wrappers
+
+    assert sp_wrappers.MOVED == MOVED
+    assert not [old for old in MOVED if (PACKAGE / f"{old}.py").exists()]
+
+
+def test_the_old_paths_finder_answers_for_the_table_names_only():
     code = (
         "import sys\n"
         "hooks = list(sys.meta_path)\n"
         "import sp_wrappers\n"
-        "print(sys.meta_path == hooks)"
+        "added = [f for f in sys.meta_path if f not in hooks]\n"
+        "import importlib; importlib.reload(sp_wrappers)\n"
+        "again = [f for f in sys.meta_path if f not in hooks]\n"
+        "names = ['json', 'sp_wrappers.nope', 'sp_wrappers.envs.vec_env', 'vec_env',\n"
+        "         'sp_wrappers.registration', 'sp_wrappers.vec_env']\n"
+        "print(len(added), len(again), [bool(added[0].find_spec(n)) for n in names])"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.stdout.strip() == "True", result.stderr
+    assert result.stdout.split() == ["1", "1", *"[False, False, False, False, False, True]".split()]
+
+
+@pytest.mark.parametrize("form", ["attribute", "from"])
+def test_old_paths_warn_from_the_attribute_and_the_from_import_too(form, monkeypatch):
+    import sp_wrappers
+    from sp_wrappers.envs.vector import vec_env
+
+    monkeypatch.delitem(sys.modules, "sp_wrappers.vec_env", raising=False)
+    monkeypatch.delattr(sp_wrappers, "vec_env", raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if form == "attribute":
+            module = sp_wrappers.vec_env
+            assert module is vec_env
+        else:
+            from sp_wrappers.vec_env import SelfPlayVecEnv
+
+            assert SelfPlayVecEnv is vec_env.SelfPlayVecEnv
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert caught[0].filename == __file__
+    assert "vec_env" not in sp_wrappers.__all__
 
 
 def test_the_registration_entry_point_keeps_its_old_path_without_a_warning():

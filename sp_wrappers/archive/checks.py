@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..core.save_util import atomic_write
 from .errors import (
     ArchiveFormatError,
     ArchiveWriteError,
@@ -406,37 +407,14 @@ def size_limits(expected: Mapping[str, tuple[tuple[int, ...], str]]) -> tuple[in
     return 8 + header + data, header
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_atomically(final: Path, temporary: Path, payload: bytes) -> None:
-    """Write ``payload`` to ``temporary`` (created anew, never through a link), flush it to disk,
-    rename it to ``final`` and flush the directory: a crash leaves ``final`` complete or absent.
+    """Write ``payload`` to ``final`` through ``temporary`` (:func:`~sp_wrappers.core.save_util.
+    atomic_write`: created anew, never through a link, flushed, renamed, the directory flushed),
+    after checking that the folder is no link: a crash leaves ``final`` complete or absent.
 
     :raises UnsafeArchiveError: the directory is a symlink.
     :raises OSError: the disk is full or read-only (``temporary`` is removed).
     """
     final.parent.mkdir(parents=True, exist_ok=True)
     check_not_linked(final.parent, directory=True)
-    temporary.unlink(missing_ok=True)  # a stale one from a crash; a link is removed, not followed
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-    try:
-        with open(os.open(temporary, flags, 0o644), "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, final)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
-    _fsync_dir(final.parent)
+    atomic_write(final, payload, temporary)

@@ -46,9 +46,10 @@ def _finite_ratings(player: str, values: Mapping[str, float]) -> dict[str, float
 class MatchHistory:
     """The match rows and stored ratings of one archive, read and written through its index.
 
-    :class:`~sp_wrappers.archive.store.SnapshotArchive` holds one and hands on its methods
-    (``archive.record_match``, ``archive.scores_against``...); the scores it computed are cached
-    until the index changes.
+    :class:`~sp_wrappers.archive.store.SnapshotArchive` holds one as ``archive.history``, and
+    offers its methods under the same names (``archive.record_match``,
+    ``archive.scores_against``...): each is documented here, once. The scores it computed are
+    cached until the index changes.
 
     :param index: the archive's index.
 
@@ -68,7 +69,9 @@ class MatchHistory:
         return {**self.__dict__, "_scores": {}}
 
     def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``."""
+        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``, each
+        snapshot's whole ratings object. To change some keys and keep the others (what a rating
+        writer wants when other processes rate the same archive), use :meth:`update_ratings`."""
         statements = []
         for sid, values in ratings.items():
             clean = _finite_ratings(str(sid), values)
@@ -89,6 +92,16 @@ class MatchHistory:
         write back a key the other changed meanwhile. Snapshots not in the archive are skipped.
 
         :param ratings: snapshot id -> rating name -> finite number (Elo points).
+
+        >>> import tempfile, gymnasium as gym
+        >>> from stable_baselines3 import PPO
+        >>> from sp_wrappers import SnapshotArchive
+        >>> archive = SnapshotArchive(tempfile.mkdtemp())
+        >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
+        >>> sid = archive.save(model, step=0, rating=1200.0).id
+        >>> archive.update_ratings({sid: {"bt": 1100.0}})
+        >>> archive.get(sid).ratings
+        {'elo': 1200.0, 'bt': 1100.0}
         """
         changes = {as_snapshot_id(sid): _finite_ratings(str(sid), v) for sid, v in ratings.items()}
         if not changes:
@@ -171,13 +184,14 @@ class MatchHistory:
     def store_mixture(
         self, mixture: Mapping[str, float], step: int | None = None, missing_pairs: int = 0
     ) -> None:
-        """Store the opponent mixture a run draws snapshots from (the Nash mixture of
-        ``OpponentSampler(strategy="nash")``) in the ``meta`` row :data:`MIXTURE_KEY`, replacing
-        the one stored before: ``{"step", "wall_time", "mixture", "missing_pairs"}``.
+        """Store the opponent mixture a run draws snapshots from (``OpponentSampler(strategy=
+        "nash")``'s, stored by :class:`~sp_wrappers.SelfPlayCallback` after each snapshot), in the
+        index's ``meta`` row ``nash_mixture``: ``{"step", "wall_time", "mixture",
+        "missing_pairs"}``. It replaces the one stored before.
 
-        :param mixture: snapshot id -> probability (finite, non-negative).
+        :param mixture: snapshot id -> probability.
         :param step: the learner step it was computed at.
-        :param missing_pairs: how many pairs of its snapshots had no game and counted as even.
+        :param missing_pairs: how many pairs of its snapshots had no recorded game (counted even).
         """
         clean = _finite_ratings("the mixture", mixture)
         if any(p < 0 for p in clean.values()):

@@ -30,12 +30,13 @@ validated before anything is built, read in full or deleted. Failures raise subc
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,17 @@ def prune_rating(ratings: Mapping[str, Any] | None) -> float:
         return -math.inf
     low = float(skill) - PRUNE_Z * float(sigma)
     return low if math.isfinite(low) else -math.inf
+
+
+def _on_history(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` of :class:`MatchHistory` as a method of the archive (the same signature and
+    docstring), called on the archive's history."""
+
+    @functools.wraps(method)
+    def on_archive(self: SnapshotArchive, *args: Any, **kwargs: Any) -> Any:
+        return method(self._history, *args, **kwargs)
+
+    return on_archive
 
 
 class SnapshotArchive:
@@ -648,131 +660,25 @@ class SnapshotArchive:
             del self._cache[key]
 
     # -- ratings and matches: the match history's ----------------------------------------------
-    def set_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Replace the stored ratings of snapshots: ``{snapshot_id: {"elo": 1234.0, ...}}``, each
-        snapshot's whole ratings object. To change some keys and keep the others (what a rating
-        writer wants when other processes rate the same archive), use :meth:`update_ratings`."""
-        self._history.set_ratings(ratings)
+    @property
+    def history(self) -> MatchHistory:
+        """The archive's match history and stored ratings
+        (:class:`~sp_wrappers.archive.history.MatchHistory`). Its methods are also the archive's,
+        under the same names (``archive.record_match`` is ``archive.history.record_match``)."""
+        return self._history
 
-    def update_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Set some rating keys of snapshots, keeping their other keys: ``{snapshot_id: {"bt":
-        1180.2}}`` changes ``bt`` and leaves ``elo`` as stored. Each snapshot's ratings are read,
-        changed and written in one write transaction, so processes rating one archive at once
-        never erase each other's keys (use this, not :meth:`set_ratings`, to store a rating).
-
-        >>> import tempfile, gymnasium as gym
-        >>> from stable_baselines3 import PPO
-        >>> archive = SnapshotArchive(tempfile.mkdtemp())
-        >>> model = PPO("MlpPolicy", gym.make("CartPole-v1"), policy_kwargs={"net_arch": [8]})
-        >>> sid = archive.save(model, step=0, rating=1200.0).id
-        >>> archive.update_ratings({sid: {"bt": 1100.0}})
-        >>> archive.get(sid).ratings
-        {'elo': 1200.0, 'bt': 1100.0}
-        """
-        self._history.update_ratings(ratings)
-
-    def set_player_ratings(self, ratings: Mapping[str, Mapping[str, float]]) -> None:
-        """Store the ratings of players that are not snapshots of this archive (the learner,
-        fixed opponents such as ``random``): ``{player: {"elo": 1234.0, ...}}``, each player's
-        replacing what was stored for it. Snapshot ratings go to :meth:`set_ratings`.
-
-        :param ratings: player name -> rating name -> finite number (Elo points).
-        """
-        self._history.set_player_ratings(ratings)
-
-    def player_ratings(self) -> dict[str, dict[str, float]]:
-        """The stored ratings of players that are not snapshots (see :meth:`set_player_ratings`):
-        ``{player: {"elo": 1234.0}}``."""
-        return self._history.player_ratings()
-
-    def record_match(
-        self,
-        player_a: str | SnapshotInfo,
-        player_b: str | SnapshotInfo,
-        score_a: float,
-        step: int | None = None,
-        seat_a: str | None = None,
-        seat_b: str | None = None,
-        source: str = "training",
-        team_a: str | None = None,
-        team_b: str | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Append one game to the match history (``score_a``: 1 win, 0.5 draw, 0 loss for A).
-
-        Players are snapshot ids (or :class:`SnapshotInfo`), ``learner``, ``latest`` or a
-        baseline's ``policy_id``. ``team_a``/``team_b`` name the team each player played (team
-        games); ``config`` is the game configuration it was played under (a JSON-able mapping,
-        see :func:`config_key`).
-        """
-        self._history.record_match(
-            player_a, player_b, score_a, step, seat_a, seat_b, source, team_a, team_b, config
-        )
-
-    def record_matches(self, matches: Iterable[Mapping[str, Any]]) -> None:
-        """Append many games in one transaction (dicts with :meth:`record_match`'s arguments)."""
-        self._history.record_matches(matches)
-
-    def matches(
-        self,
-        player: str | SnapshotInfo | None = None,
-        source: str | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> list[MatchRecord]:
-        """The match history in the order it was recorded, optionally for one player, one
-        source or one game configuration (games played under exactly ``config``)."""
-        return self._history.matches(player, source, config)
-
-    def iter_matches(
-        self,
-        player: str | SnapshotInfo | None = None,
-        source: str | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> Iterator[MatchRecord]:
-        """:meth:`matches` one record at a time, read as it goes: a pass over a long history
-        (a rating fit) then never holds every record in memory at once."""
-        return self._history.iter_matches(player, source, config)
-
-    def n_matches(self) -> int:
-        """How many games the match history holds."""
-        return self._history.n_matches()
-
-    def store_mixture(
-        self, mixture: Mapping[str, float], step: int | None = None, missing_pairs: int = 0
-    ) -> None:
-        """Store the opponent mixture a run draws snapshots from (``OpponentSampler(strategy=
-        "nash")``'s, stored by :class:`~sp_wrappers.SelfPlayCallback` after each snapshot), in the
-        index's ``meta`` row ``nash_mixture``: ``{"step", "wall_time", "mixture",
-        "missing_pairs"}``. It replaces the one stored before.
-
-        :param mixture: snapshot id -> probability.
-        :param step: the learner step it was computed at.
-        :param missing_pairs: how many pairs of its snapshots had no recorded game (counted even).
-        """
-        self._history.store_mixture(mixture, step, missing_pairs)
-
-    def stored_mixture(self) -> dict[str, Any] | None:
-        """The mixture :meth:`store_mixture` stored last, or ``None``."""
-        return self._history.stored_mixture()
-
-    def scores_against(
-        self, player: str | SnapshotInfo, decay: float = 1.0
-    ) -> dict[str, tuple[float, int]]:
-        """``{opponent: (player's score, games)}`` from the match history.
-
-        With ``decay=1`` the score is the mean over every game of the pair. With ``decay < 1``
-        recent games count more: a game is weighted ``decay ** k``, ``k`` being the number of
-        games the pair played after it, exactly as AlphaStar's payoff and the league's
-        :class:`~sp_wrappers.league.payoff.PayoffTable` decay their counts (``0.99``: a game 100
-        games back weighs 0.37 of the newest). ``games`` is the undecayed count either way.
-
-        Read from the index's payoff table, kept in step with the match rows by every write
-        (``docs/formats.md``): a read costs the same at a million games as at a thousand.
-
-        :param player: the player's name (or its snapshot).
-        :param decay: the weight factor per later game of the pair, in ``(0, 1]``.
-        """
-        return self._history.scores_against(player, decay)
+    set_ratings = _on_history(MatchHistory.set_ratings)
+    update_ratings = _on_history(MatchHistory.update_ratings)
+    set_player_ratings = _on_history(MatchHistory.set_player_ratings)
+    player_ratings = _on_history(MatchHistory.player_ratings)
+    record_match = _on_history(MatchHistory.record_match)
+    record_matches = _on_history(MatchHistory.record_matches)
+    matches = _on_history(MatchHistory.matches)
+    iter_matches = _on_history(MatchHistory.iter_matches)
+    n_matches = _on_history(MatchHistory.n_matches)
+    store_mixture = _on_history(MatchHistory.store_mixture)
+    stored_mixture = _on_history(MatchHistory.stored_mixture)
+    scores_against = _on_history(MatchHistory.scores_against)
 
     def __repr__(self) -> str:
         return f"SnapshotArchive({str(self.path)!r}, snapshots={len(self)})"

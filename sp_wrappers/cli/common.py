@@ -1,6 +1,6 @@
 """What every ``sp-wrappers`` command shares: the program's name, the one line a user error
 becomes (:func:`user_errors`, :func:`error_line`: each command's entry prints it and exits with
-status 2), games and baselines by name, a run's archive and game found from a path
+status 2), games by name, a run's archive and game found from a path
 (:func:`resolve_run_dir`, a :class:`~sp_wrappers.runs.rundir.RunArchive` with the run's typed
 configuration; :func:`open_archive`, :func:`run_game`) and the ``--trust-module`` option.
 """
@@ -29,8 +29,6 @@ __all__ = [
     "say_line",
     "make_game",
     "game_factory",
-    "BASELINES",
-    "make_baseline",
     "open_archive",
     "run_game",
     "resolve_run_dir",
@@ -113,52 +111,6 @@ def game_factory(name: str, kwargs: dict[str, Any] | None = None) -> Callable[[]
         raise CLIError(str(error)) from None
 
 
-#: Baseline name -> (factory, the registered game it plays or None for any game).
-BASELINES: dict[str, tuple[Callable[[], Any], str | None]] = {}
-
-
-def _register_baselines() -> None:
-    def random() -> Any:
-        from ..core.policies import RandomPolicy
-
-        return RandomPolicy()
-
-    def minimax() -> Any:
-        from ..games.baselines import PerfectTicTacToePolicy
-
-        return PerfectTicTacToePolicy()
-
-    def alphabeta(depth: int) -> Callable[[], Any]:
-        def make() -> Any:
-            from ..games.baselines import AlphaBetaConnectFourPolicy
-
-            return AlphaBetaConnectFourPolicy(depth=depth)
-
-        return make
-
-    BASELINES["random"] = (random, None)
-    BASELINES["minimax"] = (minimax, "tictactoe_v3")
-    for depth in (1, 2, 4):
-        BASELINES[f"alphabeta-d{depth}"] = (alphabeta(depth), "connect_four_v3")
-
-
-def make_baseline(name: str, game: str | None = None) -> Any:
-    """The baseline policy called ``name``; checks it plays ``game`` when that is registered.
-
-    >>> make_baseline("alphabeta2").policy_id
-    'alphabeta-d2'
-    """
-    from ..games.baselines import bot_name
-
-    entry = BASELINES.get(bot_name(name))  # alphabeta1, the older spelling, is alphabeta-d1
-    if entry is None:
-        raise CLIError(f"Unknown baseline {name!r}; choose from {', '.join(BASELINES)}.")
-    factory, plays = entry
-    if plays is not None and game in GAMES and game != plays:
-        raise CLIError(f"Baseline {name!r} plays {plays} only, but the game is {game}.")
-    return factory()
-
-
 def open_archive(run: RunArchive, trust: Iterable[str] | None = ()) -> Any:
     """``run``'s archive, opened read-write but never created (a clear error when absent).
 
@@ -213,6 +165,3 @@ def resolve_run_dir(path: str | Path) -> RunArchive:
     """The archive and typed configuration of ``path`` (a run directory or an archive directory;
     see :meth:`~sp_wrappers.runs.rundir.RunArchive.locate`)."""
     return RunArchive.locate(path)
-
-
-_register_baselines()

@@ -1,7 +1,7 @@
 """``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive.
 
-This module holds :func:`cmd_ratings`, :func:`cmd_tournament`, :func:`cmd_plot` and
-:func:`add_rating_options`.
+This module holds the three commands (:func:`cmd_ratings`, :func:`cmd_tournament`,
+:func:`cmd_plot`), their parsers (:func:`add_inspect_parser`) and :func:`add_rating_options`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..games.registry import BOTS, GAMES, make_bot
 from ..runs.rundir import RunArchive, RunDir
-from .common import PROG, CLIError, make_baseline, open_archive, resolve_run_dir, run_game
+from .common import PROG, CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
 
-__all__ = ["add_rating_options", "cmd_plot", "cmd_ratings", "cmd_tournament"]
+__all__ = [
+    "add_inspect_parser",
+    "add_rating_options",
+    "cmd_plot",
+    "cmd_ratings",
+    "cmd_tournament",
+]
 
 
 def _archive_with_games(args: argparse.Namespace) -> tuple[RunArchive, Any]:
@@ -130,7 +137,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise CLIError(f"No snapshot {', '.join(unknown)} in {run.archive_path}.")
     game_name, env_fn = run_game(run, args.game)
     names = list(dict.fromkeys(args.baseline or ["random"]))
-    baselines = [make_baseline(name, game_name) for name in names]
+    baselines = [make_bot(name, game_name) for name in names]
     try:
         result = round_robin(
             archive,
@@ -202,3 +209,101 @@ def add_rating_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--anchor-rating", type=float, default=1000.0, help="the anchor's rating (default: 1000)"
     )
+
+
+def add_inspect_parser(subparsers: Any) -> None:
+    """Register ``ratings``, ``tournament`` and ``plot`` on the ``sp-wrappers`` parser."""
+    ratings = subparsers.add_parser(
+        "ratings",
+        help="rate every snapshot from the archive's match history",
+        description="Fit Bradley-Terry ratings over the whole match history (training and "
+        "evaluation games) and print a table: rating, 95% interval, games, results against "
+        "the baselines.",
+    )
+    ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    add_rating_options(ratings)
+    ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ratings.add_argument(
+        "--config",
+        default=None,
+        metavar="JSON",
+        help="rate only the games whose game configuration has these keys and values, e.g. "
+        "'{\"komi\": 7.5}' (games without one count as {}); see --env-generator",
+    )
+    ratings.add_argument(
+        "--by-config",
+        action="store_true",
+        help="print the learner's games, W-D-L and score per game configuration instead",
+    )
+    ratings.set_defaults(func=cmd_ratings)
+
+    tournament = subparsers.add_parser(
+        "tournament",
+        help="play the missing round-robin games between snapshots and baselines",
+        description="Play every pair of snapshots and baselines up to --games-per-pair "
+        "evaluation games (games already in the archive count), record them, print the table.",
+    )
+    tournament.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    tournament.add_argument(
+        "--games-per-pair",
+        type=int,
+        default=20,
+        metavar="N",
+        help="evaluation games per pair (default: 20)",
+    )
+    tournament.add_argument(
+        "--backend",
+        default="process",
+        metavar="{process,ray,serial}",
+        help="where games run (default: process)",
+    )
+    tournament.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel workers (default: one per CPU)",
+    )
+    tournament.add_argument(
+        "--baseline",
+        action="append",
+        metavar="NAME",
+        help=f"a baseline joining the tournament, repeatable ({', '.join(BOTS)}; default: random)",
+    )
+    tournament.add_argument(
+        "--game",
+        default=None,
+        help=f"the game (overrides config.json): {', '.join(GAMES)} or module:function",
+    )
+    tournament.add_argument(
+        "--snapshots",
+        nargs="+",
+        metavar="ID",
+        help="only these snapshots (default: all); latest, best and nash (the Nash mixture, one "
+        "snapshot drawn per game) are players too",
+    )
+    tournament.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
+    tournament.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="snapshots take their most likely action instead of sampling",
+    )
+    tournament.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_rating_options(tournament)
+    tournament.set_defaults(func=cmd_tournament)
+
+    plot = subparsers.add_parser(
+        "plot",
+        help="write ratings.png and payoff.png",
+        description="Plot rating against training step (with 95% intervals) and the payoff "
+        "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
+    )
+    plot.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
+    plot.add_argument(
+        "--out", default=None, metavar="DIR", help="output directory (default: RUN_DIR/plots)"
+    )
+    add_rating_options(plot)
+    plot.set_defaults(func=cmd_plot)
+
+    for parser in (ratings, tournament, plot):  # each opens an archive: --trust-module MOD
+        add_trust_option(parser)

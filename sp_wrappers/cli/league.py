@@ -33,12 +33,9 @@ from ..games.registry import GAMES
 from ..league.backends import BACKENDS
 from ..league.builders import ALPHASTAR_DEFAULTS
 from ..league.faults import DEFAULT_STALL_SECONDS
-from ..runs.config import LeagueError
 from ..runs.recipes import installed_algos
-from ..runs.resolve import LEAGUE_OVERRIDES, resolve
-from ..runs.run import RunOptions, start
 from ..runs.rundir import RunDir
-from .common import PROG, add_trust_option, error_line, flag_names, say_trust, user_errors
+from .common import PROG, add_trust_option, flag_names, say_trust
 from .run_options import command_line, parse_pairs
 
 __all__ = ["add_league_parser", "run_league_command", "main_league"]
@@ -212,7 +209,7 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--no-report", action="store_true", help="do not write report.html at the end"
     )
     add_trust_option(parser)
-    parser.set_defaults(func=run_league_command)
+    parser.set_defaults(func=run_league_command, on_interrupt="continue with --resume RUN_DIR")
     return parser
 
 
@@ -229,6 +226,8 @@ def add_league_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _league_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The league settings among ``args`` that the user gave."""
+    from ..runs.resolve import LEAGUE_OVERRIDES
+
     given = {
         key: value
         for key, value in vars(args).items()
@@ -255,6 +254,10 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
     :param args: the parsed arguments (never changed).
     :param argv: the command's arguments, recorded in ``config.json``'s history.
     """
+    from ..runs.config import LeagueError
+    from ..runs.resolve import resolve
+    from ..runs.run import RunOptions, start  # torch and SB3
+
     resume = Path(args.resume) if args.resume else None
     config = resolve(args.game, _league_overrides(args), resume=resume, kind="league")
     if resume is None:
@@ -289,24 +292,8 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
 
 
 def main_league(argv: Sequence[str] | None = None) -> int:
-    """Run ``sp-wrappers league`` with ``argv``; return the exit status (2 on a user error)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _configure(argparse.ArgumentParser(prog=f"{PROG} league"))
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    try:
-        return int(run_league_command(args, argv) or 0)
-    except user_errors() as error:
-        print(error_line(f"{PROG} league", error), file=sys.stderr)
-        return 2
-    except ImportError as error:
-        if "pip install" in str(error):
-            print(f"{PROG} league: error: {error}", file=sys.stderr)
-            return 2
-        raise
+    """``sp-wrappers league ARGV`` (kept from 0.2): :func:`sp_wrappers.cli.main` runs it; the
+    exit status is returned (2 on a user error), ``--help`` and usage errors included."""
+    from .app import run_command
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main_league())
+    return run_command("league", argv)

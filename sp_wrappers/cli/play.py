@@ -31,7 +31,15 @@ from ..evaluation.human_play import (
     default_deterministic,
     play_session,
 )
-from .common import PROG, CLIError, game_factory, open_archive, resolve_run_dir, run_game
+from .common import (
+    PROG,
+    CLIError,
+    add_trust_option,
+    game_factory,
+    open_archive,
+    resolve_run_dir,
+    run_game,
+)
 
 __all__ = ["play_run", "play_web", "rgb_frames", "choose_snapshot", "add_play_parser", "cmd_play"]
 
@@ -230,6 +238,7 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     add("--web", action="store_true", help="play in a web page served on this machine instead")
     add("--port", type=int, default=8000, help="--web: the port (default 8000; 0 picks a free one)")
     add("--host", default="127.0.0.1", help="--web: the address (default 127.0.0.1, this machine)")
+    add_trust_option(play)
     play.set_defaults(func=cmd_play)
     return play
 

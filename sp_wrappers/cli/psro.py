@@ -22,7 +22,6 @@ from typing import Any
 from ..games.registry import GAMES
 from ..league.errors import LeagueSetupError
 from ..opponents.meta_solvers import META_SOLVERS
-from ..runs.psro import resolve_psro, run_psro
 from ..runs.rundir import new_run_dir, slug
 from .run_options import parse_pairs
 
@@ -58,6 +57,8 @@ def _say(line: str) -> None:
 
 def cmd_psro(args: argparse.Namespace) -> int:
     """Run or resume PSRO; returns 0."""
+    from ..runs.psro import resolve_psro, run_psro  # torch and SB3: imported once a run starts
+
     if args.resume:
         if args.game or set(_overrides(args)) - {"iterations", "seconds"}:
             raise LeagueSetupError(

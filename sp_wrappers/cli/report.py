@@ -17,7 +17,7 @@ import argparse
 from typing import Any
 
 from ..runs.rundir import RunDirError
-from .common import CLIError, resolve_run_dir, say_line
+from .common import CLIError, add_trust_option, resolve_run_dir, say_line
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -82,5 +82,6 @@ def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="random",
         help="the player pinned at 1000 in the ratings when it has games (default: random)",
     )
+    add_trust_option(parser)
     parser.set_defaults(func=cmd_report)
     return parser

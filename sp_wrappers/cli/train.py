@@ -24,7 +24,6 @@ Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictac
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,9 +34,8 @@ from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
 from ..runs.config import TeamRunConfig
 from ..runs.recipes import installed_algos
 from ..runs.resolve import resolve
-from ..runs.run import RunOptions, start
 from ..runs.rundir import RunDir
-from .common import PROG, add_trust_option, error_line, flag_names, say_trust, user_errors
+from .common import add_trust_option, flag_names, say_trust
 from .run_options import command_line, resume_dir, train_overrides
 from .team_train import team_run_banner
 
@@ -329,7 +327,7 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="do not write report.html at the end (sp-wrappers report RUN_DIR writes it later)",
     )
     add_trust_option(parser)
-    parser.set_defaults(func=run_train_command)
+    parser.set_defaults(func=run_train_command, on_interrupt="continue with --resume")
     return parser
 
 
@@ -350,13 +348,10 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def build_train_parser() -> argparse.ArgumentParser:
-    """A standalone parser for ``train`` (what :func:`main_train` uses)."""
-    return _configure_parser(
-        argparse.ArgumentParser(
-            prog=f"{PROG} train",
-            description="Train a learner by self-play on a PettingZoo game.",
-        )
-    )
+    """The ``train`` command's parser: the ``sp-wrappers`` parser's own (kept from 0.2)."""
+    from .app import build_parser
+
+    return build_parser().command_parser("train")
 
 
 def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
@@ -366,6 +361,8 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
     :param argv: the command's arguments, recorded in ``config.json``'s history (default:
         ``sys.argv``).
     """
+    from ..runs.run import RunOptions, start  # torch and SB3: imported once a run starts
+
     resume_path = resume_dir(args)
     overrides = train_overrides(args)
     config = resolve(args.game, overrides, resume=resume_path, config_file=args.config)
@@ -403,22 +400,8 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
 
 
 def main_train(argv: Sequence[str] | None = None) -> int:
-    """Run ``sp-wrappers train`` with ``argv``; return the exit status (2 on a user error)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_train_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2), already printed
-        return int(exit_.code or 0)
-    try:
-        return int(run_train_command(args, argv) or 0)
-    except user_errors() as error:
-        print(error_line(f"{PROG} train", error), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG} train: interrupted; continue with --resume", file=sys.stderr)
-        return 130
+    """``sp-wrappers train ARGV`` (kept from 0.2): :func:`sp_wrappers.cli.main` runs it; the
+    exit status is returned (2 on a user error), ``--help`` and usage errors included."""
+    from .app import run_command
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main_train())
+    return run_command("train", argv)

@@ -27,7 +27,8 @@ import argparse
 from typing import Any
 
 from ..games.baselines import bot_name
-from .common import BASELINES, CLIError, make_baseline, open_archive, resolve_run_dir, run_game
+from ..games.registry import BOTS, make_bot
+from .common import CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
@@ -51,13 +52,13 @@ def resolve_player(name: str, archive: Any, game: str, deterministic: bool = Fal
         choice = choose_player(archive, name)
         return choice.load(archive, deterministic) if choice.mixture else choice.snapshot
     key = bot_name(name)  # alphabeta2, the older spelling, is alphabeta-d2
-    if key in BASELINES:
-        return make_baseline(key, game)
+    if key in BOTS:
+        return make_bot(key, game)
     snapshots = archive.snapshots()
     known = f"{snapshots[0].id} ... {snapshots[-1].id}" if snapshots else "none yet"
     raise CLIError(
         f"Unknown player {name!r}: not a snapshot of {archive.path} ({known}), 'latest', 'best', "
-        f"'nash' or a reference player ({', '.join(BASELINES)})."
+        f"'nash' or a reference player ({', '.join(BOTS)})."
     )
 
 
@@ -190,7 +191,7 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
-    players = f"a snapshot id, latest, best, nash (the Nash mixture), or {', '.join(BASELINES)}"
+    players = f"a snapshot id, latest, best, nash (the Nash mixture), or {', '.join(BOTS)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
     parser.add_argument(
@@ -234,5 +235,6 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=8000, help="--web: the port (0: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="--web: the address (this machine)")
+    add_trust_option(parser)
     parser.set_defaults(func=cmd_watch)
     return parser

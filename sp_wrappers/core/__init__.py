@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import IllegalActionError, SpWrappersError
-from .lazy import on_first_use
+from .lazy import lazy_exports
 from .policies import CallablePolicy, Policy, PolicyPlayer, RandomPolicy, SB3Policy
 from .teams import TeamLayout, team_outcome
 
@@ -32,4 +32,4 @@ __all__ = [
 
 # BoardExtractor is a torch module: it loads on first use, so that ``import sp_wrappers``
 # (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
-__getattr__ = on_first_use(__name__, {"BoardExtractor": ".networks"})
+__getattr__, __dir__ = lazy_exports(__name__, {"BoardExtractor": ".networks"})

@@ -1,26 +1,32 @@
 """Small JSON files written safely.
 
-A JSON file is written atomically (a temporary file, then a rename, so a reader never sees half a
-file); numpy scalars are written as numbers and non-finite floats as ``null``.
+A JSON file is written atomically (:mod:`sp_wrappers.core.save_util`: a reader never sees half
+a file); numpy scalars are written as numbers and non-finite floats as ``null``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .save_util import atomic_write
 
 __all__ = ["write_json", "json_default"]
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` to ``path`` as indented JSON, atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=json_default) + "\n")
-    os.replace(tmp, path)
+def write_json(path: Path, data: Any, indent: int | None = 2, **dumps: Any) -> None:
+    """Write ``data`` to ``path`` as JSON, atomically (:func:`~sp_wrappers.core.save_util.
+    atomic_write`).
+
+    :param path: the file.
+    :param data: a JSON-able value (numpy scalars allowed, see :func:`json_default`).
+    :param indent: ``json.dumps``' indent (``None``: one line).
+    :param dumps: other ``json.dumps`` arguments (``sort_keys=True``).
+    """
+    dumps.setdefault("default", json_default)
+    atomic_write(path, json.dumps(data, indent=indent, **dumps) + "\n")
 
 
 def json_default(value: Any) -> Any:

@@ -1,37 +1,85 @@
-"""Public names that a package loads on first use, for the few that import heavy libraries.
+"""Names a package loads on first use: the one lazy-loading mechanism of sp_wrappers.
 
-A layer's ``__init__.py`` imports its public names, so type checkers and the documentation see
-them; the few whose modules import torch, Stable-Baselines3 or PettingZoo are loaded by the
-package's ``__getattr__`` the first time they are used instead, because ``import sp_wrappers``
-passes through those packages to register its Gymnasium ids and must stay light.
+``import sp_wrappers`` passes through its layers to register the Gymnasium ids, so it must stay
+light: no torch, no Stable-Baselines3, no PettingZoo. A package therefore declares every public
+name in ``__all__`` but imports only the light ones; :func:`lazy_exports` makes the package's
+module ``__getattr__`` and ``__dir__`` that import the others the first time they are used, and
+keep them on the package. Where the names come from is one of three tables:
 
->>> from sp_wrappers.core.lazy import on_first_use
->>> getattr_ = on_first_use("sp_wrappers.core", {"TeamLayout": ".teams"})
->>> getattr_("TeamLayout").__module__
-'sp_wrappers.core.teams'
+- ``homes``, ``{name: module}``: the few heavy names of a layer (``DrawReward`` is an SB3 VecEnv
+  wrapper, so ``sp_wrappers.envs`` names it ``{"DrawReward": ".shaping"}``);
+- ``faces``, layers whose ``__all__`` the package re-exports (the top package's public names are
+  its layers' ``__all__``, looked up in order, so a name never imports a later layer);
+- ``moved``, ``{old: new}``: module paths that moved; the name imports ``package.old``, which
+  :mod:`sp_wrappers.core.deprecation` serves with a warning naming the new home.
+
+>>> import sys
+>>> from sp_wrappers.core.lazy import lazy_exports
+>>> getattr_, dir_ = lazy_exports("sp_wrappers.envs", {"DrawReward": ".shaping"})
+>>> getattr_("DrawReward").__module__
+'sp_wrappers.envs.shaping'
+>>> "DrawReward" in dir_()
+True
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["on_first_use"]
+__all__ = ["lazy_exports"]
 
 
-def on_first_use(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` that imports each name of ``homes`` from its
-    module the first time it is asked for.
+def lazy_exports(
+    package: str,
+    homes: Mapping[str, str] | None = None,
+    *,
+    faces: Sequence[str] = (),
+    moved: Mapping[str, str] | None = None,
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``, loading its names on first use.
 
     :param package: the package's dotted name (``__name__`` in its ``__init__.py``).
-    :param homes: ``{name: module}``, the module relative to ``package`` (``".networks"``).
+    :param homes: ``{name: module}``, each module relative to ``package`` (``".networks"``).
+    :param faces: subpackages (relative names, ``"envs.vector"``) whose ``__all__`` names the
+        package also serves, looked up in this order; with faces, ``package.__all__`` is theirs.
+    :param moved: ``{old: new}`` module paths relative to ``package`` that moved: the attribute
+        ``old`` is the module ``package.old`` (served with a warning, see
+        :func:`sp_wrappers.core.deprecation.serve_moved_modules`); it is not listed by ``dir``.
     """
+    homes = dict(homes or {})
+    moved = dict(moved or {})
+
+    def face(name: str) -> Any:
+        return importlib.import_module(f".{name}", package)
+
+    def public_names() -> list[str]:
+        names = set(getattr(sys.modules[package], "__all__", ()) if not faces else ())
+        for name in faces:
+            names.update(getattr(face(name), "__all__", ()))
+        return sorted(names | ({"__version__"} if faces else set()))
+
+    def load(name: str) -> Any:
+        if name in homes:
+            return getattr(importlib.import_module(homes[name], package), name)
+        if name == "__all__" and faces:
+            return public_names()
+        for each in faces:  # a name that two faces declare is one object (a test checks it)
+            module = face(each)
+            if name in getattr(module, "__all__", ()):
+                return getattr(module, name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __getattr__(name: str) -> Any:
-        module = homes.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(module, package), name)
+        if name in moved:  # importing it sets it on the package (and warns once)
+            return importlib.import_module(f"{package}.{name}")
+        value = load(name)
+        setattr(sys.modules[package], name, value)
+        return value
 
-    return __getattr__
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(homes) | set(public_names()))
+
+    return __getattr__, __dir__

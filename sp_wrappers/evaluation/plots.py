@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..core.save_util import replacing
 
 __all__ = [
     "plot_ratings",
@@ -50,13 +53,9 @@ def save_figure(figure: Any, path: str | os.PathLike[str]) -> str:
     path = os.fspath(path)
     directory, name = os.path.split(path)
     stem, suffix = os.path.splitext(name)
-    partial = os.path.join(directory, f".{stem}.{os.getpid()}.partial{suffix}")
-    try:
-        figure.savefig(partial)
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+    partial = Path(directory, f".{stem}.{os.getpid()}.partial{suffix}")  # savefig reads suffix
+    with replacing(path, partial) as written:
+        figure.savefig(written)
     return path
 
 

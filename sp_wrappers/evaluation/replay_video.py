@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.save_util import replacing
 from ..games.lines import winning_lines
 from .replay import Replay
 
@@ -265,11 +266,8 @@ def write_replay(
     # written beside its final name and renamed when whole: an interrupted write (Ctrl-C) leaves
     # no partial video, and an older video of that name stays until the new one is complete
     partial = path.with_name(f".{path.stem}.{os.getpid()}.partial{suffix}")
-    try:
-        _write_video(iio, imageio_v2, partial, suffix, frames, seconds, step)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with replacing(path, partial) as written:
+        _write_video(iio, imageio_v2, written, suffix, frames, seconds, step)
     return path
 
 

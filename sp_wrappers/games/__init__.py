@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.lazy import on_first_use
+from ..core.lazy import lazy_exports
 from .adapters import openspiel_env
 from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 from .errors import MissingGameError, MoveError, UnknownGameError
@@ -53,4 +53,4 @@ __all__ = [
 
 # RandomOpenings is a PettingZoo wrapper: it loads on first use, so that ``import sp_wrappers``
 # (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
-__getattr__ = on_first_use(__name__, {"RandomOpenings": ".wrappers"})
+__getattr__, __dir__ = lazy_exports(__name__, {"RandomOpenings": ".wrappers"})

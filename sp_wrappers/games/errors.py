@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from ..core.errors import SpWrappersError
 
-__all__ = ["UnknownGameError", "MissingGameError", "MoveError"]
+__all__ = ["UnknownGameError", "UnknownBotError", "MissingGameError", "MoveError"]
 
 
 class UnknownGameError(SpWrappersError, ValueError):
     """A game name that is neither registered nor an importable ``module:function``."""
+
+
+class UnknownBotError(SpWrappersError, ValueError):
+    """A reference player name that is not registered, or one that does not play the game."""
 
 
 class MissingGameError(SpWrappersError, ImportError):

@@ -35,6 +35,8 @@ installed ``ale_py`` package's ``roms`` folder: nothing is downloaded.
 ['random', 'minimax']
 >>> [p.policy_id for p in reference_opponents("connect_four_v3")]
 ['random', 'alphabeta-d1', 'alphabeta-d2']
+>>> list(BOTS), make_bot("alphabeta2").policy_id
+(['random', 'minimax', 'alphabeta-d1', 'alphabeta-d2', 'alphabeta-d4'], 'alphabeta-d2')
 >>> make_game("pong_v3", max_cycles=10).observation_space("first_0")
 Box(0.0, 1.0, (128,), float32)
 """
@@ -49,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import MissingGameError, UnknownGameError
+from .errors import MissingGameError, UnknownBotError, UnknownGameError
 
 __all__ = [
     "GameSpec",
@@ -61,6 +63,8 @@ __all__ = [
     "make_game",
     "game_factory",
     "reference_opponents",
+    "BOTS",
+    "make_bot",
     "FRAME_STACK",
 ]
 
@@ -312,3 +316,34 @@ def reference_opponents(name: str) -> list[Any]:
     """``RandomPolicy`` followed by the game's reference bots (none for unregistered games)."""
     spec = GAMES.get(name)
     return [_random()] + [make() for make in (spec.references if spec else ())]
+
+
+#: The reference players by name (``--baseline``, ``sp-wrappers watch --a``): a zero-argument
+#: factory and the registered game it plays (``None``: any game).
+BOTS: dict[str, tuple[Callable[[], Any], str | None]] = {
+    "random": (_random, None),
+    "minimax": (_minimax, "tictactoe_v3"),
+    **{
+        f"alphabeta-d{depth}": (functools.partial(_alphabeta, depth), "connect_four_v3")
+        for depth in (1, 2, 4)
+    },
+}
+
+
+def make_bot(name: str, game: str | None = None) -> Any:
+    """The reference player called ``name`` (a key of :data:`BOTS`; ``alphabeta<depth>``, the
+    older spelling, is ``alphabeta-d<depth>``).
+
+    :param name: the player's name.
+    :param game: the game it is to play: a registered game it does not play is refused.
+    :raises UnknownBotError: no such player, or it does not play ``game``.
+    """
+    from .baselines import bot_name
+
+    entry = BOTS.get(bot_name(name))
+    if entry is None:
+        raise UnknownBotError(f"Unknown baseline {name!r}; choose from {', '.join(BOTS)}.")
+    factory, plays = entry
+    if plays is not None and game in GAMES and game != plays:
+        raise UnknownBotError(f"Baseline {name!r} plays {plays} only, but the game is {game}.")
+    return factory()

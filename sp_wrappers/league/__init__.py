@@ -14,23 +14,28 @@ The league layer may import ``sp_wrappers.training``, ``evaluation`` and every l
 
 from __future__ import annotations
 
-from ..ratings.attribution import league_games
-from .builders import (
-    ALPHASTAR_DEFAULTS,
-    AlphaStarLeague,
-    FrozenPlayer,
-    LeagueBuilder,
-    LeagueView,
-    LearnerState,
-    PlayerSpec,
-    SelfPlayLeague,
-)
-from .compute import ChunkFit, LeagueChunksWarning
-from .errors import LeagueSetupError, PlayersLostError
-from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
-from .payoff import PayoffTable
-from .psro import PSRO, PSROResult, PSROSettings
-from .runner import League, LeagueResult
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ratings.attribution import league_games
+    from .builders import (
+        ALPHASTAR_DEFAULTS,
+        AlphaStarLeague,
+        FrozenPlayer,
+        LeagueBuilder,
+        LeagueView,
+        LearnerState,
+        PlayerSpec,
+        SelfPlayLeague,
+    )
+    from .compute import ChunkFit, LeagueChunksWarning
+    from .errors import LeagueSetupError, PlayersLostError
+    from .faults import LeagueStalledWarning, PlayersDoNotFitError, StallReport
+    from .payoff import PayoffTable
+    from .psro import PSRO, PSROResult, PSROSettings
+    from .runner import League, LeagueResult
 
 __all__ = [
     "League",
@@ -56,3 +61,33 @@ __all__ = [
     "PlayersLostError",
     "league_games",
 ]
+
+# The league's modules import torch and Stable-Baselines3: its names load on first use, so that
+# the command line can build its parsers (and read league constants) without them.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "League": ".runner",
+        "LeagueResult": ".runner",
+        "LeagueBuilder": ".builders",
+        "AlphaStarLeague": ".builders",
+        "SelfPlayLeague": ".builders",
+        "ALPHASTAR_DEFAULTS": ".builders",
+        "PlayerSpec": ".builders",
+        "LearnerState": ".builders",
+        "FrozenPlayer": ".builders",
+        "LeagueView": ".builders",
+        "PayoffTable": ".payoff",
+        "PSRO": ".psro",
+        "PSROSettings": ".psro",
+        "PSROResult": ".psro",
+        "StallReport": ".faults",
+        "LeagueStalledWarning": ".faults",
+        "ChunkFit": ".compute",
+        "LeagueChunksWarning": ".compute",
+        "PlayersDoNotFitError": ".faults",
+        "LeagueSetupError": ".errors",
+        "PlayersLostError": ".errors",
+        "league_games": "..ratings.attribution",
+    },
+)

@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import wait as wait_for_connections
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.processes import require_main_guard
 from .errors import LeagueSetupError
@@ -34,7 +34,9 @@ from .faults import (
     describe_resources,
     fit_per_player,
 )
-from .worker import ChunkPlan, ChunkResult, PlayerWorker
+
+if TYPE_CHECKING:  # pragma: no cover - the worker imports SB3: loaded when a player starts
+    from .worker import ChunkPlan, ChunkResult
 
 __all__ = ["BACKENDS", "make_backend", "SerialBackend", "ProcessBackend", "RayBackend"]
 
@@ -67,6 +69,8 @@ class SerialBackend:
     """Every player in this process, one after the other (tests and debugging)."""
 
     def __init__(self, workers: Mapping[str, Mapping[str, Any]]) -> None:
+        from .worker import PlayerWorker
+
         self.workers = {name: PlayerWorker(**kwargs) for name, kwargs in workers.items()}
 
     def describe(self, **_: Any) -> dict[str, dict[str, Any]]:
@@ -76,6 +80,8 @@ class SerialBackend:
         return {name: self.workers[name].train_chunk(plan) for name, plan in plans.items()}
 
     def restart(self, name: str, kwargs: Mapping[str, Any]) -> None:
+        from .worker import PlayerWorker
+
         self.workers[name].close()
         self.workers[name] = PlayerWorker(**kwargs)
 
@@ -87,6 +93,8 @@ class SerialBackend:
 def _process_main(conn: Any, payload: bytes) -> None:
     """A player's process: build the worker, then answer commands until ``close``."""
     import cloudpickle
+
+    from .worker import PlayerWorker
 
     try:
         worker = PlayerWorker(**cloudpickle.loads(payload))
@@ -335,6 +343,8 @@ class RayBackend:
         except PlayersDoNotFitError:
             self._shutdown()
             raise
+        from .worker import PlayerWorker
+
         self._actor_class = ray.remote(PlayerWorker)
         self._options = options
         self.actors: dict[str, Any] = {}

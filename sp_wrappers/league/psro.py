@@ -44,6 +44,7 @@ import numpy as np
 
 from ..archive.store import SnapshotArchive
 from ..core.jsonio import write_json
+from ..core.save_util import save_model
 from ..envs.vector.factory import make_selfplay_vec_env
 from ..evaluation.exploitability import (
     GameNotWalkableError,
@@ -388,7 +389,7 @@ class PSRO:
         old_oracle = self.oracle_file
         if self.settings.warm_start:
             self.oracle_file = f"oracle-{iteration}.zip"
-            model.save(str(self.run_dir / self.oracle_file))
+            save_model(model, self.run_dir / self.oracle_file)
         self._write_state()
         if old_oracle and old_oracle != self.oracle_file:
             (self.run_dir / old_oracle).unlink(missing_ok=True)
@@ -434,7 +435,7 @@ def read_psro(path: str | os.PathLike[str]) -> dict[str, Any]:
 def plot_psro(state: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     """Draw a PSRO run's meta-mixture exploitability per iteration against the best responses'
     training time (what ``psro.json`` holds) as a PNG; returns the path written."""
-    from ..evaluation.plots import new_figure
+    from ..evaluation.plots import new_figure, save_figure
 
     figure = new_figure(7.0, 3.8)
     axes = figure.add_subplot()
@@ -450,5 +451,4 @@ def plot_psro(state: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     axes.legend(loc="best", fontsize="small")
     axes.set_title(f"PSRO ({state['settings']['meta_solver']} meta-solver)")
     figure.tight_layout()
-    figure.savefig(path)
-    return os.fspath(path)
+    return save_figure(figure, path)

@@ -38,13 +38,14 @@ import numpy as np
 
 from ..archive.policy_spec import spec_classes
 from ..archive.store import SnapshotArchive
+from ..core.save_util import atomic_write
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
 from .compute import ChunkFit, OnChunks, league_compute_shares, warn_chunks
 from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallReport
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .pool import check_players_fit, prune_frozen
 from .rounds import DEFAULT_MAX_RETRIES, play_round, round_tag, unfinished_round, with_weights
-from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueState, atomic_write
+from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueState
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
 __all__ = [

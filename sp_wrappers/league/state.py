@@ -10,7 +10,6 @@ any moment resumes from its last complete round.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from ..core.jsonio import write_json
 from .builders import FrozenPlayer, LearnerState, PlayerSpec
 from .compute import same_shares, shares_changed
 from .worker import LeagueSetupError
 
-__all__ = ["LeagueState", "STATE_FORMAT_VERSION", "STATE_NAME", "atomic_write"]
+__all__ = ["LeagueState", "STATE_FORMAT_VERSION", "STATE_NAME"]
 
 #: The version of ``league.json``'s format this sp_wrappers reads and writes.
 STATE_FORMAT_VERSION = 1
@@ -188,15 +188,4 @@ class LeagueState:
     ) -> None:
         """Write ``league.json`` atomically (arguments as :meth:`to_json`'s)."""
         data = self.to_json(builder, chunk_steps, shares, payoff)
-        atomic_write(self.path, json.dumps(data, indent=1, default=int).encode())
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader finds the old file or the new one, never a
-    part (written to a temporary file beside it, flushed to disk, renamed into place)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+        write_json(self.path, data, indent=1, default=int)

@@ -25,8 +25,7 @@ This layer may import every layer below it: ``league``, ``training``, ``evaluati
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..core.lazy import lazy_exports
 
 # Loaded with the package: once imported, the module runs/resolve.py would hide a lazy name.
 from .resolve import resolve
@@ -61,38 +60,34 @@ __all__ = [
     "ExploitResult",
 ]
 
-_HOMES = {
-    "start": "run",
-    "Run": "run",
-    "RunOptions": "run",
-    "RunResult": "run",
-    "RunDir": "rundir",
-    "RunConfig": "config",
-    "TeamRunConfig": "config",
-    "TrainError": "config",
-    "LeagueConfig": "config",
-    "LeagueError": "config",
-    "resolve_run": "resolve",
-    "resolve_league": "resolve",
-    "train_teams": "team_train",
-    "TeamTrainResult": "team_train",
-    "run_league": "league",
-    "train": "single",
-    "TrainResult": "single",
-    "write_report": "report",
-    "PSROConfig": "psro",
-    "resolve_psro": "psro",
-    "run_psro": "psro",
-    "choose_player": "players",
-    "resolve_player": "players",
-    "PlayerChoice": "players",
-    "exploit_run": "exploit",
-    "ExploitResult": "exploit",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{home}", __name__), name)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "start": ".run",
+        "Run": ".run",
+        "RunOptions": ".run",
+        "RunResult": ".run",
+        "RunDir": ".rundir",
+        "RunConfig": ".config",
+        "TeamRunConfig": ".config",
+        "TrainError": ".config",
+        "LeagueConfig": ".config",
+        "LeagueError": ".config",
+        "resolve_run": ".resolve",
+        "resolve_league": ".resolve",
+        "train_teams": ".team_train",
+        "TeamTrainResult": ".team_train",
+        "run_league": ".league",
+        "train": ".single",
+        "TrainResult": ".single",
+        "write_report": ".report",
+        "PSROConfig": ".psro",
+        "resolve_psro": ".psro",
+        "run_psro": ".psro",
+        "choose_player": ".players",
+        "resolve_player": ".players",
+        "PlayerChoice": ".players",
+        "exploit_run": ".exploit",
+        "ExploitResult": ".exploit",
+    },
+)

@@ -33,7 +33,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .rundir import ARCHIVE_DIR, REPORT_NAME, RunArchive, RunDir, RunDirError, run_trusted_modules
+from ..core.save_util import atomic_write
+from .rundir import (
+    ARCHIVE_DIR,
+    PSRO_NAME,
+    REPORT_NAME,
+    RunArchive,
+    RunDir,
+    RunDirError,
+    run_trusted_modules,
+)
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
 
@@ -370,15 +379,12 @@ def _exploitability_section(run_dir: Path) -> str:
 
 def _psro_section(run_dir: Path) -> str:
     """A PSRO run's meta-mixture exploitability per iteration (``psro.json``; else empty)."""
-    run = RunDir(run_dir)
-    if not run.exists() or run.kind() != "psro":
-        return ""  # without importing league code: a single run's report never loads it
-    from ..league.psro import PSRO_STATE, plot_psro, read_psro
-
-    if not (run_dir / PSRO_STATE).is_file():
+    if not (run_dir / PSRO_NAME).is_file():  # checked first: other runs never import the league
         return ""
+    from ..league.psro import plot_psro, read_psro
+
     try:
-        state = read_psro(run_dir / PSRO_STATE)
+        state = read_psro(run_dir / PSRO_NAME)
         body = _image(_png_from_file(lambda out: plot_psro(state, out)), "image/png", "PSRO")
     except ValueError as error:
         return _section("PSRO", _note(str(error)))
@@ -511,10 +517,7 @@ def write_report(
     with SnapshotArchive(archive_path, create=False, trusted_modules=trusted) as archive:
         page = _page(root, archive_path, archive, config, replay, replay_max_moves, anchor)
     path = Path(out) if out is not None else root / REPORT_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, page)
     return path
 
 

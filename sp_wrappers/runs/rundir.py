@@ -69,6 +69,9 @@ PLOTS_DIR = "plots"
 TB_DIR = "tb"
 EXPLOIT_DIR = "exploit"
 EXPLOIT_HISTORY = "exploit.json"
+#: A PSRO run's state (the file :data:`sp_wrappers.league.psro.PSRO_STATE` names; a test checks
+#: they agree): here so that a report can look for it without importing the league.
+PSRO_NAME = "psro.json"
 #: The ``policy_kwargs`` that name a class by its import path (``"module:Class"``) in a recipe,
 #: ``--hp`` and ``config.json``.
 POLICY_CLASS_KWARGS = ("features_extractor_class",)

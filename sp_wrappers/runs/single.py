@@ -47,6 +47,7 @@ from typing import Any, cast
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..core.jsonio import write_json
+from ..core.save_util import save_model
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
 from ..training.exploitability import EXPLOITABILITY_HISTORY, exploitability_line
@@ -213,13 +214,6 @@ class ModelCheckpoint(BaseCallback):
             save_model(self.model, self.path)
             self._last = self.num_timesteps
         return True
-
-
-def save_model(model: Any, path: Path) -> None:
-    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
-    tmp = path.with_name(path.stem + ".tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ It may import ``sp_wrappers.evaluation``, ``envs``, ``ratings``, ``opponents``, 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from ..core.lazy import lazy_exports
 from .best_response import BestResponseResult, learned_best_response
 from .callbacks import SelfPlayCallback
 from .env_generator import EnvGenerator, win_rates_by_config
@@ -49,14 +47,11 @@ __all__ = [
 ]
 
 #: Team self-play loads on first use: a single-learner run never imports team code.
-_TEAM_NAMES = {
-    "TeamSelfPlay": "team_selfplay",
-    "swap_steps": "team_selfplay",
-    "make_team_vec_env": "team_setup",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _TEAM_NAMES:
-        return getattr(importlib.import_module(f".{_TEAM_NAMES[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "TeamSelfPlay": ".team_selfplay",
+        "swap_steps": ".team_selfplay",
+        "make_team_vec_env": ".team_setup",
+    },
+)

@@ -31,6 +31,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import as_archive
+from ..core.jsonio import write_json
 from ..opponents.sampler import LATEST_ID, PFSP_DECAY, OpponentSampler
 
 __all__ = [
@@ -492,12 +493,7 @@ class KOpponentRollouts(BaseCallback):
             "k": self.k,
             "records": [r.to_json() for r in self.history],
         }
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(temporary, "w") as handle:
-            json.dump(data, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_json(path, data, indent=None)
 
     def _load_history(self, path: Path) -> None:
         try:

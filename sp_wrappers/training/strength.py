@@ -40,6 +40,7 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from ..core.jsonio import write_json
 from ..core.policies import SB3Policy, is_policy
 from ..core.seats import as_aec_env, seat_spaces
 from ..evaluation.openings import legal_openings, play_openings
@@ -378,10 +379,7 @@ class StrengthCallback(BaseCallback):
         if self.run_dir is None:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        path = self.history_path
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.history, indent=1) + "\n")
-        os.replace(tmp, path)
+        write_json(self.history_path, self.history, indent=1)
         if not self.plots:
             return
         try:

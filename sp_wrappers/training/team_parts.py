@@ -25,7 +25,6 @@ from __future__ import annotations
 import bisect
 import copy
 import json
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
+from ..core.jsonio import write_json
 from ..core.policies import Policy
 from ..opponents.sampler import LATEST_ID, OpponentSampler
 from ..ratings.attribution import attribute_learner_matches
@@ -50,7 +50,6 @@ __all__ = [
     "write_state",
     "read_state",
     "check_state",
-    "save_checkpoint",
     "load_checkpoint",
     "team_player",
     "team_games",
@@ -385,15 +384,10 @@ def team_games(
 
 
 def write_state(path: Path, state: Mapping[str, Any]) -> None:
-    """Write ``team_selfplay.json`` atomically (a temporary file, then ``os.replace``)."""
+    """Write ``team_selfplay.json`` atomically."""
     data = {"format": "sp_wrappers.training.team_selfplay", "format_version": STATE_FORMAT_VERSION}
     data.update(state)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as handle:
-        handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_json(path, data, sort_keys=True)
 
 
 def read_state(path: Path) -> dict[str, Any]:
@@ -458,11 +452,3 @@ def load_checkpoint(model: Any, path: Path) -> None:
     model.set_parameters(params, exact_match=True, device=model.device)
     model.num_timesteps = int(data.get("num_timesteps", 0))
     model._n_updates = int(data.get("_n_updates", 0))
-
-
-def save_checkpoint(model: Any, path: Path) -> None:
-    """``model.save(path)`` through a temporary file, so ``path`` is never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)

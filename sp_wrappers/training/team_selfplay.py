@@ -90,6 +90,7 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
+from ..core.save_util import save_model
 from ..opponents.sampler import STRATEGIES, OpponentSampler
 from ..opponents.slots import SWAP_UNITS
 from ..ratings.bradley_terry import fit_bradley_terry
@@ -102,7 +103,6 @@ from .team_parts import (
     env_swap_every,
     load_checkpoint,
     read_state,
-    save_checkpoint,
     swap_steps,
     team_games,
     team_player,
@@ -526,7 +526,7 @@ class TeamSelfPlay:
     def checkpoint(self, team: str) -> None:
         """Save ``team``'s model to ``run_dir/models/<team>.zip`` (no-op without ``run_dir``)."""
         if self.run_dir is not None:
-            save_checkpoint(self.models[team], self.run_dir / "models" / f"{team}.zip")
+            save_model(self.models[team], self.run_dir / "models" / f"{team}.zip")
 
     def write_state(self) -> None:
         """Write ``team_selfplay.json`` atomically (no-op without ``run_dir``)."""

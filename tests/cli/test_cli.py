@@ -16,8 +16,8 @@ from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
 from sp_wrappers.archive.store import SnapshotArchive
+from sp_wrappers.cli import main
 from sp_wrappers.cli.common import game_factory, make_game, resolve_run_dir
-from sp_wrappers.cli.main import main
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.ratings.archive_ratings import archive_ratings

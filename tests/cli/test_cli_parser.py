@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 
 import pytest
 
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 from sp_wrappers.cli.train import build_train_parser, run_train_command
 
 TINY_ARGS = (
@@ -76,6 +78,98 @@ def test_help_shows_95_percent_once(command, capsys):
         main([command, "--help"])
     out = capsys.readouterr().out
     assert "95%" in out and "%%" not in out
+
+
+# ------------------------------------------------------------------------------------------------
+# One entry point, light to start
+# ------------------------------------------------------------------------------------------------
+
+HEAVY = ("torch", "stable_baselines3", "sb3_contrib", "pettingzoo", "ray", "matplotlib")
+
+
+def _run_python(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["train", "--help"],
+        ["league", "--help"],
+        ["psro", "--help"],
+        ["train", "--timestpes", "3"],
+    ],
+)
+def test_help_and_argument_errors_import_no_learner_and_no_game(argv):
+    code = (
+        "import sys\n"
+        "from sp_wrappers.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    result = _run_python(code)
+    assert result.stdout.splitlines()[-1] == "[]", result.stderr
+
+
+def test_a_refusal_that_needs_no_model_imports_no_learner():
+    code = (
+        "import sys\n"
+        "from sp_wrappers.cli import main\n"
+        "status = main(['train', 'chess'])\n"
+        f"print(status, sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    result = _run_python(code)
+    assert result.stdout.splitlines()[-1] == "2 []", result.stderr
+    assert "Unknown game 'chess'" in result.stderr
+
+
+def test_the_name_main_of_the_cli_package_is_one_thing_the_function():
+    import importlib
+    import pkgutil
+
+    import sp_wrappers.cli
+    from sp_wrappers.cli import app
+
+    for info in pkgutil.walk_packages(sp_wrappers.cli.__path__, "sp_wrappers.cli."):
+        importlib.import_module(info.name)
+    assert sp_wrappers.cli.main is app.main and callable(sp_wrappers.cli.main)
+    assert "sp_wrappers.cli.main" not in {
+        info.name for info in pkgutil.walk_packages(sp_wrappers.cli.__path__, "sp_wrappers.cli.")
+    }
+
+
+def test_console_scripts_installed_by_0_2_still_start_without_a_warning():
+    # pip wrote `from sp_wrappers.cli import main` into the 0.2 script.
+    code = "from sp_wrappers.cli import main\nraise SystemExit(main(['--version']))"
+    result = _run_python(code, "-W", "error")
+    assert result.returncode == 0 and result.stdout.startswith("sp-wrappers "), result.stderr
+
+
+def test_ctrl_c_in_a_command_is_status_130_with_the_commands_hint(monkeypatch, capsys):
+    from sp_wrappers.cli import train
+
+    def interrupted(args, argv=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "run_train_command", interrupted)
+    assert main(["train", "tictactoe_v3"]) == 130
+    assert capsys.readouterr().err == ("sp-wrappers train: interrupted; continue with --resume\n")
+
+
+def test_the_old_train_and_league_entry_functions_are_the_one_entry_point(capsys):
+    from sp_wrappers.cli.league import main_league
+    from sp_wrappers.cli.train import main_train
+
+    assert main_train(["--timesteps", "many"]) == 2
+    assert capsys.readouterr().err.startswith("sp-wrappers train: error: argument --timesteps")
+    assert main_league(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: sp-wrappers league")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 
 TINY = [
     "--chunk-steps", "64", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=32",

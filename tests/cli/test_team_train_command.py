@@ -343,7 +343,7 @@ def test_the_team_games_ids_play_a_team_with_the_games_own_teams():
 
 
 def test_the_ratings_command_on_a_team_run_names_each_teams_archive(tag_run, capsys):
-    from sp_wrappers.cli.main import main as cli_main
+    from sp_wrappers.cli import main as cli_main
 
     assert cli_main(["ratings", str(tag_run)]) == 2
     err = capsys.readouterr().err

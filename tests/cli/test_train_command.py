@@ -17,7 +17,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.main import main as cli_main
+from sp_wrappers.cli import main as cli_main
 from sp_wrappers.cli.train import main_train
 from sp_wrappers.games.registry import GAMES
 from sp_wrappers.runs.recipes import ALGOS, RECIPES, recipe_for

@@ -11,7 +11,7 @@ import pkgutil
 import pytest
 
 import sp_wrappers
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 from sp_wrappers.core.errors import SpWrappersError
 
 #: Error classes that are not a user's to fix: none today. Add one here only with the reason.
@@ -103,7 +103,7 @@ def _main_running(monkeypatch, error: BaseException):
     """``sp-wrappers`` whose command raises ``error``."""
     import argparse
 
-    cli_main = importlib.import_module("sp_wrappers.cli.main")  # the module (the face's is main)
+    cli_main = importlib.import_module("sp_wrappers.cli.app")
 
     def command(args: argparse.Namespace) -> int:
         raise error

@@ -53,7 +53,7 @@ def test_a_deterministic_pair_plays_one_distinct_game_per_opening_and_seat():
 
 
 def test_the_leagues_main_agents_are_evaluated_from_openings_too(tmp_path, capsys):
-    from sp_wrappers.cli.main import main
+    from sp_wrappers.cli import main
 
     torch.set_num_threads(1)
     out = tmp_path / "league"

@@ -281,7 +281,7 @@ def test_sigint_to_the_command_mid_game_exits_130_and_writes_nothing(ttt, popen_
 
 
 def test_record_adds_one_match_that_rates_the_human_on_the_snapshots_scale(ttt, capsys):
-    from sp_wrappers.cli.main import main
+    from sp_wrappers.cli import main
 
     matches = n_matches(ttt)
     out = io.StringIO()

@@ -317,15 +317,15 @@ def test_baselines_have_one_name_and_the_older_spelling_is_an_alias():
     import gymnasium as gym
 
     import sp_wrappers  # noqa: F401 - registers the ids
-    from sp_wrappers.cli.common import BASELINES, make_baseline
     from sp_wrappers.games.baselines import bot_name
+    from sp_wrappers.games.registry import BOTS, make_bot
 
-    assert [n for n in BASELINES if n.startswith("alphabeta")] == [
+    assert [n for n in BOTS if n.startswith("alphabeta")] == [
         "alphabeta-d1",
         "alphabeta-d2",
         "alphabeta-d4",
     ]
-    assert make_baseline("alphabeta1").policy_id == make_baseline("alphabeta-d1").policy_id
+    assert make_bot("alphabeta1").policy_id == make_bot("alphabeta-d1").policy_id
     assert bot_name("alphabeta4") == "alphabeta-d4"
     env = gym.make("sp_wrappers/ConnectFour-v0", opponent="alphabeta2")
     assert env.unwrapped.slots.source.policy.policy_id == "alphabeta-d2"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 from sp_wrappers.evaluation.exploitability import exploitability
 from sp_wrappers.games.openspiel_games import kuhn_poker
 from sp_wrappers.league.psro import PSRO_STATE, read_psro

@@ -243,6 +243,15 @@ print([m for m in sys.modules if m.startswith({TEAM_AND_LEAGUE_MODULES!r})])
     assert out[-1] == "[]"
 
 
+def test_the_report_looks_for_a_psro_state_by_the_name_psro_writes():
+    """The report checks for ``psro.json`` by the run directory's name for it, so that a run
+    without one never imports the league; PSRO writes the same file."""
+    from sp_wrappers.league.psro import PSRO_STATE
+    from sp_wrappers.runs.rundir import PSRO_NAME
+
+    assert PSRO_NAME == PSRO_STATE
+
+
 def _team_or_league(filename: str) -> bool:
     """Whether ``filename`` is a module of team or league runs (``league/``, ``team_*``,
     ``league*``, ``teams.py``) of sp_wrappers; the command line's own modules are not."""
@@ -303,7 +312,7 @@ def profile(frame, event, arg):
     if event == "call" and is_function(frame.f_code) and _team_or_league(frame.f_code.co_filename):
         entered.add(frame.f_code.co_filename.split("sp_wrappers")[-1] + ":" + name)
 sys.setprofile(profile)
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 status = main(["train", "tictactoe_v3", "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=64",
                "--hp", "batch_size=64", "--eval-games", "1", "--no-progress", "--no-plots",
                "--no-report", "--out", {str(tmp_path / "run")!r}])

@@ -30,7 +30,7 @@ from sp_wrappers import (
     make_selfplay_vec_env,
     win_rates_by_config,
 )
-from sp_wrappers.cli.main import main as cli_main
+from sp_wrappers.cli import main as cli_main
 from sp_wrappers.cli.train import main_train
 
 ROOT = Path(__file__).resolve().parents[2]

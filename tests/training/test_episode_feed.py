@@ -24,7 +24,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 from sp_wrappers import OpponentSampler, SelfPlayCallback, SelfPlayEnv, SnapshotArchive
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
 
 

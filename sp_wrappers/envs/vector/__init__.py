@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.lazy import on_first_use
+from ...core.lazy import lazy_exports
 from .factory import make_selfplay_vec_env
 from .vec_env import SelfPlayVecEnv
 
@@ -25,4 +25,4 @@ __all__ = [
 ]
 
 # A learner team's env loads on first use: an env without teams never imports team code.
-__getattr__ = on_first_use(__name__, {"TeamVecEnv": ".team_vec_env"})
+__getattr__, __dir__ = lazy_exports(__name__, {"TeamVecEnv": ".team_vec_env"})

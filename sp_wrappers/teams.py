@@ -1,7 +1,0 @@
-"""The 0.1 path of :mod:`sp_wrappers.core.teams` (deprecated: it goes away in 0.3)."""
-
-from .core.deprecation import warn_moved
-from .core.teams import *  # noqa: F403
-from .core.teams import __all__  # noqa: F401
-
-warn_moved(__name__, "sp_wrappers.core.teams")
