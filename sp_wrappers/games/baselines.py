@@ -40,8 +40,9 @@ def bot_name(name: str) -> str:
     """
     text = name.strip()
     if text.startswith("alphabeta") and text[len("alphabeta") :].isdigit():
-        return f"alphabeta-d{text[len('alphabeta'):]}"
+        return f"alphabeta-d{text[len('alphabeta') :]}"
     return text
+
 
 TieBreak = Literal["random", "first"]
 

@@ -368,9 +368,7 @@ def _fixed_start(game: Any) -> Any:
     return game
 
 
-def _check_on(
-    real: Any, mapped: Any, symmetry: Symmetry, n_positions: int, seed: int
-) -> Symmetry:
+def _check_on(real: Any, mapped: Any, symmetry: Symmetry, n_positions: int, seed: int) -> Symmetry:
     """:func:`check_symmetry` on two games already built (reset here once per random game)."""
     game_name = (getattr(real, "metadata", None) or {}).get("name", "the game")
     rng = np.random.default_rng(seed)

@@ -150,7 +150,7 @@ def test_a_rating_prune_killed_after_its_commit_leaves_no_file_behind_once_reope
 
 
 def test_train_takes_prune_by_and_refuses_an_unknown_policy_naming_the_flag(tmp_path, capsys):
-    from sp_wrappers.cli.main import main
+    from sp_wrappers.cli import main
     from sp_wrappers.runs.config import TrainError
     from sp_wrappers.runs.resolve import resolve_run
 

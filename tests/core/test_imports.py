@@ -22,7 +22,11 @@ def run_from(folder: Path, tool_dir: Path, source: str) -> subprocess.CompletedP
     script.write_text(textwrap.dedent(source))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, str(script)], cwd=folder, capture_output=True, text=True, env=env,
+        [sys.executable, str(script)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=120,
     )
 

@@ -20,7 +20,11 @@ def run_script(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     script.write_text(textwrap.dedent(source))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, env=env,
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=300,
     )
 
