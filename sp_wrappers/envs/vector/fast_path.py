@@ -509,13 +509,32 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
     x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
-            x = x @ step[1]
+            x = _linear(x, step[1])
             x += step[2]
         elif step[0] == "tanh":
             np.tanh(x, out=x)
         else:
             np.maximum(x, 0.0, out=x)
     return x
+
+
+#: layers with at least this many weights take a few rows one row at a time (``gemv``): BLAS's
+#: matrix product of a few rows (``gemm``) costs several row products there and, from
+#: ``rows * weights > 2 ** 18``, starts threads (milliseconds on a busy machine)
+_ROW_BY_ROW_WEIGHTS = 16384
+_ROW_BY_ROW_ROWS = 16
+
+
+def _linear(x: np.ndarray, weight_t: np.ndarray) -> np.ndarray:
+    """``x @ weight_t`` for float32 rows; a wide layer's few rows one by one (the same sums,
+    to float rounding, at a fraction of the cost)."""
+    rows = len(x)
+    if rows < 2 or rows > _ROW_BY_ROW_ROWS or weight_t.size < _ROW_BY_ROW_WEIGHTS:
+        return x @ weight_t
+    out = np.empty((rows, weight_t.shape[1]), dtype=np.result_type(x, weight_t))
+    for i in range(rows):
+        np.matmul(x[i], weight_t, out=out[i])
+    return out
 
 
 def _squashed_gaussian_actions(
@@ -536,9 +555,9 @@ def _squashed_gaussian_actions(
     for plan, obs, _ in groups:
         mu_weight, mu_bias, std_weight, std_bias, low, high = plan.head  # type: ignore[misc]
         latent = _numpy_logits(plan, obs)
-        mean = latent @ mu_weight
+        mean = _linear(latent, mu_weight)
         mean += mu_bias
-        log_std = latent @ std_weight
+        log_std = _linear(latent, std_weight)
         log_std += std_bias
         np.clip(log_std, low, high, out=log_std)  # as torch.clamp(log_std, LOG_STD_MIN, ..MAX)
         means.append(mean)
