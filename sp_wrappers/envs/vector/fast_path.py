@@ -509,7 +509,8 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
     x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
-            x = _linear(x, step[1])
+            weight_t = step[1]
+            x = x @ weight_t if weight_t.size < _ROW_BY_ROW_WEIGHTS else _linear(x, weight_t)
             x += step[2]
         elif step[0] == "tanh":
             np.tanh(x, out=x)
