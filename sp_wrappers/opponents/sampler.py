@@ -128,6 +128,46 @@ def draw_index(rng: np.random.Generator, probabilities: Sequence[float]) -> int:
     return len(sums) - 1  # not reached: the last running sum over the total is 1.0 > u
 
 
+#: policy family -> the attribute of an SB3 policy of that family that acts alone (its other
+#: modules, critics and target networks, only train)
+_ACTING_MODULES = {"actor": "actor", "q_network": "q_net"}
+
+
+def acting_part(policy: Any) -> tuple[str, SB3Policy, set[str]] | None:
+    """For an :class:`~sp_wrappers.SB3Policy` whose network acts with one module alone (SAC's,
+    TQC's and TD3's ``actor``, DQN's ``q_net``): that module's ``state_dict`` key prefix, an
+    ``SB3Policy`` over that module (loading its weights in place) and its keys; ``None`` for
+    every other policy.
+
+    >>> import gymnasium as gym
+    >>> from stable_baselines3 import SAC
+    >>> latest = SB3Policy(SAC("MlpPolicy", gym.make("Pendulum-v1")))
+    >>> prefix, loader, keys = acting_part(latest)
+    >>> prefix, loader.policy is latest.policy.actor, "mu.weight" in keys
+    ('actor.', True, True)
+    """
+    from ..core.policy_families import policy_family
+
+    if type(policy) is not SB3Policy:
+        return None
+    network = policy.policy
+    name = _ACTING_MODULES.get(policy_family(network))
+    module = getattr(network, name, None) if name is not None else None
+    if module is None or module is network:
+        return None
+    try:
+        loader = SB3Policy(
+            module, policy_id=policy.policy_id, device=policy.device, copy_weights=False
+        )
+    except (TypeError, ValueError):
+        return None
+    keys = set(module.state_dict().keys())
+    prefix = f"{name}."
+    if not keys or not {prefix + key for key in keys} <= set(network.state_dict().keys()):
+        return None
+    return prefix, loader, keys
+
+
 class OpponentSampler:
     """Draws opponents from a :class:`~sp_wrappers.SnapshotArchive`, ML-Agents-ghost style.
 
@@ -233,6 +273,8 @@ class OpponentSampler:
         self.rng = np.random.default_rng(seed)
         self.latest: SB3Policy | None = None
         self.latest_version = -1
+        # (key prefix, loader, its keys) of the part of the latest policy that acts
+        self._acting: tuple[str, SB3Policy, set[str]] | None = None
         self._payoffs: tuple[SnapshotPayoffs, dict[str, float]] | None = None
 
     # -- what the env calls ------------------------------------------------------------------------
@@ -264,7 +306,15 @@ class OpponentSampler:
                 continue
 
     def sync_latest_weights(self, version: int, state: Mapping[str, Any]) -> None:
-        """Receive the learner's newest weights; repeated versions are ignored (shared samplers)."""
+        """Receive the learner's newest weights; repeated versions are ignored (shared samplers).
+
+        The first weights are loaded whole. After them, where the policy acts with one part of
+        its network only (SAC's, TQC's and TD3's actor beside their critics, DQN's ``q_net``
+        beside its target network) and ``state`` holds exactly that part's weights, only that
+        part is copied (in place, as a whole load would): the opponent acts as with the whole
+        load, at a fraction of the copying (for SAC, every step); the rest keeps the first
+        weights. Anything else is loaded whole, as before (and refused as before).
+        """
         if version <= self.latest_version:
             return
         if self.latest is None:
@@ -272,9 +322,24 @@ class OpponentSampler:
             latest = copy.copy(template)
             latest.policy = frozen_copy(template.policy)
             latest.policy_id = LATEST_ID
+            latest.load_state_dict(state)
             self.latest = latest
-        self.latest.load_state_dict(state)
+            self._acting = acting_part(latest)
+        elif not self._load_acting_part(state):
+            self.latest.load_state_dict(state)
         self.latest_version = version
+
+    def _load_acting_part(self, state: Mapping[str, Any]) -> bool:
+        """Load only the weights the latest policy acts with; ``False`` where it cannot."""
+        acting = getattr(self, "_acting", None)
+        if acting is None:
+            return False
+        prefix, loader, keys = acting
+        part = {name[len(prefix) :]: w for name, w in state.items() if name.startswith(prefix)}
+        if part.keys() != keys:
+            return False
+        loader.load_state_dict(part)
+        return True
 
     def _newest_policy(self) -> Policy:
         """The newest snapshot's policy (the template of the latest weights); a newest snapshot
@@ -346,6 +411,7 @@ class OpponentSampler:
         state = self.__dict__.copy()
         state["latest"] = None
         state["latest_version"] = -1
+        state["_acting"] = None
         return state
 
     def __repr__(self) -> str:

@@ -335,3 +335,21 @@ def test_gsde_and_td3_actors_stay_on_their_own_act():
         TD3("MlpPolicy", env, seed=0, policy_kwargs={"net_arch": [8]}),
     ):
         assert FastSB3().route(SB3Policy(model, deterministic=True), obs, None) is None
+
+
+def test_wide_layers_take_a_few_rows_one_by_one_with_the_same_answers():
+    # SB3's default actor ([256, 256]): its middle layer is wide enough for the row-by-row
+    # product; each row's answer is still its own act's, whatever the number of rows.
+    model = SAC("MlpPolicy", SelfPlayVecEnv(PointGame, 1), seed=0)
+    layers = [m for m in model.policy.actor.latent_pi if isinstance(m, torch.nn.Linear)]
+    assert max(m.weight.numel() for m in layers) >= fast_path._ROW_BY_ROW_WEIGHTS
+    opponent = SB3Policy(model, deterministic=True)
+    fast = FastSB3()
+    for rows in (1, 2, 3, 8, fast_path._ROW_BY_ROW_ROWS + 1):
+        obs = point_obs(rows, seed=rows)
+        assert_close_actions(fast.act(opponent, obs, None, None), opponent.act(obs, None, None))
+    x = np.random.default_rng(0).standard_normal((3, 256)).astype(np.float32)
+    weight_t = layers[1].weight.detach().numpy().T
+    by_row = fast_path._linear(x, weight_t)
+    assert by_row.dtype == np.float32 and by_row.shape == (3, 256)
+    np.testing.assert_allclose(by_row, x @ weight_t, rtol=1e-5, atol=1e-5)

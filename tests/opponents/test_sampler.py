@@ -315,3 +315,43 @@ def test_nash_mixture_is_solved_again_when_new_results_arrive_and_lists_unplayed
     assert sampler.missing_pairs() == []
     assert sampler.nash_mixture == pytest.approx({newer: 0.0, newest: 1.0}, abs=1e-9)
     assert set(draw_ids(sampler, 50)) == {newest}
+
+
+@pytest.mark.parametrize("family", ["SAC", "DQN"])
+def test_latest_weights_after_the_first_load_copy_only_the_acting_part(tmp_path, family):
+    import gymnasium as gym
+    import torch
+    from stable_baselines3 import DQN, SAC
+
+    from sp_wrappers.core.policies import SB3Policy
+
+    make = SAC if family == "SAC" else DQN
+    env = gym.make("Pendulum-v1" if family == "SAC" else "CartPole-v1")
+    learner = make("MlpPolicy", env, seed=0, policy_kwargs={"net_arch": [16]})
+    archive = SnapshotArchive(tmp_path)
+    archive.save(learner, step=0)
+    sampler = OpponentSampler(archive, latest_ratio=1.0)
+    acting, training = ("actor.", "critic") if family == "SAC" else ("q_net.", "q_net_target.")
+    for version in range(1, 4):
+        with torch.no_grad():
+            for p in learner.policy.parameters():
+                p.add_(torch.randn_like(p))
+        sent = {k: v.detach().numpy().copy() for k, v in learner.policy.state_dict().items()}
+        sampler.sync_latest_weights(version, sent)
+        held = sampler.draw().state_dict()
+        if version == 1:
+            first = held
+        for key, weights in held.items():
+            if key.startswith(acting) or version == 1:
+                np.testing.assert_array_equal(weights, sent[key])  # what the opponent acts with
+            elif key.startswith(training):
+                np.testing.assert_array_equal(weights, first[key])  # kept from the first load
+    obs = np.stack([env.observation_space.sample() for _ in range(5)])
+    alone = SB3Policy(learner, deterministic=True)
+    latest = sampler.draw()
+    latest.deterministic = True
+    np.testing.assert_allclose(latest.act(obs, None, None), alone.act(obs, None, None), atol=1e-6)
+    # weights of another shape are refused as before, by the whole load
+    wrong = {k: np.zeros((1,) + v.shape, v.dtype) for k, v in sent.items()}
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        sampler.sync_latest_weights(9, wrong)

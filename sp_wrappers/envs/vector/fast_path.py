@@ -21,79 +21,9 @@ import numpy as np
 from gymnasium import spaces
 
 from ...core.policies import SB3Policy, choose_from_scores
+from .row_generators import RowGenerators
 
 __all__ = ["FastSB3", "NumpyPlan", "RowGenerators", "UNKNOWN", "batch_key", "scoring_of"]
-
-
-class RowGenerators:
-    """A stand-in for ``np.random.Generator`` whose row ``i`` of a batched draw comes from
-    generator ``i``, exactly as if that env's policy had been called alone with ``n = 1``.
-
-    Draws whose ``size`` has the batch as its first dimension (``random``, ``integers``,
-    ``uniform``, ``normal``, ... as every policy here uses them) are split by row; any other draw
-    comes from the first row's generator.
-    """
-
-    _SIZE_POSITION = {
-        "random": 0,
-        "standard_normal": 0,
-        "standard_exponential": 0,
-        "standard_gamma": 1,
-        "exponential": 1,
-        "choice": 1,
-        "integers": 2,
-        "uniform": 2,
-        "normal": 2,
-        "gumbel": 2,
-        "logistic": 2,
-        "beta": 2,
-        "binomial": 2,
-    }
-
-    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
-        self._generators = list(generators)
-
-    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        """The common case (every policy here draws this way), without the generic dispatch."""
-        shape = (size,) if isinstance(size, int | np.integer) else size
-        if out is not None or not shape or shape[0] != len(self._generators):
-            return self._generators[0].random(size, dtype, out)
-        rows = np.empty(shape, dtype)  # each row filled in place by its own generator
-        if len(shape) == 1:
-            for i, generator in enumerate(self._generators):
-                rows[i] = generator.random(dtype=dtype)
-        else:
-            for generator, row in zip(self._generators, rows, strict=True):
-                generator.random(dtype=dtype, out=row)
-        return rows
-
-    def __getattr__(self, name: str) -> Any:
-        first = getattr(self._generators[0], name)
-        position = self._SIZE_POSITION.get(name)
-        if position is None or not callable(first):
-            return first
-        n = len(self._generators)
-
-        def draw(*args: Any, **kwargs: Any) -> Any:
-            in_kwargs = "size" in kwargs
-            if in_kwargs:
-                size = kwargs["size"]
-            else:
-                size = args[position] if len(args) > position else None
-            shape = (size,) if isinstance(size, int | np.integer) else size
-            if shape is None or len(shape) == 0 or shape[0] != n:
-                return first(*args, **kwargs)
-            row = (1, *tuple(shape)[1:])
-            rows = []
-            for generator in self._generators:
-                method = getattr(generator, name)
-                if in_kwargs:
-                    rows.append(method(*args, **{**kwargs, "size": row}))
-                else:
-                    rows.append(method(*args[:position], row, *args[position + 1 :], **kwargs))
-            return np.concatenate(rows, axis=0)
-
-        return draw
 
 
 #: :meth:`FastSB3.known_route`'s answer for a network whose route must be asked for
@@ -509,13 +439,33 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
     x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
-            x = x @ step[1]
+            weight_t = step[1]
+            x = x @ weight_t if weight_t.size < _ROW_BY_ROW_WEIGHTS else _linear(x, weight_t)
             x += step[2]
         elif step[0] == "tanh":
             np.tanh(x, out=x)
         else:
             np.maximum(x, 0.0, out=x)
     return x
+
+
+#: layers with at least this many weights take a few rows one row at a time (``gemv``): BLAS's
+#: matrix product of a few rows (``gemm``) costs several row products there and, from
+#: ``rows * weights > 2 ** 18``, starts threads (milliseconds on a busy machine)
+_ROW_BY_ROW_WEIGHTS = 16384
+_ROW_BY_ROW_ROWS = 16
+
+
+def _linear(x: np.ndarray, weight_t: np.ndarray) -> np.ndarray:
+    """``x @ weight_t`` for float32 rows; a wide layer's few rows one by one (the same sums,
+    to float rounding, at a fraction of the cost)."""
+    rows = len(x)
+    if rows < 2 or rows > _ROW_BY_ROW_ROWS or weight_t.size < _ROW_BY_ROW_WEIGHTS:
+        return x @ weight_t
+    out = np.empty((rows, weight_t.shape[1]), dtype=np.result_type(x, weight_t))
+    for i in range(rows):
+        np.matmul(x[i], weight_t, out=out[i])
+    return out
 
 
 def _squashed_gaussian_actions(
@@ -536,9 +486,9 @@ def _squashed_gaussian_actions(
     for plan, obs, _ in groups:
         mu_weight, mu_bias, std_weight, std_bias, low, high = plan.head  # type: ignore[misc]
         latent = _numpy_logits(plan, obs)
-        mean = latent @ mu_weight
+        mean = _linear(latent, mu_weight)
         mean += mu_bias
-        log_std = latent @ std_weight
+        log_std = _linear(latent, std_weight)
         log_std += std_bias
         np.clip(log_std, low, high, out=log_std)  # as torch.clamp(log_std, LOG_STD_MIN, ..MAX)
         means.append(mean)
