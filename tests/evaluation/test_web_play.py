@@ -83,11 +83,11 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 def web_play(run: Path, **options: Any) -> WebPlay:
-    from sp_wrappers.cli.common import resolve_run_dir
+    from sp_wrappers.cli.common import resolve_run_dir, run_game
 
     rundir = resolve_run_dir(str(run))
-    _, env_fn = rundir.game(None)
-    return WebPlay(rundir.open_archive, env_fn, choose=choose_snapshot, **options)
+    _, env_fn = run_game(rundir)
+    return WebPlay(rundir.open, env_fn, choose=choose_snapshot, **options)
 
 
 def archive_files(run: Path) -> dict[str, str]:
