@@ -171,7 +171,8 @@ class RunConfig(JsonConfig):
     :param draw_reward: added to the learner's reward for a drawn game.
     :param max_snapshots: snapshots kept in the archive (``None``: all).
     :param prune_by: which snapshots pruning keeps beside the first and the newest: ``"spread"``
-        or ``"rating"`` (see :class:`~sp_wrappers.SnapshotArchive`'s ``prune_by``).
+        or ``"rating"`` (see :class:`~sp_wrappers.SnapshotArchive`'s ``prune_by``); ``None``
+        (the default, not written to ``config.json``, so files of 0.2 round-trip): ``"spread"``.
     :param fit_every: Bradley-Terry refit interval in learner steps (0: off).
     :param opponent_draw: ``per_env`` or ``shared``.
     :param illegal_action: ``loss`` or ``raise``.
@@ -206,7 +207,7 @@ class RunConfig(JsonConfig):
     eval_games: int
     draw_reward: float = 0.0
     max_snapshots: int | None = None
-    prune_by: str = "spread"
+    prune_by: str | None = field(default=None, metadata=WHEN_SET)
     fit_every: int = 0
     opponent_draw: str = "per_env"
     illegal_action: str = "loss"
@@ -420,7 +421,7 @@ def check_config(config: RunConfig) -> None:
             "`max_snapshots` must be at least 2 (0 keeps every snapshot), got "
             f"{config.max_snapshots}."
         )
-    if config.prune_by not in PRUNE_BY:
+    if config.prune_by is not None and config.prune_by not in PRUNE_BY:
         raise TrainError(
             f"`prune_by` must be one of {', '.join(PRUNE_BY)}, got {config.prune_by!r}."
         )

@@ -352,7 +352,7 @@ class SingleRun(Run):
         self.archive = SnapshotArchive(
             run.archive_path,
             max_snapshots=config.max_snapshots,
-            prune_by=config.prune_by,
+            prune_by=config.prune_by or "spread",
             trusted_modules=self.trusted_modules,
         )
         opponent = build_sampler(

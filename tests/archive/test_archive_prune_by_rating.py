@@ -156,7 +156,7 @@ def test_train_takes_prune_by_and_refuses_an_unknown_policy_naming_the_flag(tmp_
 
     config = resolve_run("tictactoe_v3", {"max_snapshots": 4, "prune_by": "rating"})
     assert config.prune_by == "rating"
-    assert resolve_run("tictactoe_v3").prune_by == "spread"
+    assert resolve_run("tictactoe_v3").prune_by is None  # the spread, and not in config.json
     with pytest.raises(TrainError, match="`prune_by` must be one of spread, rating"):
         resolve_run("tictactoe_v3", {"prune_by": "elo"})
     with pytest.raises(SystemExit):
