@@ -33,6 +33,7 @@ RUN_KINDS: dict[str, tuple[str, str]] = {
     "single": ("sp_wrappers.runs.config:RunConfig", "sp_wrappers.runs.single:SingleRun"),
     "teams": ("sp_wrappers.runs.config:TeamRunConfig", "sp_wrappers.runs.team_train:TeamRun"),
     "league": ("sp_wrappers.runs.config:LeagueConfig", "sp_wrappers.runs.league:LeagueRun"),
+    "psro": ("sp_wrappers.runs.psro:PSROConfig", "sp_wrappers.runs.psro:PSRORun"),
 }
 
 
