@@ -34,7 +34,6 @@ from typing import Any
 from ..games.registry import GAMES, UnknownGameError, game_factory
 from .config import (
     LEAGUE_CONFIG_KIND,
-    PSRO_CONFIG_KIND,
     TEAM_CONFIG_KIND,
     TEAM_SAMPLER_KEYS,
     LeagueConfig,
@@ -48,7 +47,7 @@ from .config import (
     probe_or_fail,
     read_json_object,
 )
-from .kinds import kind_of_json
+from .kinds import kind_of_json, kind_resolver
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from .rundir import RunDir
 
@@ -125,18 +124,17 @@ def resolve(
     :raises TrainError: a bad game, option or file, with the fix.
     """
     stored = None
-    if resume is not None and kind != PSRO_CONFIG_KIND:
+    if resume is not None and kind_resolver(kind) is None:
         stored = RunDir(resume).kind(f"`resume` needs a run directory written by {kind or 'train'}")
-    if PSRO_CONFIG_KIND in (kind, stored):
-        from .psro import resolve_psro  # loads PSRO only for a PSRO run
-
-        if kind != PSRO_CONFIG_KIND:
+    own = kind_resolver(kind or stored)  # a kind that resolves its own (PSRO): the kinds table's
+    if own is not None:
+        if stored is not None and kind != stored:
             raise TrainError(
-                f"{resume} holds a PSRO run; continue it with sp-wrappers psro `resume`."
+                f"{resume} holds a {stored} run; continue it with sp-wrappers {stored} `resume`."
             )
         if config_file is not None:
-            raise TrainError("A PSRO run starts from a game, not from a config file; drop it.")
-        return resolve_psro(game, overrides, resume)
+            raise TrainError(f"A {kind} run starts from a game, not from a config file; drop it.")
+        return own(game, overrides, resume)
     if resume is not None:
         run = RunDir(resume)
         if kind == LEAGUE_CONFIG_KIND and stored != LEAGUE_CONFIG_KIND:

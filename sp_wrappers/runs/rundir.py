@@ -154,10 +154,8 @@ class RunDir:
 
     @property
     def psro_state_path(self) -> Path:
-        """``psro.json``: a PSRO run's state (its name is :mod:`sp_wrappers.league.psro`'s)."""
-        from ..league.psro import PSRO_STATE
-
-        return self.path / PSRO_STATE
+        """``psro.json``: a PSRO run's population, payoffs and iterations."""
+        return self.path / PSRO_NAME
 
     @property
     def tb_path(self) -> Path:

@@ -15,7 +15,7 @@ pytest.importorskip("pyspiel")
 
 from sp_wrappers import runs
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.main import main
+from sp_wrappers.cli import main
 from sp_wrappers.cli.play import play_run
 from sp_wrappers.evaluation.exploitability import exploitability
 from sp_wrappers.games.openspiel_games import kuhn_poker
@@ -90,14 +90,16 @@ def test_a_new_run_refuses_a_psro_run_directory_and_resume_continues_it(copy):
     assert copy.joinpath("config.json").read_text() == before  # nothing written
     with pytest.raises(TrainError, match="counts iterations, not `timesteps`"):
         runs.start(config, copy, runs.RunOptions(resume=True, timesteps=100))
+    first_rows = copy.joinpath("progress.csv").read_text()
     resumed = runs.resolve(resume=copy, overrides={"iterations": 3}, kind="psro")
     result = runs.start(resumed, copy, runs.RunOptions(resume=True))
     assert result.psro.iterations == 3 and len(result.psro.members) == 4
     history = RunDir(copy).config().history
     assert [e["from_iteration"] for e in history] == [0, 2]
-    # the first call's rows are kept; the resume's are beside them
-    assert "psro/exploitability" in copy.joinpath("progress.csv").read_text()
-    assert list(copy.glob("progress-*.csv"))
+    # the first call's rows are kept (a resume overwrote them); the resume's are beside them
+    assert copy.joinpath("progress.csv").read_text() == first_rows
+    [more] = copy.glob("progress-*.csv")
+    assert "psro/exploitability" in more.read_text().splitlines()[0]
 
 
 def test_exploitability_measures_members_and_mixture_as_psro_plays_them(psro_run, capsys):
