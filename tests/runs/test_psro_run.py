@@ -76,7 +76,9 @@ def test_psro_is_a_kind_of_the_pipeline(psro_run):
     # the stored run, resolved to go on; another kind's resume is refused with the fix
     more = runs.resolve(resume=psro_run, overrides={"iterations": 5}, kind="psro")
     assert more.iterations == 5 and more.settings == config.settings
-    with pytest.raises(TrainError, match="holds a PSRO run; continue it with sp-wrappers psro"):
+    with pytest.raises(
+        TrainError, match="holds a psro run; continue it with sp-wrappers psro `resume`"
+    ):
         runs.resolve(resume=psro_run)
     with pytest.raises(TrainError, match="A resumed PSRO run keeps its game and settings"):
         runs.resolve(resume=psro_run, overrides={"meta_solver": "prd"}, kind="psro")
