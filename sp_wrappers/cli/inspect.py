@@ -131,7 +131,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     snapshots: list[Any] = args.snapshots or [info.id for info in archive.snapshots()]
     if not snapshots:
         raise CLIError(f"The archive {run.archive_path} has no snapshots yet; train first.")
-    snapshots = [_participant(archive, name, args.deterministic) for name in snapshots]
+    greedy = args.deterministic or bool(run.greedy)  # as the run plays them (PSRO's members)
+    snapshots = [_participant(archive, name, greedy) for name in snapshots]
     unknown = [s for s in snapshots if isinstance(s, str) and s not in archive]
     if unknown:
         raise CLIError(f"No snapshot {', '.join(unknown)} in {run.archive_path}.")
@@ -149,7 +150,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             backend=args.backend,
             n_workers=args.workers,
             skip_played=True,
-            deterministic=args.deterministic,
+            deterministic=greedy,
             progress=not args.no_progress,
         )
     except IncompatibleSnapshotError as error:

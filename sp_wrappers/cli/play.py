@@ -83,8 +83,9 @@ def play_run(
     :param game_kwargs: keyword arguments over the config's ``game_kwargs``; the game is
         recorded with its configuration when they are given.
     :param deterministic: the snapshot takes its most likely move (``True``) or samples
-        (``False``); ``None``: samples in games with mixed equilibria (see
-        :func:`default_deterministic`), else its most likely move.
+        (``False``); ``None``: as the run plays its snapshots (a PSRO run's members, see
+        :attr:`~sp_wrappers.runs.rundir.RunArchive.greedy`), else samples in games with mixed
+        equilibria (see :func:`default_deterministic`), else its most likely move.
     :param record: store a finished game in the archive's match history.
     :param trust_modules: modules trusted on top of those the run's ``config.json`` names
         (``--trust-module``).
@@ -96,8 +97,8 @@ def play_run(
         from ..runs.players import choose_player
 
         choice = choose_player(archive, snapshot)
-        if deterministic is None:
-            deterministic = default_deterministic(env_fn)
+        if deterministic is None:  # as the run plays its snapshots (PSRO), else the game's way
+            deterministic = default_deterministic(env_fn) if run.greedy is None else run.greedy
         policy = choice.load(archive, deterministic=deterministic)
         outcome = play_session(env_fn, policy, seat, None, input_stream, out, seed=seed)
         if record and outcome.finished:

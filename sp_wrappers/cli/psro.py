@@ -1,8 +1,9 @@
 """``sp-wrappers psro GAME``: PSRO, a population of best responses and its meta-mixture.
 
 The command turns the options given into overrides, resolves the run once
-(:func:`~sp_wrappers.runs.psro.resolve_psro`: the game's PSRO recipe), runs it
-(:func:`~sp_wrappers.runs.psro.run_psro`) and prints one line per iteration::
+(:func:`~sp_wrappers.runs.resolve` with ``kind="psro"``: the game's PSRO recipe, or the stored
+run), starts it (:func:`~sp_wrappers.runs.start`, which runs
+:class:`~sp_wrappers.runs.psro.PSRORun`) and prints one line per iteration::
 
     sp-wrappers psro sp_wrappers.games.openspiel_games:kuhn_poker --out runs/psro-kuhn
     sp-wrappers psro sp_wrappers.games.openspiel_games:leduc_poker --seconds 3600
@@ -16,13 +17,14 @@ iteration: payoffs, weights, exact exploitability where the game can be walked),
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import shlex
+import sys
 from typing import Any
 
 from ..games.registry import GAMES
 from ..league.errors import LeagueSetupError
 from ..opponents.meta_solvers import META_SOLVERS
-from ..runs.rundir import new_run_dir, slug
+from ..runs.rundir import RunDir
 from .run_options import parse_pairs
 
 __all__ = ["add_psro_parser", "cmd_psro"]
@@ -57,31 +59,35 @@ def _say(line: str) -> None:
 
 def cmd_psro(args: argparse.Namespace) -> int:
     """Run or resume PSRO; returns 0."""
-    from ..runs.psro import resolve_psro, run_psro  # torch and SB3: imported once a run starts
+    from ..runs.resolve import resolve  # torch and SB3: imported once a run starts
+    from ..runs.run import RunOptions, start
 
     if args.resume:
-        if args.game or set(_overrides(args)) - {"iterations", "seconds"}:
+        if args.game:
             raise LeagueSetupError(
                 "A resumed PSRO run keeps its game and settings: pass only --resume RUN_DIR "
                 "with --iterations N or --seconds S."
             )
         if args.iterations is None and args.seconds is None:
             raise LeagueSetupError("--resume needs --iterations N or --seconds S to continue to.")
-        run = Path(args.resume)
-        result = run_psro(None, run, args.iterations, args.seconds, report=_say)
+        run = RunDir(args.resume)
+        config = resolve(overrides=_overrides(args), resume=run.path, kind="psro")
     else:
         if not args.game:
             raise LeagueSetupError("Name the game (sp-wrappers psro GAME) or --resume RUN_DIR.")
-        config = resolve_psro(args.game, _overrides(args))
-        run = new_run_dir(args.out or f"runs/psro-{slug(config.game)}", "pass --out")
-        print(f"PSRO on {config.game} ({config.algo}) into {run}", flush=True)
-        result = run_psro(config, run, report=_say)
+        config = resolve(args.game, _overrides(args), kind="psro")
+        run = RunDir.new(args.out or RunDir.default_for(config).path, "pass --out")
+        print(f"PSRO on {config.game} ({config.algo}) into {run.path}", flush=True)
+    options = RunOptions(
+        resume=bool(args.resume), report=_say, command=shlex.join(["sp-wrappers", *sys.argv[1:]])
+    )
+    result = start(config, run, options).psro
     if result.best is not None:
         print(
             f"least exploitable: iteration {result.best['iteration']}, exploitability "
             f"{result.best['exploitability']:.4f} (NashConv {result.best['nash_conv']:.4f})"
         )
-    print(f"{run / 'report.html'}")
+    print(run.report_path)
     return 0
 
 

@@ -72,6 +72,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     archive = open_archive(run, getattr(args, "trust_module", None))
     name, _ = run_game(run, args.game)  # a CLIError naming the registered games when unknown
     _, stored_kwargs = run.game(args.game)  # the run's game_kwargs, when it is the run's game
+    # snapshots sample as in training, but where the run plays them greedily (PSRO's members)
+    greedy = args.deterministic or bool(run.greedy)
     if args.web:
         return _watch_web(args, run, archive, name)
     out = args.out
@@ -91,14 +93,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
         opening = parse_opening(args.opening, game_factory(name, stored_kwargs))
         replay = play_replay(
             env_fn,
-            resolve_player(args.a, archive, name, args.deterministic),
-            resolve_player(args.b, archive, name, args.deterministic),
+            resolve_player(args.a, archive, name, greedy),
+            resolve_player(args.b, archive, name, greedy),
             archive=archive,
             seat=args.seat.split(",") if args.seat and "," in args.seat else args.seat,
             opening=opening,
             seed=args.seed,
             max_moves=args.max_moves,
-            deterministic=args.deterministic,
+            deterministic=greedy,
             record_frames=out is not None,
         )
     except TypeError as error:
@@ -137,12 +139,13 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
     kwargs = dict(run.game(name)[1])
     env_fn = rgb_frames(name, kwargs, game_factory(name, kwargs))
     players = []
+    greedy = args.deterministic or bool(run.greedy)
     for which in (args.a, args.b):
-        player = resolve_player(which, archive, name, args.deterministic)
+        player = resolve_player(which, archive, name, greedy)
         if isinstance(player, str):
             try:
                 player = archive.load_policy(
-                    resolve_snapshot(archive, player), deterministic=args.deterministic
+                    resolve_snapshot(archive, player), deterministic=greedy
                 )
             except (ValueError, KeyError) as error:
                 message = error.args[0] if isinstance(error, KeyError) and error.args else error
@@ -221,7 +224,8 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--deterministic",
         action="store_true",
-        help="snapshots take their most likely action instead of sampling as in training",
+        help="snapshots take their most likely action instead of sampling as in training (a "
+        "PSRO run's greedy members always do, as in the run)",
     )
     parser.add_argument(
         "--size", type=int, default=400, metavar="PX", help="picture size, longer side (400)"

@@ -1,9 +1,9 @@
 """The runs layer: whole training runs as a library, with no argparse and no printing.
 
 A run is one typed, frozen configuration (:class:`RunConfig`, :class:`TeamRunConfig`,
-:class:`LeagueConfig`) resolved once from a game, the user's overrides and an optional run to
-resume or config file (:func:`resolve`), then started by the one entry point of every kind,
-:func:`start`, in a run directory (:class:`RunDir`, which owns its layout)::
+:class:`LeagueConfig`, :class:`PSROConfig`) resolved once from a game, the user's overrides and
+an optional run to resume or config file (:func:`resolve`), then started by the one entry point
+of every kind, :func:`start`, in a run directory (:class:`RunDir`, which owns its layout)::
 
     from sp_wrappers import runs
 
@@ -12,8 +12,9 @@ resume or config file (:func:`resolve`), then started by the one entry point of 
     print(result.summary())
 
 :func:`start` looks the :class:`Run` subclass up by the configuration's type (single learner,
-teams, league: :mod:`sp_wrappers.runs.kinds`); 0.2's entry points (:func:`resolve_run`,
-:func:`resolve_league`, :func:`train`, :func:`train_teams`, :func:`run_league`) call the same.
+teams, league, PSRO: :mod:`sp_wrappers.runs.kinds`); 0.2's entry points (:func:`resolve_run`,
+:func:`resolve_league`, :func:`train`, :func:`train_teams`, :func:`run_league`) and PSRO's
+(:func:`resolve_psro`, :func:`run_psro`) call the same.
 Names load on first use (but :func:`resolve`, which the module of its name would hide), so
 importing the package stays cheap (no torch) and a single-learner run never imports team or
 league code. The single-learner run lives in
@@ -51,6 +52,7 @@ __all__ = [
     "TeamTrainResult",
     "write_report",
     "PSROConfig",
+    "PSRORun",
     "resolve_psro",
     "run_psro",
     "choose_player",
@@ -82,6 +84,7 @@ __getattr__, __dir__ = lazy_exports(
         "TrainResult": ".single",
         "write_report": ".report",
         "PSROConfig": ".psro",
+        "PSRORun": ".psro",
         "resolve_psro": ".psro",
         "run_psro": ".psro",
         "choose_player": ".players",

@@ -43,6 +43,7 @@ __all__ = [
     "SINGLE_CONFIG_KIND",
     "TEAM_CONFIG_KIND",
     "LEAGUE_CONFIG_KIND",
+    "PSRO_CONFIG_KIND",
     "LEAGUE_CONFIG_FORMAT_VERSION",
     "TEAM_SAMPLER_KEYS",
     "RunConfig",
@@ -66,6 +67,8 @@ CONFIG_FORMAT_VERSION = 1
 SINGLE_CONFIG_KIND = "single"
 TEAM_CONFIG_KIND = "teams"
 LEAGUE_CONFIG_KIND = "league"
+#: A PSRO run's (its configuration, :class:`~sp_wrappers.runs.psro.PSROConfig`, is PSRO's).
+PSRO_CONFIG_KIND = "psro"
 LEAGUE_CONFIG_FORMAT_VERSION = 1
 
 #: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).

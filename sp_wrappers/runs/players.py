@@ -43,6 +43,8 @@ class PlayerChoice:
     :param name: the name as given (``"latest"``, ``"nash"``, ``"3"``, an id).
     :param weights: ``{snapshot id: weight}``: one snapshot with weight 1, or a mixture.
     :param mixture: whether the player is a mixture (``nash``), even of one snapshot.
+    :param source: where a mixture's weights come from: ``"payoffs"`` (the archive's match
+        history) or ``"psro"`` (the meta-mixture a PSRO run stored); ``""`` for one snapshot.
 
     >>> choice = PlayerChoice("nash", {"snapshot-0001": 0.25, "snapshot-0002": 0.75}, True)
     >>> choice.snapshot is None, choice.label
@@ -52,6 +54,7 @@ class PlayerChoice:
     name: str
     weights: Mapping[str, float] = field(default_factory=dict)
     mixture: bool = False
+    source: str = ""
 
     @property
     def snapshot(self) -> str | None:
@@ -117,9 +120,9 @@ def choose_player(archive: Any, which: str = "latest") -> PlayerChoice:
         stored = archive.stored_mixture() if "psro" in listing[-1].tags else None
         if stored is not None:  # PSRO's meta-mixture: its payoffs are not in the match history
             weights = {sid: w for sid, w in stored["mixture"].items() if w > 0 and sid in archive}
-            return PlayerChoice(which, weights, mixture=True)
+            return PlayerChoice(which, weights, mixture=True, source="psro")
 
-        return PlayerChoice(which, archive_nash_mixture(archive), mixture=True)
+        return PlayerChoice(which, archive_nash_mixture(archive), mixture=True, source="payoffs")
     if which == "best":
         from ..training.exploitability import least_exploitable
 

@@ -1,33 +1,40 @@
-"""A PSRO run (:class:`~sp_wrappers.league.psro.PSRO`) from a game's name: its recipe, its run
-directory and its report.
+"""A PSRO run (:class:`~sp_wrappers.league.psro.PSRO`) as one kind of the pipeline: its recipe,
+its configuration and its :class:`~sp_wrappers.runs.run.Run` subclass.
 
 :func:`resolve_psro` turns a game and the user's overrides into a :class:`PSROConfig` (the game's
 PSRO recipe where there is one, :data:`PSRO_RECIPES`, else its training recipe's learner with
-generic PSRO settings); :func:`run_psro` runs it in a run directory that also holds
-``config.json`` (so ``sp-wrappers report``, ``exploitability``, ``play`` and ``watch`` find the
-game) and ends with ``report.html``. A directory that holds ``psro.json`` is resumed.
+generic PSRO settings); :func:`sp_wrappers.runs.start` runs it with :class:`PSRORun`, registered
+as the kind ``"psro"`` (:data:`~sp_wrappers.runs.kinds.RUN_KINDS`), so that
+:class:`~sp_wrappers.runs.rundir.RunDir` and every command that opens a run read its
+``config.json`` as a :class:`PSROConfig`. :func:`run_psro` is the entry of the first release
+that had PSRO, now :func:`~sp_wrappers.runs.start`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..core.jsonio import write_json
 from ..games.registry import game_factory
-from ..league.errors import LeagueSetupError
-from ..league.psro import PSRO, PSRO_STATE, PSROResult, PSROSettings
+from ..league.psro import PSRO, PSROResult, PSROSettings
+from .config import PSRO_CONFIG_KIND, WHEN_SET, JsonConfig, TrainError
 from .league import RecipeModel
-from .models import limited_torch_threads
 from .recipes import KUHN_POKER, LEDUC_POKER, recipe_for
-from .report import report_at_end
-from .rundir import CONFIG_NAME
+from .run import Run, RunOptions, RunResult, start
+from .run_logs import progress_logger
+from .rundir import RunDir
 
-__all__ = ["PSROConfig", "PSRO_RECIPES", "resolve_psro", "run_psro"]
+__all__ = [
+    "PSROConfig",
+    "PSRO_RECIPES",
+    "PSRORun",
+    "PSRORunResult",
+    "resolve_psro",
+    "run_psro",
+]
 
 #: Per game: PSRO settings and learner hyperparameters over the game's training recipe. A best
 #: response should converge fast and end deterministic: no entropy bonus, a larger learning rate
@@ -49,77 +56,262 @@ PSRO_RECIPES: dict[str, dict[str, Any]] = {
     },
 }
 _GENERIC = {"settings": {}, "iterations": 8, "hyperparams": {}}
+#: The overrides a resumed run takes (the rest is the run's own).
+RESUME_OVERRIDES = ("iterations", "seconds")
 
 
-@dataclass(frozen=True)
-class PSROConfig:
+@dataclass(frozen=True, kw_only=True)
+class PSROConfig(JsonConfig):
     """A PSRO run's configuration (``config.json`` with ``"kind": "psro"``).
 
     :param game: a registered game or ``module:function``.
     :param game_kwargs: the game constructor's keyword arguments.
     :param algo: the oracle's learner (a key of :data:`~sp_wrappers.runs.algos.ALGOS`).
     :param hyperparams: the learner's keyword arguments.
-    :param settings: what each iteration does (:class:`~sp_wrappers.league.psro.PSROSettings`).
+    :param settings: what each iteration does (:class:`~sp_wrappers.league.psro.PSROSettings`;
+        its object in ``config.json``).
     :param iterations: iterations to reach (``None``: until ``seconds``).
-    :param seconds: the best responses' training time to stop at (``None``: until
+    :param seconds: the best responses' training time to stop at, in seconds (``None``: until
         ``iterations``).
+    :param history: one entry per call on the run.
+    :param extra: keys this version does not know, kept as they are.
+
+    >>> config = PSROConfig(game="tictactoe_v3", settings={"steps_per_iteration": 512})
+    >>> config.settings.steps_per_iteration, config.greedy, config.to_json()["kind"]
+    (512, True, 'psro')
     """
 
+    kind: str = PSRO_CONFIG_KIND
     game: str
-    game_kwargs: dict[str, Any] = field(default_factory=dict)
+    game_kwargs: Mapping[str, Any] = field(default_factory=dict)
     algo: str = "maskable_ppo"
-    hyperparams: dict[str, Any] = field(default_factory=dict)
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
     settings: PSROSettings = field(default_factory=PSROSettings)
     iterations: int | None = 8
     seconds: float | None = None
+    history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.settings, Mapping):  # config.json's object
+            known = {f.name for f in fields(PSROSettings)}
+            unknown = sorted(set(self.settings) - known)
+            if unknown:
+                raise TrainError(
+                    f"Unknown PSRO settings {unknown} in `settings`; this sp_wrappers knows "
+                    f"{', '.join(sorted(known))}."
+                )
+            object.__setattr__(self, "settings", PSROSettings(**self.settings))
+
+    @property
+    def greedy(self) -> bool:
+        """How the members play: their most likely move (``True``) or their probabilities."""
+        return bool(self.settings.greedy)
+
+    # The oracle as a learner's recipe (what ``sp-wrappers exploit`` trains, as for a single run)
+    @property
+    def n_envs(self) -> int:
+        """The env copies the oracle trains on (``settings.n_envs``)."""
+        return int(self.settings.n_envs)
+
+    @property
+    def learner(self) -> str:
+        """The oracle's seat mode (``settings.learner``)."""
+        return str(self.settings.learner)
+
+    @property
+    def seed(self) -> int:
+        """The run's seed (``settings.seed``)."""
+        return int(self.settings.seed)
+
+    @property
+    def symmetries(self) -> None:
+        """PSRO trains on the real view: ``None``."""
+        return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "psro", **asdict(self)}
+        return {**super().to_json(), "settings": asdict(self.settings)}
+
+    @classmethod
+    def _writer(cls) -> str:
+        return "psro"
 
 
-def resolve_psro(game: str, overrides: Mapping[str, Any] | None = None) -> PSROConfig:
-    """The configuration of a PSRO run on ``game``: its PSRO recipe under ``overrides``.
+def resolve_psro(
+    game: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    resume: str | os.PathLike[str] | None = None,
+) -> PSROConfig:
+    """The configuration of a PSRO run on ``game`` (its PSRO recipe under ``overrides``), or of
+    the run in ``resume`` (its stored configuration; only ``iterations`` and ``seconds`` change).
 
-    :param game: a registered game or ``module:function``.
+    :param game: a registered game or ``module:function`` (``None`` with ``resume``).
     :param overrides: any :class:`PSROConfig` field, any :class:`PSROSettings` field, and
         ``hp`` (learner hyperparameters merged over the recipe's).
+    :param resume: a PSRO run directory to continue.
 
     >>> config = resolve_psro(KUHN_POKER, {"steps_per_iteration": 2048, "iterations": 2})
     >>> config.settings.steps_per_iteration, config.settings.greedy, config.algo
     (2048, True, 'maskable_ppo')
     """
     given = dict(overrides or {})
+    if resume is not None:
+        return _resumed(RunDir(resume), given)
+    if not game:
+        raise TrainError("Name the `game` of the PSRO run, or a run to `resume`.")
     base = recipe_for(game)
     psro = PSRO_RECIPES.get(game, _GENERIC)
     setting_names = {f.name for f in fields(PSROSettings)}
     settings = {"n_envs": base.n_envs, "learner": base.learner, **psro["settings"]}
     settings.update({k: given.pop(k) for k in list(given) if k in setting_names})
     hyperparams = {**base.hyperparams, **psro["hyperparams"], **dict(given.pop("hp", {}) or {})}
+    seconds = given.pop("seconds", None)
+    iterations = given.pop("iterations", None if seconds is not None else psro["iterations"])
     config = PSROConfig(
         game=game,
         game_kwargs=dict(given.pop("game_kwargs", base.game_kwargs) or {}),
         algo=str(given.pop("algo", base.algo)),
         hyperparams=hyperparams,
         settings=PSROSettings(**settings),
-        iterations=given.pop("iterations", psro["iterations"]),
-        seconds=given.pop("seconds", None),
+        iterations=iterations,
+        seconds=seconds,
     )
     if given:
-        raise LeagueSetupError(f"Unknown PSRO settings {sorted(given)}.")
-    if config.seconds is not None and "iterations" not in (overrides or {}):
-        config = replace(config, iterations=None)
+        raise TrainError(f"Unknown PSRO settings {sorted(given)}.")
+    return config
+
+
+def _resumed(run: RunDir, given: dict[str, Any]) -> PSROConfig:
+    """The stored configuration of the PSRO run in ``run``, with ``iterations``/``seconds``."""
+    changed = sorted(set(given) - set(RESUME_OVERRIDES))
+    if changed:
+        raise TrainError(
+            f"A resumed PSRO run keeps its game and settings ({', '.join(changed)} given): "
+            "pass only `iterations` or `seconds` to continue to."
+        )
+    try:
+        config = run.config()
+    except TrainError as error:
+        config = error
+    if not isinstance(config, PSROConfig) or not run.psro_state_path.exists():
+        why = config if isinstance(config, TrainError) else "it holds another kind of run"
+        raise TrainError(
+            f"{run.path} holds no PSRO run to resume ({why}); pass the directory a PSRO run wrote."
+        )
+    if given:
+        config = config.replace(iterations=given.get("iterations"), seconds=given.get("seconds"))
     return config
 
 
 class _Oracle:
     """``make_model(venv, seed)``: a fresh learner of the configuration's algorithm."""
 
-    def __init__(self, algo: str, hyperparams: Mapping[str, Any]) -> None:
+    def __init__(self, algo: str, hyperparams: Mapping[str, Any], device: str = "cpu") -> None:
         self.algo = algo
         self.hyperparams = dict(hyperparams)
+        self.device = device
 
     def __call__(self, venv: Any, seed: int) -> Any:
-        return RecipeModel(self.algo, self.hyperparams, seed=seed)(venv)
+        return RecipeModel(self.algo, self.hyperparams, seed=seed, device=self.device)(venv)
+
+
+@dataclass
+class PSRORunResult(RunResult):
+    """What a PSRO run produced (:class:`PSRORun`).
+
+    :param run_dir: the run directory.
+    :param config: the run's configuration, as written to ``config.json`` at the end.
+    :param seconds: wall-clock time of this call's iterations, in seconds.
+    :param psro: the population, the last meta-weights and every iteration's record.
+    :param written: the files and folders written, by name.
+    :param notes: things skipped and why.
+    """
+
+    run_dir: Path
+    config: PSROConfig
+    seconds: float
+    psro: PSROResult
+    written: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The iterations, the last mixture's exploitability and the least exploitable one."""
+        result = self.psro
+        lines = [f"PSRO in {self.run_dir}: {result.iterations} iteration(s), "
+                 f"{len(result.members)} member(s), {self.seconds:.0f} s."]  # fmt: skip
+        if result.best is not None:
+            best = result.best
+            lines.append(
+                f"least exploitable: iteration {best['iteration']}, exploitability "
+                f"{best['exploitability']:.4f} (NashConv {best['nash_conv']:.4f})"
+            )
+        lines += [f"Note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+class PSRORun(Run):
+    """A PSRO run (:class:`PSROConfig`): :class:`~sp_wrappers.league.psro.PSRO` in the run
+    directory, which holds ``archive/`` (the members and meta-weights), ``psro.json`` (every
+    iteration), ``progress.csv`` (and ``tb/``) with ``psro/*``, ``config.json`` and
+    ``report.html``. A new run refuses a directory that holds a run; ``options.resume``
+    continues the PSRO run there to the configuration's ``iterations`` or ``seconds``.
+    """
+
+    kind = PSRO_CONFIG_KIND
+
+    def check(self) -> None:
+        run, config = self.run_dir, self.config
+        if self.options.timesteps is not None:
+            raise TrainError(
+                "A PSRO run counts iterations, not `timesteps`; pass `iterations` or `seconds` "
+                "(and `steps_per_iteration` for each best response)."
+            )
+        if config.iterations is None and config.seconds is None:
+            raise TrainError("A PSRO run needs `iterations` or `seconds` to stop at.")
+        started = run.exists() or run.psro_state_path.exists()
+        if self.options.resume and not run.psro_state_path.exists():
+            raise TrainError(
+                f"{run.path} holds no PSRO run to resume; pass the directory a PSRO run wrote."
+            )
+        if started and not self.options.resume:
+            RunDir.new(run.path)  # refuses, saying how to continue it
+        self.env_fn = game_factory(config.game, config.game_kwargs)
+
+    def setup(self) -> None:
+        path = self.run_dir.path
+        oracle = _Oracle(self.config.algo, self.config.hyperparams, self.options.device)
+        self.psro = PSRO(self.env_fn, oracle, path, self.config.settings)
+        self.psro.on_iteration = lambda record: self.say(_line(record))
+        # a resume writes progress-<steps>.csv beside the earlier rows (as a single run does)
+        resume = self.options.resume
+        self.logger, self.progress = progress_logger(path, self.tb, self.psro.steps, resume)
+        self.psro.logger = self.logger
+
+    def history_entry(self) -> dict[str, Any]:
+        return {
+            **super().history_entry(),
+            "from_iteration": max(0, len(self.psro.history) - 1),
+            "command": self.options.command,
+        }
+
+    def learn(self) -> None:
+        try:
+            self.outcome = self.psro.run(self.config.iterations, self.config.seconds)
+        finally:
+            self.psro.archive.close()
+            self.logger.close()
+
+    def write_results(self) -> list[str]:
+        run = self.run_dir
+        return [run.psro_state_path.name, f"{run.archive_path.name}/", self.progress]
+
+    def end_entry(self) -> dict[str, Any]:
+        return {"iterations": self.outcome.iterations}
+
+    def result(self, written: list[str]) -> PSRORunResult:
+        return PSRORunResult(
+            self.run_dir.path, self.config, self.seconds, self.outcome, written, self.notes
+        )
 
 
 def run_psro(
@@ -128,60 +320,29 @@ def run_psro(
     iterations: int | None = None,
     seconds: float | None = None,
     report: Callable[[str], None] | None = None,
-    log_formats: tuple[str, ...] = ("csv",),
     torch_threads: int | None = 1,
 ) -> PSROResult:
-    """Run (or resume) PSRO in ``run_dir`` and write its ``report.html``.
+    """Run (or resume) PSRO in ``run_dir`` and write its ``report.html``: the first entry of
+    PSRO, now :func:`sp_wrappers.runs.start` with a :class:`PSROConfig`.
 
     :param config: the run's configuration; ``None`` resumes ``run_dir`` with its stored one
         (a run directory with ``psro.json`` is always resumed with its stored game and settings).
     :param run_dir: the run directory.
     :param iterations: on resume, the iterations to reach (else the configuration's).
-    :param seconds: on resume, the training time to stop at (else the configuration's).
+    :param seconds: on resume, the training time to stop at in seconds (else the
+        configuration's).
     :param report: called with one line per iteration (``None``: quiet).
-    :param log_formats: SB3 logger outputs in ``run_dir`` (``progress.csv``; ``"stdout"``...).
     :param torch_threads: torch threads while training (``None``: torch's default).
     """
-    from stable_baselines3.common.logger import configure
-
-    run = Path(run_dir)
-    config_path = run / CONFIG_NAME
-    if (run / PSRO_STATE).exists() or config is None:
-        config = _stored(config_path)
-        if iterations is not None or seconds is not None:
-            config = replace(config, iterations=iterations, seconds=seconds)
-    run.mkdir(parents=True, exist_ok=True)
-    write_json(config_path, config.to_json())
-    env_fn = game_factory(config.game, config.game_kwargs)
-    logger = configure(str(run), list(log_formats))
-    psro = PSRO(env_fn, _Oracle(config.algo, config.hyperparams), run, config.settings, logger)
-    if report is not None:
-        psro.on_iteration = lambda r: report(_line(r))
-    try:
-        with limited_torch_threads(torch_threads):
-            result = psro.run(config.iterations, config.seconds)
-    finally:
-        psro.archive.close()
-        logger.close()
-    report_at_end(run, [])
-    return result
-
-
-def _stored(path: Path) -> PSROConfig:
-    """The configuration a PSRO run directory stored."""
-    try:
-        stored = json.loads(path.read_text())
-        if stored.get("kind") != "psro":
-            raise ValueError("it is not a PSRO run's config.json")
-        return PSROConfig(
-            **{k: v for k, v in stored.items() if k not in ("kind", "settings")},
-            settings=PSROSettings(**stored["settings"]),
-        )
-    except (OSError, ValueError, TypeError, KeyError) as error:
-        raise LeagueSetupError(
-            f"{path.parent} holds no PSRO run to resume ({path.name}: {error}); pass the "
-            "directory a PSRO run wrote."
-        ) from None
+    resume = config is None or RunDir(run_dir).psro_state_path.exists()
+    if resume:
+        given = {"iterations": iterations, "seconds": seconds}
+        changed = any(value is not None for value in given.values())
+        config = resolve_psro(resume=run_dir, overrides=given if changed else None)
+    options = RunOptions(resume=resume, report=report, torch_threads=torch_threads)
+    result = start(config, run_dir, options)
+    assert isinstance(result, PSRORunResult)
+    return result.psro
 
 
 def _line(record: Mapping[str, Any]) -> str:

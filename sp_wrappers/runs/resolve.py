@@ -47,7 +47,7 @@ from .config import (
     probe_or_fail,
     read_json_object,
 )
-from .kinds import kind_of_json
+from .kinds import kind_of_json, kind_resolver
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from .rundir import RunDir
 
@@ -104,7 +104,7 @@ def resolve(
     resume: str | Path | None = None,
     config_file: str | Path | None = None,
     kind: str | None = None,
-) -> RunConfig | TeamRunConfig | LeagueConfig:
+) -> Any:
     """The checked configuration of a run of any kind: a new one of ``game`` (the game's recipe,
     then ``config_file``'s settings when it holds a run of the same game, then ``overrides``),
     or the run in ``resume`` with ``overrides`` applied.
@@ -115,14 +115,28 @@ def resolve(
         :data:`LEAGUE_OVERRIDES`).
     :param resume: a run directory to continue (its ``config.json`` says its kind).
     :param config_file: a run's ``config.json`` to start a new run from.
-    :param kind: ``"league"`` for a league; ``None`` (or ``"single"``, ``"teams"``): a single
-        learner or teams, as :func:`resolve_run` decides. With ``resume``, the run's kind must
-        agree.
+    :param kind: ``"league"`` for a league, ``"psro"`` for PSRO
+        (:func:`~sp_wrappers.runs.psro.resolve_psro`); ``None`` (or ``"single"``, ``"teams"``): a
+        single learner or teams, as :func:`resolve_run` decides. With ``resume``, the run's kind
+        must agree.
+    :return: a :class:`RunConfig`, :class:`TeamRunConfig`, :class:`LeagueConfig` or
+        :class:`~sp_wrappers.runs.psro.PSROConfig`.
     :raises TrainError: a bad game, option or file, with the fix.
     """
+    stored = None
+    if resume is not None and kind_resolver(kind) is None:
+        stored = RunDir(resume).kind(f"`resume` needs a run directory written by {kind or 'train'}")
+    own = kind_resolver(kind or stored)  # a kind that resolves its own (PSRO): the kinds table's
+    if own is not None:
+        if stored is not None and kind != stored:
+            raise TrainError(
+                f"{resume} holds a {stored} run; continue it with sp-wrappers {stored} `resume`."
+            )
+        if config_file is not None:
+            raise TrainError(f"A {kind} run starts from a game, not from a config file; drop it.")
+        return own(game, overrides, resume)
     if resume is not None:
         run = RunDir(resume)
-        stored = run.kind(f"`resume` needs a run directory written by {kind or 'train'}")
         if kind == LEAGUE_CONFIG_KIND and stored != LEAGUE_CONFIG_KIND:
             raise LeagueError(f"{run.path} holds a train run, not a league; use sp-wrappers train.")
         if kind != LEAGUE_CONFIG_KIND and stored == LEAGUE_CONFIG_KIND:

@@ -14,6 +14,7 @@ from ..games.registry import GAMES, game_factory
 from ..training.exploitability import ExploitabilityCallback, exploitability_fits
 from ..training.strength import StrengthCallback
 from .config import RunConfig, TrainError
+from .rundir import PROGRESS_NAME
 
 __all__ = [
     "progress_logger",
@@ -52,7 +53,7 @@ def progress_logger(run: Path, tb: str | None, from_step: int, resume: bool) -> 
     from stable_baselines3.common.utils import configure_logger
 
     logger = configure_logger(0, tb, "run", reset_num_timesteps=not resume)
-    name = "progress.csv" if from_step == 0 else f"progress-{from_step}.csv"
+    name = PROGRESS_NAME if from_step == 0 else f"progress-{from_step}.csv"
     logger.output_formats.append(CSVOutputFormat(str(run / name)))
     return logger, name
 

@@ -5,9 +5,13 @@ through :meth:`RunDir.config`, the runs write through its paths, and every comma
 run (inspect, play, watch, report, exploitability) finds its archive and typed configuration
 with :meth:`RunArchive.locate`. The layout::
 
-    config.json        everything that reproduces the run, with its "kind" (single, teams, league)
+    config.json        everything that reproduces the run, with its "kind" (single, teams, league,
+                       psro)
     model.zip          a single learner's model (checkpointed at every snapshot)
-    archive/           SnapshotArchive: snapshots, match history, ratings (single, league)
+    archive/           SnapshotArchive: snapshots, match history, ratings (single, league; PSRO:
+                       the members and the meta-weights)
+    psro.json          a PSRO run's population, payoffs and every iteration (league/psro.py's)
+    progress.csv       SB3's logger (single, PSRO; a resume: progress-<from step>.csv)
     models/<name>.zip  a team run's models;  archives/<team>/: each team's SnapshotArchive
     ratings.json       Bradley-Terry ratings and the final learner's record against the baselines
     plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png)
@@ -45,6 +49,7 @@ __all__ = [
     "MODELS_DIR",
     "RATINGS_NAME",
     "REPORT_NAME",
+    "PROGRESS_NAME",
     "RunDir",
     "RunArchive",
     "RunDirError",
@@ -67,6 +72,7 @@ RATINGS_NAME = "ratings.json"
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
 TB_DIR = "tb"
+PROGRESS_NAME = "progress.csv"
 EXPLOIT_DIR = "exploit"
 EXPLOIT_HISTORY = "exploit.json"
 #: A PSRO run's state (the file :data:`sp_wrappers.league.psro.PSRO_STATE` names; a test checks
@@ -147,6 +153,11 @@ class RunDir:
         return self.path / PLOTS_DIR
 
     @property
+    def psro_state_path(self) -> Path:
+        """``psro.json``: a PSRO run's population, payoffs and iterations."""
+        return self.path / PSRO_NAME
+
+    @property
     def tb_path(self) -> Path:
         """``tb/``: TensorBoard logs."""
         return self.path / TB_DIR
@@ -170,13 +181,15 @@ class RunDir:
         return read_json_object(self.config_path, what)
 
     def kind(self, what: str = "pass a run directory") -> str:
-        """The kind of run it holds (``single``, ``teams``, ``league``; files of 0.2 too)."""
+        """The kind of run it holds (``single``, ``teams``, ``league``, ``psro``; files of 0.2
+        too)."""
         return kind_of_json(self.read_json(what))
 
     def config(self, what: str = "pass a run directory") -> Any:
         """The run's typed configuration (:class:`~sp_wrappers.runs.config.RunConfig`,
         :class:`~sp_wrappers.runs.config.TeamRunConfig`,
-        :class:`~sp_wrappers.runs.config.LeagueConfig`, by its kind)."""
+        :class:`~sp_wrappers.runs.config.LeagueConfig`,
+        :class:`~sp_wrappers.runs.psro.PSROConfig`, by its kind)."""
         stored = self.read_json(what)
         return config_class(kind_of_json(stored)).from_json(stored, self.config_path)
 
@@ -191,8 +204,9 @@ class RunDir:
     @classmethod
     def default_for(cls, config: Any) -> RunDir:
         """Where a run goes when no folder is named: ``runs/<game>`` (a league:
-        ``runs/league-<game>``)."""
-        prefix = "league-" if kind_of_json(config.to_json()) == "league" else ""
+        ``runs/league-<game>``, PSRO: ``runs/psro-<game>``)."""
+        kind = kind_of_json(config.to_json())
+        prefix = f"{kind}-" if kind in ("league", "psro") else ""
         return cls(Path("runs") / f"{prefix}{slug(config.game)}")
 
 
@@ -265,6 +279,14 @@ class RunArchive:
             return config_class(kind_of_json(stored)).from_json(stored, self.config_path)
         except TrainError:
             return GameConfig.from_json(stored, self.config_path)
+
+    @property
+    def greedy(self) -> bool | None:
+        """How the run plays its snapshots where its kind fixes that: a PSRO run's members play
+        their most likely move (``True``, its ``settings.greedy``) or their probabilities
+        (``False``); ``None`` for a run that fixes no form (the command's default applies)."""
+        greedy = getattr(self.config, "greedy", None)
+        return None if greedy is None else bool(greedy)
 
     def game(self, override: str | None = None) -> tuple[str | None, dict[str, Any]]:
         """The game and its keyword arguments: ``override`` (with no keyword arguments, which
