@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -99,7 +100,7 @@ def options_from(arguments: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**{key: value for key, value in arguments.items() if key in names})
 
 
-class RunResult:
+class RunResult(ABC):
     """What a run produced; each kind's result (``TrainResult``, ``TeamTrainResult``,
     ``LeagueResult``) has at least these attributes and :meth:`summary`: ``run_dir`` (the run
     directory), ``config`` (the run's configuration, as written to ``config.json`` at the end),
@@ -114,12 +115,12 @@ class RunResult:
     written: list[str]
     notes: list[str]
 
+    @abstractmethod
     def summary(self) -> str:
         """A few lines on how the run went."""
-        raise NotImplementedError
 
 
-class Run:
+class Run(ABC):
     """The pipeline every kind of run follows (see the module docstring); a subclass overrides
     the hooks :meth:`check`, :meth:`setup`, :meth:`learn`, :meth:`evaluate`,
     :meth:`write_results` and :meth:`result`, and may extend :meth:`history_entry`.
@@ -204,18 +205,18 @@ class Run:
 
     # -- what each kind supplies ------------------------------------------------------------------
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 (an optional hook: nothing to refuse by default)
         """Probe the game and refuse what cannot run, before anything is written."""
 
+    @abstractmethod
     def setup(self) -> None:
         """Build the envs, models and archives."""
-        raise NotImplementedError
 
+    @abstractmethod
     def learn(self) -> None:
         """The learning loop."""
-        raise NotImplementedError
 
-    def evaluate(self) -> None:
+    def evaluate(self) -> None:  # noqa: B027 (an optional hook: no final games by default)
         """The final games (inside the torch-threads limit, with the envs still open)."""
 
     def write_results(self) -> list[str]:
@@ -226,9 +227,9 @@ class Run:
         """What the kind adds to this call's history entry at the end (besides ``seconds``)."""
         return {}
 
+    @abstractmethod
     def result(self, written: list[str]) -> RunResult:
         """The kind's result."""
-        raise NotImplementedError
 
 
 def start(
