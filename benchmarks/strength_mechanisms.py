@@ -1,4 +1,4 @@
-"""Which mechanism makes Connect Four self-play strong at a stated budget? Four arms, one table.
+"""Which mechanism makes Connect Four self-play strong at a stated budget? Five arms, one table.
 
 Every arm learns the same number of learner steps (`--timesteps`, default 2M; a league counts
 the steps of all its players together) on Connect Four with no reference bot in training
@@ -7,7 +7,10 @@ the steps of all its players together) on Connect Four with no reference bot in 
 1. `mlp`: today's recipe as pure self-play, the MLP it had (net_arch [256, 256]);
 2. `board`: the recipe's BoardExtractor (three 3x3 convolutions over the 6x7 board);
 3. `board_sym`: BoardExtractor, every episode in a random left-right view (`--symmetries auto`);
-4. `league`: the best of arms 2 and 3 (the higher ladder rating at the end of training, when
+4. `pfsp`: board_sym with its snapshot opponents drawn by prioritized fictitious self-play
+   (`--strategy pfsp`: the snapshots the learner beats least are drawn most), the first of the
+   next mechanisms after the first three arms fell short of the targets;
+5. `league`: the best of arms 2 and 3 (the higher ladder rating at the end of training, when
    they were trained in OUT; else board_sym; or `--league-features`) as an AlphaStarLeague of
    1 main agent, 1 main exploiter and 1 league exploiter, the main agent taking half of the
    league's learner steps (compute shares).
@@ -81,7 +84,7 @@ from sp_wrappers.training.best_response import LOWER_BOUND, learned_best_respons
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"
-ARMS = ("mlp", "board", "board_sym", "league")
+ARMS = ("mlp", "board", "board_sym", "pfsp", "league")
 MLP = {"net_arch": [256, 256]}
 
 
@@ -265,10 +268,12 @@ def single_argv(arm: str, args: argparse.Namespace, directory: Path, timesteps: 
     argv = [GAME, "--reference-ratio", "0", "--timesteps", str(timesteps), "--out",
             str(directory), "--strength-every", str(every), "--eval-games", "0", "--seed",
             str(args.seed), "--no-progress", "--strength-plies", str(args.plies), "--symmetries",
-            "auto" if arm == "board_sym" else "none"]  # fmt: skip
+            "auto" if arm in ("board_sym", "pfsp") else "none"]  # fmt: skip
     argv += ["--save-every", str(save_every(args))]
     if arm == "mlp":
         argv += ["--hp", f"policy_kwargs={json.dumps(MLP)}"]
+    if arm == "pfsp":
+        argv += ["--strategy", "pfsp"]
     if args.n_envs:
         argv += ["--n-envs", str(args.n_envs)]
     for pair in args.hp:
