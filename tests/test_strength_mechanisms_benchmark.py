@@ -34,7 +34,7 @@ def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
     assert benchmark.main(["--out", str(tmp_path), *SMOKE, "--eval-every", "0"]) == 0
     out = capsys.readouterr().out
     results = json.loads((tmp_path / "results.json").read_text())
-    assert set(results["arms"]) == {"mlp", "board", "board_sym", "pfsp", "league"}
+    assert set(results["arms"]) == {"mlp", "board", "board_sym", "mlp_sym", "pfsp", "league"}
     for arm, info in results["arms"].items():
         assert info["steps"] >= 128, arm  # whole rollouts: at least the budget
         assert sum(info["against"]["alphabeta-d1"]["wdl"]) == 14  # 7 openings x both seats
@@ -49,12 +49,15 @@ def test_every_arm_trains_the_same_budget_and_is_reported(tmp_path, capsys):
     league = results["arms"]["league"]
     assert league["shares"]["main_agent_0"] == 0.5 and league["features"] == "board_sym"
     assert sum(league["steps_per_player"].values()) == league["steps"]
-    assert len(results["head_to_head"]) == 10
+    assert len(results["head_to_head"]) == 15
     assert all(sum(wdl) == 14 for wdl in results["head_to_head"].values())
     assert "| league |" in out and "Head to head" in out
     configs = {
-        a: json.loads((tmp_path / a / "config.json").read_text()) for a in ("mlp", "board", "pfsp")
+        a: json.loads((tmp_path / a / "config.json").read_text())
+        for a in ("mlp", "board", "mlp_sym", "pfsp")
     }
+    assert configs["mlp_sym"]["hyperparams"]["policy_kwargs"] == {"net_arch": [256, 256]}
+    assert configs["mlp_sym"]["symmetries"] and not configs["mlp"].get("symmetries")
     assert configs["pfsp"]["sampler"]["strategy"] == "pfsp"
     assert configs["board"]["sampler"]["strategy"] == "uniform"
     assert configs["mlp"]["hyperparams"]["policy_kwargs"] == {"net_arch": [256, 256]}
