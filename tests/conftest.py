@@ -15,6 +15,7 @@ through the session-scoped ``games`` fixture (name -> factory).
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Callable
@@ -283,3 +284,66 @@ def start_tiny_run(run: Path) -> Path:
     config = runs.resolve("tictactoe_v3", {**overrides, "hyperparams": hyperparams})
     runs.start(config, run, runs.RunOptions(progress=False, plots=False))
     return run
+
+
+TTT_TINY = {
+    "timesteps": 128,
+    "n_envs": 2,
+    "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1,
+                    "policy_kwargs": {"net_arch": [16]}},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def ttt_run(tmp_path_factory) -> Path:
+    """A tic-tac-toe run directory: its config.json (the recipe, tiny) and an archive of three
+    snapshots with games between them, so their Nash mixture rests on results. Built once per
+    worker: a test that changes it copies it first."""
+    import json
+
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+
+    from sp_wrappers import SelfPlayEnv, SnapshotArchive
+    from sp_wrappers.evaluation.match import play_match
+    from sp_wrappers.runs import resolve_run
+
+    root = tmp_path_factory.mktemp("exploit") / "ttt"
+    root.mkdir()
+    config = resolve_run("tictactoe_v3", TTT_TINY)
+    (root / "config.json").write_text(json.dumps(config.to_json()))
+    archive = SnapshotArchive(root / "archive")
+    model = MaskablePPO("MlpPolicy", SelfPlayEnv(tictactoe_v3.env()), n_steps=32, batch_size=32,
+                        n_epochs=1, seed=0, policy_kwargs={"net_arch": [16]})  # fmt: skip
+    for step in (0, 64, 128):
+        if step:
+            model.learn(64, reset_num_timesteps=False)
+        archive.save(model, step=step)
+    for a, b in (("snapshot-0000", "snapshot-0001"), ("snapshot-0001", "snapshot-0002"),
+                 ("snapshot-0000", "snapshot-0002")):  # fmt: skip
+        play_match(tictactoe_v3.env, a, b, 4, archive=archive)
+    archive.close()
+    return root
+
+
+# ------------------------------------------------------------------------------------------------
+# Tracing: which of sp_wrappers' modules a run enters
+# ------------------------------------------------------------------------------------------------
+
+
+def team_or_league_module(filename: str) -> bool:
+    """Whether ``filename`` is a module of team or league runs (``league/``, ``team_*``,
+    ``league*``, ``teams.py``) of sp_wrappers; the command line's own modules are not."""
+    parts = Path(filename).parts
+    if "sp_wrappers" not in parts:
+        return False
+    inside = parts[parts.index("sp_wrappers") + 1 :]
+    return inside[0] == "league" or (
+        inside[0] != "cli"
+        and any(p.startswith(("team_", "league")) or p == "teams.py" for p in inside)
+    )
+
+
+def is_function(code) -> bool:
+    """Whether ``code`` is a function's (not a module's or class body's, which run on import)."""
+    return bool(code.co_flags & inspect.CO_OPTIMIZED)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from sp_wrappers.cli.train import main_train
 from sp_wrappers.games.registry import GAMES
 from sp_wrappers.runs.recipes import ALGOS, RECIPES, recipe_for
 
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ("--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128")
 TINY_GAME_KWARGS = {"pong_v3": ("--game-kwarg", "max_cycles=40")}
 CONFIG_KEYS = {
@@ -345,3 +348,34 @@ def test_out_naming_a_file_is_one_line_and_exit_2(below, tmp_path, capsys):
     assert status == 2 and "Traceback" not in err, err
     assert f"{afile} is a file" in err.strip().splitlines()[-1] and "--out" in err
     assert afile.read_text() == "not a run"
+
+
+def test_the_train_command_of_a_plain_game_never_runs_a_team_or_league_function(tmp_path):
+    """``sp-wrappers train tictactoe_v3``, traced in a process of its own: no function of a team or
+    league module runs (building the ``league`` command's parser imports its modules, whose
+    import is not a call into them)."""
+    code = f"""
+import sys
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+from conftest import team_or_league_module, is_function
+entered, seen = set(), set()
+def profile(frame, event, arg):
+    name = frame.f_code.co_name
+    if event == "call" and frame.f_code.co_filename.endswith("single.py"):
+        seen.add(name)
+    code = frame.f_code
+    if event == "call" and is_function(code) and team_or_league_module(code.co_filename):
+        entered.add(frame.f_code.co_filename.split("sp_wrappers")[-1] + ":" + name)
+sys.setprofile(profile)
+from sp_wrappers.cli import main
+status = main(["train", "tictactoe_v3", "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=64",
+               "--hp", "batch_size=64", "--eval-games", "1", "--no-progress", "--no-plots",
+               "--no-report", "--out", {str(tmp_path / "run")!r}])
+sys.setprofile(None)
+print("learn" in seen, status, sorted(entered))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout.splitlines()
+    assert out[-1] == "True 0 []"  # the trace saw SingleRun.learn, and no team or league function

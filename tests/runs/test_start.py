@@ -8,7 +8,6 @@ imports or enters team or league code. Budgets are tiny: these check the plumbin
 
 from __future__ import annotations
 
-import inspect
 import json
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import team_or_league_module
 
 from sp_wrappers import runs
 from sp_wrappers.runs.config import JsonConfig, LeagueConfig, TeamRunConfig, TrainError
@@ -252,24 +252,6 @@ def test_the_report_looks_for_a_psro_state_by_the_name_psro_writes():
     assert PSRO_NAME == PSRO_STATE
 
 
-def _team_or_league(filename: str) -> bool:
-    """Whether ``filename`` is a module of team or league runs (``league/``, ``team_*``,
-    ``league*``, ``teams.py``) of sp_wrappers; the command line's own modules are not."""
-    parts = Path(filename).parts
-    if "sp_wrappers" not in parts:
-        return False
-    inside = parts[parts.index("sp_wrappers") + 1 :]
-    return inside[0] == "league" or (
-        inside[0] != "cli"
-        and any(p.startswith(("team_", "league")) or p == "teams.py" for p in inside)
-    )
-
-
-def is_function(code) -> bool:
-    """Whether ``code`` is a function's (not a module's or class body's, which run on import)."""
-    return bool(code.co_flags & inspect.CO_OPTIMIZED)
-
-
 def test_a_single_learner_run_never_runs_a_function_of_a_team_or_league_module(tmp_path):
     entered: set[str] = set()
     seen: set[str] = set()  # every sp_wrappers module a function ran in: the trace sees them
@@ -277,11 +259,11 @@ def test_a_single_learner_run_never_runs_a_function_of_a_team_or_league_module(t
     def profile(frame, event, arg):
         if event == "call" and "sp_wrappers" in frame.f_code.co_filename:
             seen.add(Path(frame.f_code.co_filename).name)
-            if _team_or_league(frame.f_code.co_filename):
+            if team_or_league_module(frame.f_code.co_filename):
                 entered.add(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
 
     config = runs.resolve("tictactoe_v3", {**TINY, "timesteps": 128, "eval_games": 1})
-    assert not _team_or_league(runs.run.__file__) and _team_or_league(
+    assert not team_or_league_module(runs.run.__file__) and team_or_league_module(
         str(ROOT / "sp_wrappers" / "training" / "team_setup.py")
     )
     threading.setprofile(profile)
@@ -293,33 +275,3 @@ def test_a_single_learner_run_never_runs_a_function_of_a_team_or_league_module(t
         threading.setprofile(None)  # type: ignore[arg-type]
     assert {"run.py", "single.py", "callbacks.py", "vec_env.py"} <= seen
     assert sorted(entered) == []
-
-
-def test_the_train_command_of_a_plain_game_never_runs_a_team_or_league_function(tmp_path):
-    """``sp-wrappers train tictactoe_v3``, traced in a process of its own: no function of a team or
-    league module runs (building the ``league`` command's parser imports its modules, whose
-    import is not a call into them)."""
-    code = f"""
-import sys
-from pathlib import Path
-sys.path.insert(0, {str(Path(__file__).parent)!r})
-from test_start import _team_or_league, is_function
-entered, seen = set(), set()
-def profile(frame, event, arg):
-    name = frame.f_code.co_name
-    if event == "call" and frame.f_code.co_filename.endswith("single.py"):
-        seen.add(name)
-    if event == "call" and is_function(frame.f_code) and _team_or_league(frame.f_code.co_filename):
-        entered.add(frame.f_code.co_filename.split("sp_wrappers")[-1] + ":" + name)
-sys.setprofile(profile)
-from sp_wrappers.cli import main
-status = main(["train", "tictactoe_v3", "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=64",
-               "--hp", "batch_size=64", "--eval-games", "1", "--no-progress", "--no-plots",
-               "--no-report", "--out", {str(tmp_path / "run")!r}])
-sys.setprofile(None)
-print("learn" in seen, status, sorted(entered))
-"""
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
-    ).stdout.splitlines()
-    assert out[-1] == "True 0 []"  # the trace saw SingleRun.learn, and no team or league function
