@@ -79,6 +79,9 @@ __all__ = [
 #: The state file in a PSRO run directory.
 PSRO_STATE = "psro.json"
 PAYOFF_MODES = ("auto", "exact", "sampled")
+#: Gains within this of the threshold are ties (exact payoffs of greedy members carry rounding of
+#: about 1e-9: a copy of a member "won" 6e-10 against a Kuhn mixture).
+GAIN_TOLERANCE = 1e-6
 _FORMAT = 1
 
 
@@ -145,6 +148,26 @@ class PSROSettings:
                 f"min_gain is a fraction of the mixture's exploitability in [0, 1), got "
                 f"{self.min_gain!r} (--min-gain)."
             )
+
+    def improves(self, gain: float, exploitability: float | None) -> bool:
+        """Whether a response that wins ``gain`` per game against a mixture of that
+        ``exploitability`` (``None``: not measured) joins without training on: it wins more
+        than ``min_gain`` times the exploitability (more than 0 where it is not measured), by
+        more than :data:`GAIN_TOLERANCE`.
+
+        >>> settings = PSROSettings(max_doublings=3)
+        >>> settings.improves(0.0185, 0.0556), settings.improves(6e-10, 0.0556)
+        (True, False)
+        >>> PSROSettings(min_gain=0.5).improves(0.0185, 0.0556)
+        False
+        """
+        threshold = 0.0 if exploitability is None else float(self.min_gain) * exploitability
+        return gain > threshold + GAIN_TOLERANCE
+
+    @staticmethod
+    def unexploitable(exploitability: float | None) -> bool:
+        """Whether a measured mixture cannot be exploited (no response can improve on it)."""
+        return exploitability is not None and exploitability <= GAIN_TOLERANCE
 
     @property
     def max_steps(self) -> int:
@@ -391,7 +414,8 @@ class PSRO:
         training); returns the time it took (gain checks included) and what it did."""
         s = self.settings
         previous = self.weights
-        threshold = self._gain_threshold()
+        measured = self.history[-1].get("exploitability") if self.history else None
+        check = s.max_doublings > 0 and bool(self.history) and not s.unexploitable(measured)
         start = time.perf_counter()
         steps, chunk, gains, doublings = 0, min(self.budget, s.max_steps), [], 0
         while True:
@@ -399,10 +423,10 @@ class PSRO:
             steps += chunk
             self.steps += chunk
             late = seconds is not None and time.perf_counter() - start >= seconds
-            if threshold is None or steps * 2 > s.max_steps or late:
+            if not check or steps * 2 > s.max_steps or late:
                 break
             gains.append(self._gain(SB3Policy(model, deterministic=s.greedy), previous))
-            if gains[-1] > threshold:
+            if s.improves(gains[-1], measured):
                 break
             chunk, doublings = steps, doublings + 1  # the response's steps doubled
         if s.keep_budget:
@@ -414,18 +438,6 @@ class PSRO:
             "checked_gains": gains,
         }
         return time.perf_counter() - start, response
-
-    def _gain_threshold(self) -> float | None:
-        """What a response must win against the mixture to join without training on (``None``:
-        no check: no doublings allowed, or a measured mixture nothing can exploit)."""
-        if self.settings.max_doublings == 0 or not self.history:
-            return None
-        measured = self.history[-1].get("exploitability")
-        if measured is None:
-            return 0.0
-        if measured <= 1e-12:
-            return None
-        return float(self.settings.min_gain) * float(measured)
 
     def _gain(self, policy: Any, weights: Mapping[str, float]) -> float:
         """What ``policy`` wins per game against the mixture of ``weights``: exact where the

@@ -222,3 +222,13 @@ BAD_EXTENSIONS = [({"max_doublings": -1}, "--doublings"), ({"min_gain": 1.5}, "-
 def test_bad_extension_settings_name_their_flag(settings, flag) -> None:
     with pytest.raises(LeagueSetupError, match=flag):
         PSROSettings(**settings)
+
+
+def test_a_gain_of_rounding_size_is_a_tie_and_the_threshold_follows_exploitability() -> None:
+    # a Kuhn run's copy of a member "won" 6.2e-10 against the mixture (exact payoffs of greedy
+    # members round at about 1e-9); it found nothing and must train on
+    settings = PSROSettings(max_doublings=3)
+    assert not settings.improves(6.249988616924274e-10, 0.0625)
+    assert settings.improves(0.0104, 0.1019) and not settings.improves(0.0, None)
+    assert not PSROSettings(min_gain=0.2).improves(0.0104, 0.1019)  # wins only 10% of it
+    assert PSROSettings.unexploitable(0.0) and not PSROSettings.unexploitable(None)
