@@ -134,7 +134,7 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="a response that does not improve on the mixture trains on, its steps doubled up "
-        "to N times, before it joins (0: never; the Kuhn and Leduc recipes: 3)",
+        "to N times, before it joins (0: never; the PSRO recipes: 3)",
     )
     parser.add_argument(
         "--min-gain",
