@@ -359,7 +359,12 @@ def _line(record: Mapping[str, Any]) -> str:
         if record.get("exploitability") is not None
         else "payoffs sampled"
     )
+    doubled = (
+        f" (response doubled {record['doublings']}x to {record['response_steps']:,d} steps)"
+        if record.get("doublings")
+        else ""
+    )
     return (
         f"iteration {record['iteration']}: {record['steps']:,d} steps, "
-        f"{record['train_seconds']:.0f} s; {measured}; {top}"
+        f"{record['train_seconds']:.0f} s{doubled}; {measured}; {top}"
     )

@@ -161,7 +161,7 @@ def test_sampled_payoffs_keep_their_intervals_and_the_mixture_is_still_measured(
 
 
 def test_a_response_that_does_not_improve_trains_on_doubled_and_a_resume_keeps_its_budget(
-    tmp_path: Path,
+    tmp_path: Path, capsys
 ) -> None:
     # a learner that cannot learn (learning rate 0), warm-started from the previous response:
     # each response is a copy of a member, so it wins nothing against the mixture (exactly 0
@@ -172,6 +172,7 @@ def test_a_response_that_does_not_improve_trains_on_doubled_and_a_resume_keeps_i
     argv += ["--hp", "learning_rate=0", "--start", "warm", "--doublings", "2"]
     argv += ["--budget", "keep", "--iterations", "1"]
     assert main(argv) == 0
+    assert "(response doubled 2x to 1,024 steps)" in capsys.readouterr().out
     state = read_psro(run / PSRO_STATE)
     assert state["settings"]["max_doublings"] == 2 and state["settings"]["keep_budget"]
     [start, first] = state["iterations"]
