@@ -27,10 +27,11 @@ from sp_wrappers.runs.recipes import KUHN_POKER
 TINY = {
     "steps_per_iteration": 1024,
     "n_envs": 2,
+    "max_doublings": 1,  # a response that finds nothing trains 2048 steps at most
     "hp": {"n_steps": 128, "batch_size": 64, "n_epochs": 2},
 }
 TINY_ARGS = ["--steps", "1024", "--n-envs", "2", "--hp", "n_steps=128", "--hp", "batch_size=64"]
-TINY_ARGS += ["--hp", "n_epochs=2"]
+TINY_ARGS += ["--hp", "n_epochs=2", "--doublings", "1"]
 
 
 def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None:
