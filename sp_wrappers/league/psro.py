@@ -418,6 +418,7 @@ class PSRO:
         check = s.max_doublings > 0 and bool(self.history) and not s.unexploitable(measured)
         start = time.perf_counter()
         steps, chunk, gains, doublings = 0, min(self.budget, s.max_steps), [], 0
+        check_seconds = 0.0
         while True:
             model.learn(chunk, reset_num_timesteps=steps == 0 and not s.warm_start)
             steps += chunk
@@ -425,7 +426,9 @@ class PSRO:
             late = seconds is not None and time.perf_counter() - start >= seconds
             if not check or steps * 2 > s.max_steps or late:
                 break
+            checking = time.perf_counter()
             gains.append(self._gain(SB3Policy(model, deterministic=s.greedy), previous))
+            check_seconds += time.perf_counter() - checking
             if s.improves(gains[-1], measured):
                 break
             chunk, doublings = steps, doublings + 1  # the response's steps doubled
@@ -436,6 +439,7 @@ class PSRO:
             "doublings": doublings,
             "budget": self.budget,
             "checked_gains": gains,
+            "check_seconds": round(check_seconds, 3),
         }
         return time.perf_counter() - start, response
 
@@ -489,6 +493,7 @@ class PSRO:
             "doublings": 0,
             "budget": self.budget,
             "checked_gains": [],
+            "check_seconds": 0.0,
             **(response or {}),
         }
         if self.measured:

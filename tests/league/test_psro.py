@@ -204,6 +204,7 @@ def test_a_response_joins_once_it_improves_and_its_checked_gain_is_the_exact_one
             assert gains[-1] > 0  # it stopped because it improved on the mixture
         # the gain read before the member joined is the one its added payoff row gives
         assert gains[-1] == pytest.approx(record["response_gain"], abs=1e-9)
+        assert 0 < record["check_seconds"] < record["train_seconds"]
     assert result.history[-1]["steps"] == sum(r["response_steps"] for r in result.history)
 
 
