@@ -171,11 +171,13 @@ def test_a_response_that_does_not_improve_trains_on_doubled_and_a_resume_keeps_i
     argv = ["psro", KUHN_POKER, "--out", str(run), "--steps", "256", "--n-envs", "2"]
     argv += ["--hp", "n_steps=128", "--hp", "batch_size=64", "--hp", "n_epochs=2"]
     argv += ["--hp", "learning_rate=0", "--start", "warm", "--doublings", "2"]
-    argv += ["--budget", "keep", "--iterations", "1"]
+    argv += ["--budget", "keep", "--min-gain", "0.5", "--iterations", "1"]
     assert main(argv) == 0
     assert "(response doubled 2x to 1,024 steps)" in capsys.readouterr().out
     state = read_psro(run / PSRO_STATE)
-    assert state["settings"]["max_doublings"] == 2 and state["settings"]["keep_budget"]
+    settings = state["settings"]
+    assert settings["max_doublings"] == 2 and settings["keep_budget"]
+    assert settings["min_gain"] == 0.5
     [start, first] = state["iterations"]
     assert first["response_steps"] == 1024 and first["doublings"] == 2
     assert first["checked_gains"] == [0.0, 0.0] and first["response_gain"] == 0.0
