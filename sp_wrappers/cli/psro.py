@@ -29,12 +29,13 @@ from .run_options import parse_pairs
 
 __all__ = ["add_psro_parser", "cmd_psro"]
 
-_SETTINGS = ("steps", "meta_solver", "n_envs", "seed", "payoffs", "games_per_pair")
+_SETTINGS = ("steps", "meta_solver", "n_envs", "seed", "payoffs", "games_per_pair", "min_gain")
+_SETTINGS += ("doublings",)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     given: dict[str, Any] = {}
-    names = {"steps": "steps_per_iteration"}
+    names = {"steps": "steps_per_iteration", "doublings": "max_doublings"}
     for key in _SETTINGS:
         value = getattr(args, key)
         if value is not None:
@@ -46,6 +47,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         given["greedy"] = args.form == "greedy"
     if args.start is not None:
         given["warm_start"] = args.start == "warm"
+    if args.budget is not None:
+        given["keep_budget"] = args.budget == "keep"
     if args.hp:
         given["hp"] = parse_pairs(args.hp, "--hp")
     if args.game_kwarg:
@@ -124,6 +127,28 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=("fresh", "warm"),
         default=None,
         help="each best response starts fresh (default) or from the previous one's weights",
+    )
+    parser.add_argument(
+        "--doublings",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a response that does not improve on the mixture trains on, its steps doubled up "
+        "to N times, before it joins (0: never; the PSRO recipes: 3)",
+    )
+    parser.add_argument(
+        "--min-gain",
+        type=float,
+        default=None,
+        metavar="F",
+        help="the fraction of the mixture's exploitability a response must win against it to "
+        "join without training on (default 0: any gain)",
+    )
+    parser.add_argument(
+        "--budget",
+        choices=("reset", "keep"),
+        default=None,
+        help="each response starts at --steps (reset) or at the steps the last one needed (keep)",
     )
     parser.add_argument("--n-envs", type=int, default=None, metavar="N")
     parser.add_argument("--seed", type=int, default=None)

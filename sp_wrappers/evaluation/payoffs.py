@@ -27,7 +27,7 @@ seats (so ``matrix[j, i] == -matrix[i, j]``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -164,15 +164,36 @@ class ExactPayoffs:
             table[self._rows[seat]] = action_probabilities(scored, obs, masks)
         return table
 
+    def _values(self, table: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
+        """What the policy of ``table`` wins per game against each of ``tables`` (seats
+        averaged), in one walk per seat."""
+        others = np.stack(tables)
+        new = table[None]
+        as_first = self.tree.values(new, others)  # the new policy in seat 0, each in seat 1
+        as_second = self.tree.values(others, new)  # each in seat 0, the new policy in seat 1
+        return (as_first - as_second) / 2.0
+
+    def row(self, policy: Any) -> np.ndarray:
+        """What ``policy`` wins per game against each policy there, exactly, without adding it
+        (PSRO asks whether a best response improves on the mixture before it joins).
+
+        >>> from sp_wrappers import RandomPolicy
+        >>> from sp_wrappers.games.adapters import openspiel_env
+        >>> payoffs = ExactPayoffs(openspiel_env("kuhn_poker"))
+        >>> payoffs.add(RandomPolicy())
+        0
+        >>> payoffs.row(RandomPolicy()).tolist(), len(payoffs)
+        ([0.0], 1)
+        """
+        if not self._tables:
+            return np.zeros(0)
+        return self._values(self._table(policy), self._tables)
+
     def add(self, policy: Any) -> int:
         """Add a policy; its payoffs against every policy already there (and itself) are
         computed now, in one walk per seat. Returns its index in :attr:`matrix`."""
         table = self._table(policy)
-        tables = np.stack([*self._tables, table])
-        new = table[None]
-        as_first = self.tree.values(new, tables)  # the new policy in seat 0, each in seat 1
-        as_second = self.tree.values(tables, new)  # each in seat 0, the new policy in seat 1
-        row = (as_first - as_second) / 2.0
+        row = self._values(table, [*self._tables, table])
         n = len(self._tables)
         matrix = np.zeros((n + 1, n + 1))
         matrix[:n, :n] = self.matrix
@@ -263,6 +284,24 @@ class SampledPayoffs:
         self.half_width = np.zeros((0, 0))
         self._policies: list[Any] = []
 
+    def _pair(self, policy: Any, other: Any) -> tuple[float, float]:
+        """``policy``'s mean return per game against ``other`` and its 95% half-width."""
+        result = play_match(self.env_fn, policy, other, self.games_per_pair, seed=self.seed)
+        returns = np.asarray([2.0 * outcome - 1.0 for _, outcome in result.games])
+        half = 1.96 * float(returns.std(ddof=1)) / np.sqrt(len(returns))
+        return float(returns.mean()), half
+
+    def row(self, policy: Any, among: Iterable[int] | None = None) -> np.ndarray:
+        """What ``policy`` wins per game against each policy there (estimated from
+        ``games_per_pair`` games each), without adding it.
+
+        :param among: the indices to play (``None``: all); the others' entries are 0.
+        """
+        row = np.zeros(len(self._policies))
+        for j in range(len(self._policies)) if among is None else among:
+            row[j] = self._pair(policy, self._policies[j])[0]
+        return row
+
     def add(self, policy: Any) -> int:
         """Add a policy and play its games against every policy already there; returns its
         index."""
@@ -271,10 +310,7 @@ class SampledPayoffs:
         width = np.zeros((n + 1, n + 1))
         matrix[:n, :n], width[:n, :n] = self.matrix, self.half_width
         for j, other in enumerate(self._policies):
-            result = play_match(self.env_fn, policy, other, self.games_per_pair, seed=self.seed)
-            returns = np.asarray([2.0 * outcome - 1.0 for _, outcome in result.games])
-            mean = float(returns.mean())
-            half = 1.96 * float(returns.std(ddof=1)) / np.sqrt(len(returns))
+            mean, half = self._pair(policy, other)
             matrix[n, j], matrix[j, n] = mean, -mean
             width[n, j] = width[j, n] = half
         self.matrix, self.half_width = matrix, width

@@ -6,7 +6,14 @@ iteration:
 1. **oracle**: an SB3 learner trains for ``steps_per_iteration`` learner steps in a
    :class:`~sp_wrappers.SelfPlayVecEnv` whose :class:`~sp_wrappers.OpponentSampler` draws each
    episode's opponent from the members with the current meta-weights (fresh each iteration, or
-   warm-started from the previous best response: ``warm_start``);
+   warm-started from the previous best response: ``warm_start``). With ``max_doublings`` a
+   response that does not improve on the mixture (its payoff against the mixture, read from a
+   payoff row computed without adding it, is at most ``min_gain`` times the mixture's
+   exploitability; at most 0 where that is not measured) trains on, its steps doubled each
+   time, up to ``steps_per_iteration * 2**max_doublings`` or the run's ``seconds``, and only
+   then joins: a short best response that found nothing is not added as a dud. With
+   ``keep_budget`` the next responses start at the steps the last one needed (the budget is
+   in ``psro.json``, so a resumed run goes on with it);
 2. **member**: its weights join the archive as a snapshot (tagged ``psro``), played by its most
    likely move (``greedy=True``: a best response is deterministic, the stochastic policy PPO
    learns is not one) or by its probabilities;
@@ -27,7 +34,8 @@ iteration:
 The population starts with the learner's initial weights. ``psro.json`` (format 1) records the
 members, the payoff matrix, the meta-weights and the measurements of every iteration; it is
 written atomically after each iteration, so a run killed at any moment resumes from its last
-complete iteration (a snapshot saved by an iteration that did not finish is discarded).
+complete iteration (a snapshot saved by an iteration that did not finish is discarded) with the
+budget the next response starts at.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ import numpy as np
 
 from ..archive.store import SnapshotArchive
 from ..core.jsonio import write_json
+from ..core.policies import SB3Policy
 from ..core.save_util import save_model
 from ..envs.vector.factory import make_selfplay_vec_env
 from ..evaluation.exploitability import (
@@ -70,6 +79,9 @@ __all__ = [
 #: The state file in a PSRO run directory.
 PSRO_STATE = "psro.json"
 PAYOFF_MODES = ("auto", "exact", "sampled")
+#: Gains within this of the threshold are ties (exact payoffs of greedy members carry rounding of
+#: about 1e-9: a copy of a member "won" 6e-10 against a Kuhn mixture).
+GAIN_TOLERANCE = 1e-6
 _FORMAT = 1
 
 
@@ -87,6 +99,14 @@ class PSROSettings:
         ``"sampled"``.
     :param games_per_pair: games per pair for sampled payoffs.
     :param seed: seeds the oracles, their envs and the samplers.
+    :param max_doublings: how many times a response that does not improve on the mixture
+        trains on with its steps doubled before it joins anyway (0: never; 3: up to 8 times
+        ``steps_per_iteration`` learner steps).
+    :param min_gain: the fraction of the mixture's exploitability a response must win against
+        the mixture (per game) to join without training on; where the mixture's exploitability
+        is not measured, a response must win more than 0.
+    :param keep_budget: the next response starts at the learner steps the last one needed
+        (else every response starts at ``steps_per_iteration``).
     """
 
     steps_per_iteration: int = 50_000
@@ -98,6 +118,9 @@ class PSROSettings:
     payoffs: str = "auto"
     games_per_pair: int = 100
     seed: int = 0
+    max_doublings: int = 0
+    min_gain: float = 0.0
+    keep_budget: bool = False
 
     def __post_init__(self) -> None:
         if int(self.steps_per_iteration) < 1:
@@ -116,6 +139,41 @@ class PSROSettings:
             )
         if int(self.n_envs) < 1:
             raise LeagueSetupError(f"n_envs must be at least 1, got {self.n_envs!r} (--n-envs).")
+        if int(self.max_doublings) < 0:
+            raise LeagueSetupError(
+                f"max_doublings must be 0 or more, got {self.max_doublings!r} (--doublings)."
+            )
+        if not 0.0 <= float(self.min_gain) < 1.0:
+            raise LeagueSetupError(
+                f"min_gain is a fraction of the mixture's exploitability in [0, 1), got "
+                f"{self.min_gain!r} (--min-gain)."
+            )
+
+    def improves(self, gain: float, exploitability: float | None) -> bool:
+        """Whether a response that wins ``gain`` per game against a mixture of that
+        ``exploitability`` (``None``: not measured) joins without training on: it wins more
+        than ``min_gain`` times the exploitability (more than 0 where it is not measured), by
+        more than :data:`GAIN_TOLERANCE`.
+
+        >>> settings = PSROSettings(max_doublings=3)
+        >>> settings.improves(0.0185, 0.0556), settings.improves(6e-10, 0.0556)
+        (True, False)
+        >>> PSROSettings(min_gain=0.5).improves(0.0185, 0.0556)
+        False
+        """
+        threshold = 0.0 if exploitability is None else float(self.min_gain) * exploitability
+        return gain > threshold + GAIN_TOLERANCE
+
+    @staticmethod
+    def unexploitable(exploitability: float | None) -> bool:
+        """Whether a measured mixture cannot be exploited (no response can improve on it)."""
+        return exploitability is not None and exploitability <= GAIN_TOLERANCE
+
+    @property
+    def max_steps(self) -> int:
+        """The most learner steps one response trains for (``steps_per_iteration`` doubled
+        ``max_doublings`` times)."""
+        return int(self.steps_per_iteration) * 2 ** int(self.max_doublings)
 
 
 @dataclass(frozen=True)
@@ -180,6 +238,10 @@ class PSRO:
         self.members: list[str] = [] if state is None else list(state["members"])
         self.history: list[dict[str, Any]] = [] if state is None else list(state["iterations"])
         self.steps = 0 if state is None else int(state["steps"])
+        #: the learner steps the next response starts with
+        self.budget = int(self.settings.steps_per_iteration)
+        if state is not None:
+            self.budget = int(state.get("budget", self.budget))
         self.oracle_file: str | None = None if state is None else state.get("oracle")
         self.payoffs = self._payoffs(self.settings.payoffs)
         self.exact = isinstance(self.payoffs, ExactPayoffs)
@@ -219,6 +281,7 @@ class PSRO:
                 "settings": asdict(self.settings),
                 "members": self.members,
                 "steps": self.steps,
+                "budget": self.budget,
                 "oracle": self.oracle_file,
                 "payoff": self.payoffs.matrix.tolist(),
                 "half_width": (
@@ -304,12 +367,10 @@ class PSRO:
                 model = self._oracle(sampler, iteration)
             else:
                 model.set_env(self._venv(sampler, iteration))
-            start = time.perf_counter()
-            model.learn(s.steps_per_iteration, reset_num_timesteps=not s.warm_start)
-            elapsed = time.perf_counter() - start
+            left = None if seconds is None else seconds - trained
+            elapsed, response = self._train(model, left)
             model.get_env().close()
-            self.steps += s.steps_per_iteration
-            self._new_member(model, iteration, elapsed)
+            self._new_member(model, iteration, elapsed, response)
         last = self.history[-1]
         measured = [r for r in self.history if r.get("exploitability") is not None]
         best = min(measured, key=lambda r: r["exploitability"]) if measured else None
@@ -347,6 +408,51 @@ class PSRO:
             opponent=sampler,
         )
 
+    def _train(self, model: Any, seconds: float | None) -> tuple[float, dict[str, Any]]:
+        """Train the iteration's response from :attr:`budget` steps on, doubling its steps
+        while it does not improve on the mixture (up to ``max_steps``, or until ``seconds`` of
+        training); returns the time it took (gain checks included) and what it did."""
+        s = self.settings
+        previous = self.weights
+        measured = self.history[-1].get("exploitability") if self.history else None
+        check = s.max_doublings > 0 and bool(self.history) and not s.unexploitable(measured)
+        start = time.perf_counter()
+        steps, chunk, gains, doublings = 0, min(self.budget, s.max_steps), [], 0
+        check_seconds = 0.0
+        while True:
+            model.learn(chunk, reset_num_timesteps=steps == 0 and not s.warm_start)
+            steps += chunk
+            self.steps += chunk
+            late = seconds is not None and time.perf_counter() - start >= seconds
+            if not check or steps * 2 > s.max_steps or late:
+                break
+            checking = time.perf_counter()
+            gains.append(self._gain(SB3Policy(model, deterministic=s.greedy), previous))
+            check_seconds += time.perf_counter() - checking
+            if s.improves(gains[-1], measured):
+                break
+            chunk, doublings = steps, doublings + 1  # the response's steps doubled
+        if s.keep_budget:
+            self.budget = steps
+        response = {
+            "response_steps": steps,
+            "doublings": doublings,
+            "budget": self.budget,
+            "checked_gains": gains,
+            "check_seconds": round(check_seconds, 3),
+        }
+        return time.perf_counter() - start, response
+
+    def _gain(self, policy: Any, weights: Mapping[str, float]) -> float:
+        """What ``policy`` wins per game against the mixture of ``weights``: exact where the
+        payoffs are, else from games against the members of positive weight."""
+        if isinstance(self.payoffs, ExactPayoffs):
+            row = self.payoffs.row(policy)
+        else:
+            among = [i for i, m in enumerate(self.members) if weights.get(m, 0.0) > 0]
+            row = self.payoffs.row(policy, among)
+        return float(sum(row[i] * weights.get(m, 0.0) for i, m in enumerate(self.members)))
+
     def _oracle(self, sampler: OpponentSampler, iteration: int) -> Any:
         """A best-response learner: fresh, or the previous one's weights when warm-starting."""
         venv = self._venv(sampler, iteration)
@@ -357,7 +463,13 @@ class PSRO:
             model.set_logger(self.logger)
         return model
 
-    def _new_member(self, model: Any, iteration: int, train_seconds: float) -> None:
+    def _new_member(
+        self,
+        model: Any,
+        iteration: int,
+        train_seconds: float,
+        response: Mapping[str, Any] | None = None,
+    ) -> None:
         previous = self.weights
         info = self.archive.save(model, step=self.steps, tags=("psro", f"iteration:{iteration}"))
         self.members.append(info.id)
@@ -377,6 +489,12 @@ class PSRO:
             "exploitability": None,
             "nash_conv": None,
             "response_gain": gain if previous else None,
+            "response_steps": 0,
+            "doublings": 0,
+            "budget": self.budget,
+            "checked_gains": [],
+            "check_seconds": 0.0,
+            **(response or {}),
         }
         if self.measured:
             start = time.perf_counter()
@@ -405,6 +523,8 @@ class PSRO:
         self.logger.record("psro/members", len(self.members))
         self.logger.record("psro/support", stats["support"])
         self.logger.record("psro/top", stats["top"])
+        self.logger.record("psro/steps_per_iteration", record["response_steps"])
+        self.logger.record("psro/doublings", record["doublings"])
         if record["response_gain"] is not None:
             self.logger.record("psro/response_gain", record["response_gain"])
         if record["exploitability"] is not None:

@@ -65,3 +65,24 @@ def test_sampled_payoffs_have_intervals_that_cover_the_exact_value() -> None:
     assert abs(sampled.matrix[0, 1] - exact.matrix[0, 1]) <= sampled.half_width[0, 1] + 0.05
     with pytest.raises(ValueError, match="games_per_pair"):
         SampledPayoffs(tictactoe_v3.env, games_per_pair=1)
+
+
+def test_exact_row_is_the_row_the_policy_gets_when_added_without_adding_it() -> None:
+    payoffs = ExactPayoffs(openspiel_env("kuhn_poker"))
+    for policy in (RandomPolicy(), _always(1)):
+        payoffs.add(policy)
+    row = payoffs.row(_always(0))
+    assert len(payoffs) == 2 and payoffs.matrix.shape == (2, 2)  # nothing added
+    payoffs.add(_always(0))
+    np.testing.assert_allclose(row, payoffs.matrix[2, :2], atol=1e-12)
+    assert np.abs(row).max() > 0.1  # the policies differ: not a trivial check
+
+
+def test_sampled_row_plays_only_the_members_asked_for() -> None:
+    sampled = SampledPayoffs(tictactoe_v3.env, games_per_pair=6, seed=1)
+    for policy in (PerfectTicTacToePolicy(), RandomPolicy()):
+        sampled.add(policy)
+    row = sampled.row(PerfectTicTacToePolicy(), among=[1])
+    assert len(sampled) == 2 and row[0] == 0.0 and row[1] > 0  # minimax beats random
+    sampled.add(PerfectTicTacToePolicy())
+    assert row[1] == pytest.approx(sampled.matrix[2, 1])  # the same seeded games

@@ -18,7 +18,8 @@ from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.cli import main
 from sp_wrappers.evaluation.exploitability import exploitability
 from sp_wrappers.games.openspiel_games import kuhn_poker
-from sp_wrappers.league.psro import PSRO_STATE, read_psro
+from sp_wrappers.league.errors import LeagueSetupError
+from sp_wrappers.league.psro import PSRO_STATE, PSROSettings, read_psro
 from sp_wrappers.runs.players import choose_player
 from sp_wrappers.runs.psro import resolve_psro, run_psro
 from sp_wrappers.runs.recipes import KUHN_POKER
@@ -26,10 +27,11 @@ from sp_wrappers.runs.recipes import KUHN_POKER
 TINY = {
     "steps_per_iteration": 1024,
     "n_envs": 2,
+    "max_doublings": 1,  # a response that finds nothing trains 2048 steps at most
     "hp": {"n_steps": 128, "batch_size": 64, "n_epochs": 2},
 }
 TINY_ARGS = ["--steps", "1024", "--n-envs", "2", "--hp", "n_steps=128", "--hp", "batch_size=64"]
-TINY_ARGS += ["--hp", "n_epochs=2"]
+TINY_ARGS += ["--hp", "n_epochs=2", "--doublings", "1"]
 
 
 def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None:
@@ -157,3 +159,81 @@ def test_sampled_payoffs_keep_their_intervals_and_the_mixture_is_still_measured(
         ]
         exact = exploitability(mixture, tictactoe_v3.env())
     assert exact.exploitability == pytest.approx(result.exploitability)
+
+
+def test_a_response_that_does_not_improve_trains_on_doubled_and_a_resume_keeps_its_budget(
+    tmp_path: Path, capsys
+) -> None:
+    # a learner that cannot learn (learning rate 0), warm-started from the previous response:
+    # each response is a copy of a member, so it wins nothing against the mixture (exactly 0
+    # against the one initial member) and trains on, its steps doubled twice, before it joins
+    run = tmp_path / "run"
+    argv = ["psro", KUHN_POKER, "--out", str(run), "--steps", "256", "--n-envs", "2"]
+    argv += ["--hp", "n_steps=128", "--hp", "batch_size=64", "--hp", "n_epochs=2"]
+    argv += ["--hp", "learning_rate=0", "--start", "warm", "--doublings", "2"]
+    argv += ["--budget", "keep", "--min-gain", "0.5", "--iterations", "1"]
+    assert main(argv) == 0
+    assert "(response doubled 2x to 1,024 steps)" in capsys.readouterr().out
+    state = read_psro(run / PSRO_STATE)
+    settings = state["settings"]
+    assert settings["max_doublings"] == 2 and settings["keep_budget"]
+    assert settings["min_gain"] == 0.5
+    [start, first] = state["iterations"]
+    assert first["response_steps"] == 1024 and first["doublings"] == 2
+    assert first["checked_gains"] == [0.0, 0.0] and first["response_gain"] == 0.0
+    assert state["steps"] == 1024 and state["budget"] == 1024  # the next response starts at 1024
+    config = json.loads((run / "config.json").read_text())
+    assert config["settings"]["max_doublings"] == 2
+    # the resumed run starts its response at the kept budget: no doubling from 256 again
+    assert main(["psro", "--resume", str(run), "--iterations", "2"]) == 0
+    second = read_psro(run / PSRO_STATE)["iterations"][2]
+    assert second["response_steps"] == 1024 and second["checked_gains"] == []
+    assert second["steps"] == 2048
+    header, *rows = (run / "progress.csv").read_text().splitlines()
+    column = header.split(",").index("psro/steps_per_iteration")
+    assert "1024" in {row.split(",")[column] for row in rows}
+
+
+def test_a_response_joins_once_it_improves_and_its_checked_gain_is_the_exact_one(tmp_path):
+    overrides = {**TINY, "steps_per_iteration": 512, "iterations": 2, "max_doublings": 2}
+    result = run_psro(resolve_psro(KUHN_POKER, overrides), tmp_path)
+    for record in result.history[1:]:
+        gains, doublings = record["checked_gains"], record["doublings"]
+        assert record["response_steps"] == 512 * 2**doublings
+        assert len(gains) == min(doublings + 1, 2)  # a check after each try the cap allows
+        assert all(gain <= 0 for gain in gains[:doublings])  # it trained on only after none
+        if doublings < 2:
+            assert gains[-1] > 0  # it stopped because it improved on the mixture
+        # the gain read before the member joined is the one its added payoff row gives
+        assert gains[-1] == pytest.approx(record["response_gain"], abs=1e-9)
+        assert 0 < record["check_seconds"] < record["train_seconds"]
+    assert result.history[-1]["steps"] == sum(r["response_steps"] for r in result.history)
+
+
+def test_tictactoe_responses_are_checked_with_exact_payoffs(tmp_path: Path) -> None:
+    overrides = {"iterations": 1, "steps_per_iteration": 256, "n_envs": 2, "max_doublings": 1}
+    overrides["hp"] = {"n_steps": 128, "batch_size": 64, "n_epochs": 2}
+    result = run_psro(resolve_psro("tictactoe_v3", overrides), tmp_path)
+    record = result.history[1]
+    assert record["checked_gains"] and record["exploitability"] is not None
+    assert record["checked_gains"][-1] == pytest.approx(record["response_gain"], abs=1e-9)
+    assert record["response_steps"] == 256 * 2 ** record["doublings"]
+
+
+BAD_EXTENSIONS = [({"max_doublings": -1}, "--doublings"), ({"min_gain": 1.5}, "--min-gain")]
+
+
+@pytest.mark.parametrize(("settings", "flag"), BAD_EXTENSIONS)
+def test_bad_extension_settings_name_their_flag(settings, flag) -> None:
+    with pytest.raises(LeagueSetupError, match=flag):
+        PSROSettings(**settings)
+
+
+def test_a_gain_of_rounding_size_is_a_tie_and_the_threshold_follows_exploitability() -> None:
+    # a Kuhn run's copy of a member "won" 6.2e-10 against the mixture (exact payoffs of greedy
+    # members round at about 1e-9); it found nothing and must train on
+    settings = PSROSettings(max_doublings=3)
+    assert not settings.improves(6.249988616924274e-10, 0.0625)
+    assert settings.improves(0.0104, 0.1019) and not settings.improves(0.0, None)
+    assert not PSROSettings(min_gain=0.2).improves(0.0104, 0.1019)  # wins only 10% of it
+    assert PSROSettings.unexploitable(0.0) and not PSROSettings.unexploitable(None)

@@ -166,3 +166,34 @@ def test_report_and_exploit_open_a_psro_run(copy, capsys):
     assert result["target"].startswith("nash-mixture") and result["deterministic_target"] is True
     stored = read_psro(copy / PSRO_STATE)["iterations"][-1]["weights"]
     assert result["target_weights"] == pytest.approx({k: w for k, w in stored.items() if w > 0})
+
+
+def test_the_recipes_train_a_stalled_response_on_and_the_settings_round_trip():
+    config = runs.resolve(KUHN_POKER, {"iterations": 2}, kind="psro")
+    settings = config.settings
+    assert (settings.max_doublings, settings.min_gain, settings.keep_budget) == (3, 0.0, False)
+    assert settings.max_steps == 8 * settings.steps_per_iteration
+    changed = runs.resolve(
+        KUHN_POKER, {"max_doublings": 1, "min_gain": 0.25, "keep_budget": True}, kind="psro"
+    )
+    again = PSROConfig.from_json(json.loads(json.dumps(changed.to_json())))
+    assert again == changed and again.settings.keep_budget and again.settings.min_gain == 0.25
+
+
+def test_a_run_written_before_doublings_resumes_without_them(copy):
+    # config.json and psro.json as the first PSRO release wrote them: no doubling settings, no
+    # budget; the run goes on as it was started (responses never trained on)
+    config = json.loads((copy / "config.json").read_text())
+    state = json.loads((copy / PSRO_STATE).read_text())
+    for settings in (config["settings"], state["settings"]):
+        for key in ("max_doublings", "min_gain", "keep_budget"):
+            del settings[key]
+    del state["budget"]
+    (copy / "config.json").write_text(json.dumps(config))
+    (copy / PSRO_STATE).write_text(json.dumps(state))
+    resumed = runs.resolve(resume=copy, overrides={"iterations": 3}, kind="psro")
+    assert resumed.settings.max_doublings == 0
+    result = runs.start(resumed, copy, runs.RunOptions(resume=True))
+    last = result.psro.history[-1]
+    assert last["response_steps"] == 512 and last["checked_gains"] == []
+    assert read_psro(copy / PSRO_STATE)["budget"] == 512
