@@ -326,6 +326,33 @@ def ttt_run(tmp_path_factory) -> Path:
     return root
 
 
+PSRO_TINY = {
+    "steps_per_iteration": 512,
+    "n_envs": 2,
+    "hp": {"n_steps": 128, "batch_size": 64, "n_epochs": 2},
+}
+
+
+@pytest.fixture(scope="session")
+def psro_run(tmp_path_factory) -> Path:
+    """A Kuhn PSRO run of two iterations (three greedy members), started through the pipeline;
+    built once per worker (the modules that use it share one xdist group): copy it to change it."""
+    pytest.importorskip("pyspiel")
+    from sp_wrappers import runs
+    from sp_wrappers.runs.psro import PSRORunResult
+    from sp_wrappers.runs.recipes import KUHN_POKER
+
+    path = tmp_path_factory.mktemp("psro") / "kuhn"
+    config = runs.resolve(KUHN_POKER, {**PSRO_TINY, "iterations": 2}, kind="psro")
+    lines: list[str] = []
+    options = runs.RunOptions(report=lines.append, command="test")
+    result = runs.start(config, path, options)
+    assert isinstance(result, PSRORunResult) and result.psro.iterations == 2
+    assert len(lines) == 3 and "exploitability" in lines[-1]
+    assert "least exploitable" in result.summary()
+    return path
+
+
 # ------------------------------------------------------------------------------------------------
 # Tracing: which of sp_wrappers' modules a run enters
 # ------------------------------------------------------------------------------------------------
