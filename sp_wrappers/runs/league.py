@@ -56,7 +56,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
 from .run import Run, RunResult, options_from, start
-from .rundir import ARCHIVE_DIR, RATINGS_NAME, RunDir
+from .rundir import ARCHIVE_DIR, PLOTS_DIR, RATINGS_NAME, RunDir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",
@@ -387,7 +387,7 @@ class LeagueRun(Run):
 
                 run.plots_path.mkdir(exist_ok=True)
                 plot_league_payoff(league.archive, run.plots_path / "league_payoff.png")
-                written.append("plots/")
+                written.append(f"{PLOTS_DIR}/")
             except ImportError as error:
                 self.notes.append(f"no plots: {error}")
         return written

@@ -1,9 +1,10 @@
 """The run directory, one object: :class:`RunDir` owns the layout every kind of run writes.
 
-No other module spells a file name of a run directory: the resolver reads the configuration
-through :meth:`RunDir.config`, the runs write through its paths, and every command that works on a
-run (inspect, play, watch, report, exploitability) finds its archive and typed configuration
-with :meth:`RunArchive.locate`. The layout::
+The names of its files are spelled once, in :mod:`sp_wrappers.core.run_layout`, which the layers
+below ``runs`` that write inside a run directory import too. The resolver reads a run's
+configuration through :class:`RunDir`, the runs write through its paths, and every command that
+works on a run (inspect, play, watch, report, exploitability, exploit) finds its archive and typed
+configuration with :meth:`RunArchive.locate`. The layout::
 
     config.json        everything that reproduces the run, with its "kind" (single, teams, league,
                        psro)
@@ -17,6 +18,7 @@ with :meth:`RunArchive.locate`. The layout::
     plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png)
     report.html        one self-contained page (a team run: report-<team>.html per team)
     tb/                TensorBoard logs (when tensorboard is installed)
+    exploit/           sp-wrappers exploit's own archive and its exploit.json
 
 What the layers below write inside it under their own names stays theirs (a league's
 ``league.json`` and ``players/``, ``TeamSelfPlay``'s ``team_selfplay.json``, the strength and
@@ -38,6 +40,20 @@ from typing import Any
 
 from ..archive.index import INDEX_NAME
 from ..archive.policy_spec import TRUSTED_MODULES
+from ..core.run_layout import (
+    ARCHIVE_DIR,
+    ARCHIVES_DIR,
+    CONFIG_NAME,
+    EXPLOIT_DIR,
+    MODEL_NAME,
+    MODELS_DIR,
+    PLOTS_DIR,
+    PROGRESS_NAME,
+    PSRO_NAME,
+    RATINGS_NAME,
+    REPORT_NAME,
+    TB_DIR,
+)
 from .config import TrainError
 from .kinds import config_class, kind_of_json
 
@@ -63,21 +79,6 @@ __all__ = [
     "write_plots",
 ]
 
-CONFIG_NAME = "config.json"
-MODEL_NAME = "model.zip"
-ARCHIVE_DIR = "archive"
-ARCHIVES_DIR = "archives"
-MODELS_DIR = "models"
-RATINGS_NAME = "ratings.json"
-REPORT_NAME = "report.html"
-PLOTS_DIR = "plots"
-TB_DIR = "tb"
-PROGRESS_NAME = "progress.csv"
-EXPLOIT_DIR = "exploit"
-EXPLOIT_HISTORY = "exploit.json"
-#: A PSRO run's state (the file :data:`sp_wrappers.league.psro.PSRO_STATE` names; a test checks
-#: they agree): here so that a report can look for it without importing the league.
-PSRO_NAME = "psro.json"
 #: The ``policy_kwargs`` that name a class by its import path (``"module:Class"``) in a recipe,
 #: ``--hp`` and ``config.json``.
 POLICY_CLASS_KWARGS = ("features_extractor_class",)
@@ -370,7 +371,7 @@ def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list
     plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")
     payoff = RoundRobinResult.from_archive(archive)
     plot_payoff(payoff, out / "payoff.png", title=f"{run.name}: payoff matrix, all games")
-    return ["plots/"]
+    return [f"{PLOTS_DIR}/"]
 
 
 def module_prefix(module: str) -> str:
@@ -429,7 +430,7 @@ def run_trusted_modules(config: Any, extra: Iterable[str] = ()) -> tuple[str, ..
     return tuple(dict.fromkeys(module_prefix(m) for m in [*modules, *extra]))
 
 
-def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json") -> str | None:
+def trust_line(config: Any, extra: Iterable[str] = (), where: str = CONFIG_NAME) -> str | None:
     """One line saying which modules :func:`run_trusted_modules` trusts and why (``None`` when
     it trusts none), for a command to print on stderr.
 

@@ -70,7 +70,7 @@ from .run_logs import (
     strength_callback,
     strength_line,
 )
-from .rundir import ARCHIVE_DIR, MODEL_NAME, RATINGS_NAME, write_plots
+from .rundir import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME, write_plots
 from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
@@ -486,7 +486,7 @@ class SingleRun(Run):
         if strength is not None:
             written.append(HISTORY_NAME)
             if strength.plot_path is not None and strength.plot_path.exists():
-                written.append(f"plots/{PLOT_NAME}")
+                written.append(f"{PLOTS_DIR}/{PLOT_NAME}")
         if exploit is not None:
             written.append(EXPLOITABILITY_HISTORY)
         written.append(self.csv_name)

@@ -42,6 +42,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from ..core.jsonio import write_json
 from ..core.policies import SB3Policy, is_policy
+from ..core.run_layout import PLOTS_DIR
 from ..core.seats import as_aec_env, seat_spaces
 from ..evaluation.openings import legal_openings, play_openings
 from ..evaluation.plots import PLOTS_HINT, new_figure, save_figure
@@ -177,7 +178,7 @@ class StrengthCallback(BaseCallback):
 
     @property
     def plot_path(self) -> Path | None:
-        return None if self.run_dir is None else self.run_dir / "plots" / PLOT_NAME
+        return None if self.run_dir is None else self.run_dir / PLOTS_DIR / PLOT_NAME
 
     # -- SB3 hooks ---------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
