@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVE_DIR, PLOTS_DIR, RATINGS_NAME
 from ..games.registry import game_factory
 from ..league.builders import AlphaStarLeague, SelfPlayLeague
 from ..league.errors import LeagueSetupError
@@ -56,7 +57,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
 from .run import Run, RunResult, options_from, start
-from .rundir import ARCHIVE_DIR, PLOTS_DIR, RATINGS_NAME, RunDir
+from .rundir import RunDir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",

@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..core.jsonio import write_json
+from ..core.run_layout import CONFIG_NAME, TB_DIR
 from .kinds import config_class, kind_of_json, run_class
 from .models import limited_torch_threads
 from .report import report_at_end
-from .rundir import CONFIG_NAME, TB_DIR, RunDir, run_trusted_modules, tensorboard_dir
+from .rundir import RunDir, run_trusted_modules, tensorboard_dir
 
 __all__ = ["RunOptions", "RunResult", "Run", "start", "options_from"]
 

@@ -48,7 +48,6 @@ from ..core.run_layout import (
     MODEL_NAME,
     MODELS_DIR,
     PLOTS_DIR,
-    PROGRESS_NAME,
     PSRO_NAME,
     RATINGS_NAME,
     REPORT_NAME,
@@ -57,15 +56,10 @@ from ..core.run_layout import (
 from .config import TrainError
 from .kinds import config_class, kind_of_json
 
-__all__ = [
+__all__ = [  # 0.2's three names of the layout stay here; all of them: core.run_layout
     "CONFIG_NAME",
     "MODEL_NAME",
     "ARCHIVE_DIR",
-    "ARCHIVES_DIR",
-    "MODELS_DIR",
-    "RATINGS_NAME",
-    "REPORT_NAME",
-    "PROGRESS_NAME",
     "RunDir",
     "RunArchive",
     "RunDirError",

@@ -47,6 +47,7 @@ from typing import Any, cast
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
 from ..core.save_util import save_model
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
@@ -70,7 +71,7 @@ from .run_logs import (
     strength_callback,
     strength_line,
 )
-from .rundir import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME, write_plots
+from .rundir import write_plots
 from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [

@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME
 from ..games.registry import MissingGameError, game_factory
 from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
 from .models import build_model, check_algo_fits
 from .report import report_at_end
 from .run import Run, RunResult, options_from, start
-from .rundir import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME, RunDir
+from .rundir import RunDir
 from .summary import duration
 from .team_results import evaluate_teams, team_ratings, team_ratings_json
 
