@@ -32,6 +32,8 @@ __all__ = [
     "open_archive",
     "run_game",
     "resolve_run_dir",
+    "add_command",
+    "RUN_DIR_HELP",
     "add_trust_option",
     "say_trust",
 ]
@@ -134,6 +136,34 @@ def run_game(run: RunArchive, override: str | None = None) -> tuple[str, Callabl
             f"--game with one of {', '.join(GAMES)} or 'module:function'."
         )
     return name, game_factory(name, kwargs)
+
+
+#: The help of a command's ``RUN_DIR`` argument (what :meth:`RunArchive.locate` takes).
+RUN_DIR_HELP = "a run directory or an archive"
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    help: str,
+    description: str,
+    run_dir: str | None = RUN_DIR_HELP,
+) -> argparse.ArgumentParser:
+    """Add the command ``name`` to ``sp-wrappers``'s subparsers, run by ``func`` (``args.func``),
+    with its ``RUN_DIR`` argument first (``run_dir``: its help; ``None``: a command that takes
+    none).
+
+    :param help: the line ``sp-wrappers --help`` shows for it.
+    :param description: the paragraph its own ``--help`` starts with.
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=description
+    )
+    parser.set_defaults(func=func)
+    if run_dir is not None:
+        parser.add_argument("run_dir", metavar="RUN_DIR", help=run_dir)
+    return parser
 
 
 def add_trust_option(parser: argparse.ArgumentParser) -> None:
