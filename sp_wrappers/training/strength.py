@@ -30,7 +30,6 @@ those games took), ``ladder_ratings`` and
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -40,7 +39,7 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..core.jsonio import write_json
+from ..core.jsonio import read_versioned, write_json
 from ..core.policies import SB3Policy, is_policy
 from ..core.run_layout import PLOTS_DIR
 from ..core.seats import as_aec_env, seat_spaces
@@ -339,18 +338,7 @@ class StrengthCallback(BaseCallback):
         header = self._header()
         path = self.history_path
         if path is not None and path.exists():
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, ValueError) as error:
-                raise ValueError(
-                    f"Cannot read the strength history {path} ({error}); move it away to start "
-                    "a new one."
-                ) from None
-            if data.get("format_version") != HISTORY_FORMAT_VERSION:
-                raise ValueError(
-                    f"{path} has format_version {data.get('format_version')!r}; this sp_wrappers "
-                    f"reads {HISTORY_FORMAT_VERSION}. Move it away to start a new history."
-                )
+            data = read_versioned(path, HISTORY_FORMAT_VERSION, "strength history")
             changed = sorted(k for k in header if data.get(k) != header[k])
             if changed:
                 raise ValueError(
