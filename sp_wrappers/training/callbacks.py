@@ -2,11 +2,15 @@
 and :func:`match_records`, the archive's match rows of one finished episode.
 
 The callback is what writes the archive during ``learn``: it saves snapshots into the
-:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]`` (drained
-from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`, so every learner's games
-count, ARS's too, each once), updates online Elo, records each match in the archive, refreshes
-the learner's latest weights in every env (in this process or in ``SubprocVecEnv`` workers) and
-logs ``selfplay/*`` through SB3's logger.
+:class:`~sp_wrappers.SnapshotArchive` (every ``save_every`` steps, once the learner's win rate
+clears ``win_rate_threshold`` when one is set), reads every finished episode's
+``info["selfplay"]`` (drained from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`,
+so every learner's games count, ARS's too, each once), rates the learner and its opponents online
+(Elo, and an OpenSkill rating with its uncertainty; a Bradley-Terry fit over the whole match
+history every ``fit_every`` steps), records each match in the archive, plays the games a Nash
+sampler's missing payoffs need after each snapshot (:mod:`~sp_wrappers.training.nash_games`),
+refreshes the learner's latest weights in every env (in this process or in ``SubprocVecEnv``
+workers) and logs ``selfplay/*`` through SB3's logger.
 """
 
 from __future__ import annotations
