@@ -4,25 +4,37 @@ The names of its files are spelled once, in :mod:`sp_wrappers.core.run_layout`, 
 below ``runs`` that write inside a run directory import too. The resolver reads a run's
 configuration through :class:`RunDir`, the runs write through its paths, and every command that
 works on a run (inspect, play, watch, report, exploitability, exploit) finds its archive and typed
-configuration with :meth:`RunArchive.locate`. The layout::
+configuration with :meth:`RunArchive.locate`. The layout of every kind (single, teams, league,
+PSRO), with what the layers below write in it under their own names::
 
-    config.json        everything that reproduces the run, with its "kind" (single, teams, league,
-                       psro)
-    model.zip          a single learner's model (checkpointed at every snapshot)
-    archive/           SnapshotArchive: snapshots, match history, ratings (single, league; PSRO:
-                       the members and the meta-weights)
-    psro.json          a PSRO run's population, payoffs and every iteration (league/psro.py's)
-    progress.csv       SB3's logger (single, PSRO; a resume: progress-<from step>.csv)
-    models/<name>.zip  a team run's models;  archives/<team>/: each team's SnapshotArchive
-    ratings.json       Bradley-Terry ratings and the final learner's record against the baselines
-    plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png)
-    report.html        one self-contained page (a team run: report-<team>.html per team)
-    tb/                TensorBoard logs (when tensorboard is installed)
+    config.json        everything that reproduces the run (game, algo, hyperparams, the kind's
+                       settings, seed, timesteps, ...), its "kind" and its history;
+                       `sp-wrappers train --config` replays a single or team run's
+    model.zip          single: the learner, rewritten at every snapshot (a crashed run resumes)
+    archive/           single, league, PSRO: the SnapshotArchive (snapshots, match history,
+                       ratings; single: at most --max-snapshots listed; league: every player's
+                       snapshots tagged by role and parent; PSRO: the members and meta-weights)
+    models/<name>.zip  teams: one model per entry of config.json's "models" (a team, or "shared"
+                       when one model plays every team), rewritten at every team change
+    archives/<team>/   teams: each team's SnapshotArchive
+    team_selfplay.json teams: the learning team, step counts, Elo per team (TeamSelfPlay's)
+    league.json        league: players, roles, steps, frozen pool, payoff table;  players/: each
+                       learning player's model and initial model (the league's)
+    psro.json          PSRO: the population, payoffs and every iteration (league/psro.py's)
+    ratings.json       Bradley-Terry ratings of the snapshots (and bots) and the final learner's
+                       record against the baselines (teams: per team, against random teams)
+    env_generator.json single, with --env-generator: each env copy's game configuration
+    strength.json      single: the learner against the game's ladder every --strength-every steps
+    exploitability.json  single, games small enough to walk: the exact exploitability of the
+                       learner, the Nash mixture and every snapshot, every --exploitability-every
+    progress.csv       SB3's logger (single, PSRO; a resumed call: progress-<from step>.csv)
+    plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png), when
+                       matplotlib is installed
+    report.html        one self-contained page (teams: report-<team>.html per team), rewritten by
+                       sp-wrappers report RUN_DIR; a page that cannot be written is a note
+    tb/                TensorBoard logs, when tensorboard is installed (teams: one folder per
+                       model; league: tb/<player>/)
     exploit/           sp-wrappers exploit's own archive and its exploit.json
-
-What the layers below write inside it under their own names stays theirs (a league's
-``league.json`` and ``players/``, ``TeamSelfPlay``'s ``team_selfplay.json``, the strength and
-exploitability histories).
 
 >>> run = RunDir("runs/ttt")
 >>> run.config_path.as_posix(), run.team_archive_path("red").as_posix()

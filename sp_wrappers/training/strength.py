@@ -20,12 +20,7 @@ gets a finite rating, with a wide interval.
 With a ``run_dir`` the callback keeps its history in ``run_dir/strength.json`` (read back at
 training start, so a resumed run continues its curve) and draws ``run_dir/plots/strength.png``:
 the score against each rung, and the rating with its 95% interval, over learner steps.
-``strength.json`` (``format_version`` 1) holds ``ladder`` (rung ids, the anchor first),
-``anchor_rating``, ``openings``, ``repeats``, ``seed``, ``rung_matches`` (``player_a``,
-``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_seconds`` (how long
-those games took), ``ladder_ratings`` and
-``evaluations`` (each: ``step``, ``seconds``, ``scores``, ``wdl``, ``by_seat``,
-``distinct_games``, ``rating``, ``rating_std_error``, ``rating_interval``).
+``strength.json``'s format: ``docs/formats.md``.
 """
 
 from __future__ import annotations
