@@ -1,8 +1,4 @@
-"""``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive.
-
-This module holds the three commands (:func:`cmd_ratings`, :func:`cmd_tournament`,
-:func:`cmd_plot`), their parsers (:func:`add_inspect_parser`) and :func:`add_rating_options`.
-"""
+"""``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """``sp-wrappers play``: a person plays a snapshot of an archive in the terminal.
 
-This module holds :func:`play_run` (the command's work: a run or archive directory, a snapshot,
-one game, the match recorded on request), :func:`choose_snapshot`, and the command itself:
-:func:`add_play_parser` and :func:`cmd_play`. The game is played by
+:func:`play_run` is the command's work (a run or archive directory, a snapshot, one game, the
+match recorded on request; :func:`play_web` the same in a web page); the game is played by
 :func:`sp_wrappers.evaluation.human_play.play_session`.
 
 The snapshot plays as in evaluation: the observation of its seat as training gave it, its

@@ -1,8 +1,6 @@
 """``sp-wrappers report RUN_DIR``: write the run's report, one self-contained HTML page.
 
-This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the command) and
-:func:`cmd_report` (the command). The page is written by
-:func:`sp_wrappers.runs.report.write_report`.
+The page is written by :func:`sp_wrappers.runs.report.write_report`.
 
 ::
 

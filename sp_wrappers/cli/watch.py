@@ -1,8 +1,6 @@
 """``sp-wrappers watch RUN_DIR``: one match between two players, as a GIF, an MP4 or text.
 
-This module holds :func:`add_watch_parser` (how ``sp-wrappers`` registers the command),
-:func:`cmd_watch` (the command) and :func:`resolve_player` (a snapshot or a reference player by
-name). The match itself is played and written by :mod:`sp_wrappers.evaluation.replay`.
+The match is played and written by :mod:`sp_wrappers.evaluation.replay`.
 
 ::
 
