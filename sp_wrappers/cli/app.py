@@ -1,9 +1,11 @@
 """The ``sp-wrappers`` command line: one entry point, one parser, one place that ends errors.
 
 This module holds :func:`main` (the console entry point, ``sp_wrappers.cli:main``),
-:func:`build_parser`, :class:`CommandParser` and :data:`COMMANDS`, the table of the command
-modules. Each command family lives in one module of ``sp_wrappers.cli`` that adds its parsers
-(``add_<module>_parser(subparsers)``) and holds the function each command runs
+:func:`run_command` (what 0.2's ``main_train`` and ``main_league`` call), :func:`build_parser`,
+:class:`CommandParser` and :data:`COMMANDS`, the table of the command modules. Each command
+family lives in one module of ``sp_wrappers.cli`` that adds its parsers
+(``add_<module>_parser(subparsers)``, each command with
+:func:`~sp_wrappers.cli.common.add_command`) and holds the function each command runs
 (``args.func``); what they share is in :mod:`~sp_wrappers.cli.common`.
 
 Commands::
@@ -20,6 +22,7 @@ Commands::
     sp-wrappers watch RUN_DIR --a latest --b minimax --out match.gif  # a replay (or as text)
     sp-wrappers report RUN_DIR                  # RUN_DIR/report.html, one self-contained page
     sp-wrappers exploitability RUN_DIR          # exact NashConv per snapshot and mixture
+    sp-wrappers exploit RUN_DIR --snapshot best # a learned best response: a lower bound
 
 ``RUN_DIR`` is a run directory holding ``archive/`` and ``config.json`` (a run's, or only
 ``{"game": NAME, "game_kwargs": {...}}``), a team's ``archives/<team>``, or an archive directory

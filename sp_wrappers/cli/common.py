@@ -1,8 +1,11 @@
-"""What every ``sp-wrappers`` command shares: the program's name, the one line a user error
-becomes (:func:`user_errors`, :func:`error_line`: each command's entry prints it and exits with
-status 2), games by name, a run's archive and game found from a path
+"""What every ``sp-wrappers`` command shares: the program's name; the one line a user error
+becomes (:func:`user_errors`, :func:`error_line`, with the library's configuration keys as
+options, :func:`flag_names`), which :func:`sp_wrappers.cli.app.main` prints before it exits with
+status 2; the library's lines on stderr (:func:`say_line`, :func:`say_trust`); games by name
+(:func:`make_game`, :func:`game_factory`); a run's archive and game found from a path
 (:func:`resolve_run_dir`, a :class:`~sp_wrappers.runs.rundir.RunArchive` with the run's typed
-configuration; :func:`open_archive`, :func:`run_game`) and the ``--trust-module`` option.
+configuration; :func:`open_archive`, :func:`run_game`); and what every command's parser is built
+from (:func:`add_command`, :func:`add_trust_option`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ __all__ = [
     "open_archive",
     "run_game",
     "resolve_run_dir",
+    "add_command",
+    "RUN_DIR_HELP",
     "add_trust_option",
     "say_trust",
 ]
@@ -41,11 +46,11 @@ PROG = "sp-wrappers"
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
-    """The errors a user can fix, whose message names the fix: every command prints them on one
-    line (:func:`error_line`) and exits with status 2. The library raises its own (a bad run
-    config, an unknown game, an unreadable archive, a league that cannot start), all under one
-    root, :class:`~sp_wrappers.core.errors.SpWrappersError`; only the command line turns them
-    into exit codes. Any other exception is a bug and keeps its traceback."""
+    """The errors a user can fix, whose message names the fix: :func:`~sp_wrappers.cli.app.main`
+    prints them on one line (:func:`error_line`) and exits with status 2. The library raises its
+    own (a bad run config, an unknown game, an unreadable archive, a league that cannot start),
+    all under one root, :class:`~sp_wrappers.core.errors.SpWrappersError`; only the command line
+    turns them into exit codes. Any other exception is a bug and keeps its traceback."""
     return (SpWrappersError,)
 
 
@@ -134,6 +139,34 @@ def run_game(run: RunArchive, override: str | None = None) -> tuple[str, Callabl
             f"--game with one of {', '.join(GAMES)} or 'module:function'."
         )
     return name, game_factory(name, kwargs)
+
+
+#: The help of a command's ``RUN_DIR`` argument (what :meth:`RunArchive.locate` takes).
+RUN_DIR_HELP = "a run directory or an archive"
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    help: str,
+    description: str,
+    run_dir: str | None = RUN_DIR_HELP,
+) -> argparse.ArgumentParser:
+    """Add the command ``name`` to ``sp-wrappers``'s subparsers, run by ``func`` (``args.func``),
+    with its ``RUN_DIR`` argument first (``run_dir``: its help; ``None``: a command that takes
+    none).
+
+    :param help: the line ``sp-wrappers --help`` shows for it.
+    :param description: the paragraph its own ``--help`` starts with.
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=description
+    )
+    parser.set_defaults(func=func)
+    if run_dir is not None:
+        parser.add_argument("run_dir", metavar="RUN_DIR", help=run_dir)
+    return parser
 
 
 def add_trust_option(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,4 @@
-"""``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive.
-
-This module holds the three commands (:func:`cmd_ratings`, :func:`cmd_tournament`,
-:func:`cmd_plot`), their parsers (:func:`add_inspect_parser`) and :func:`add_rating_options`.
-"""
+"""``sp-wrappers ratings``, ``tournament`` and ``plot``: looking at an archive."""
 
 from __future__ import annotations
 
@@ -13,7 +9,15 @@ from typing import Any
 
 from ..games.registry import BOTS, GAMES, make_bot
 from ..runs.rundir import RunArchive, RunDir
-from .common import PROG, CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
+from .common import (
+    PROG,
+    CLIError,
+    add_command,
+    add_trust_option,
+    open_archive,
+    resolve_run_dir,
+    run_game,
+)
 
 __all__ = [
     "add_inspect_parser",
@@ -214,14 +218,15 @@ def add_rating_options(parser: argparse.ArgumentParser) -> None:
 
 def add_inspect_parser(subparsers: Any) -> None:
     """Register ``ratings``, ``tournament`` and ``plot`` on the ``sp-wrappers`` parser."""
-    ratings = subparsers.add_parser(
+    ratings = add_command(
+        subparsers,
         "ratings",
+        cmd_ratings,
         help="rate every snapshot from the archive's match history",
         description="Fit Bradley-Terry ratings over the whole match history (training and "
         "evaluation games) and print a table: rating, 95% interval, games, results against "
         "the baselines.",
     )
-    ratings.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     add_rating_options(ratings)
     ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ratings.add_argument(
@@ -236,15 +241,15 @@ def add_inspect_parser(subparsers: Any) -> None:
         action="store_true",
         help="print the learner's games, W-D-L and score per game configuration instead",
     )
-    ratings.set_defaults(func=cmd_ratings)
 
-    tournament = subparsers.add_parser(
+    tournament = add_command(
+        subparsers,
         "tournament",
+        cmd_tournament,
         help="play the missing round-robin games between snapshots and baselines",
         description="Play every pair of snapshots and baselines up to --games-per-pair "
         "evaluation games (games already in the archive count), record them, print the table.",
     )
-    tournament.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     tournament.add_argument(
         "--games-per-pair",
         type=int,
@@ -291,20 +296,19 @@ def add_inspect_parser(subparsers: Any) -> None:
     )
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rating_options(tournament)
-    tournament.set_defaults(func=cmd_tournament)
 
-    plot = subparsers.add_parser(
+    plot = add_command(
+        subparsers,
         "plot",
+        cmd_plot,
         help="write ratings.png and payoff.png",
         description="Plot rating against training step (with 95% intervals) and the payoff "
         "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
     )
-    plot.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     plot.add_argument(
         "--out", default=None, metavar="DIR", help="output directory (default: RUN_DIR/plots)"
     )
     add_rating_options(plot)
-    plot.set_defaults(func=cmd_plot)
 
     for parser in (ratings, tournament, plot):  # each opens an archive: --trust-module MOD
         add_trust_option(parser)

@@ -36,7 +36,7 @@ from ..league.faults import DEFAULT_STALL_SECONDS
 from ..runs.recipes import installed_algos
 from ..runs.rundir import RunDir
 from .common import PROG, add_trust_option, flag_names, say_trust
-from .run_options import command_line, parse_pairs
+from .run_options import command_line, given_settings
 
 __all__ = ["add_league_parser", "run_league_command", "main_league"]
 
@@ -228,16 +228,7 @@ def _league_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The league settings among ``args`` that the user gave."""
     from ..runs.resolve import LEAGUE_OVERRIDES
 
-    given = {
-        key: value
-        for key, value in vars(args).items()
-        if key in LEAGUE_OVERRIDES and value is not None and value is not False
-    }
-    if args.hp is not None:
-        given["hyperparams"] = parse_pairs(args.hp, "--hp")
-    if args.game_kwarg is not None:
-        given["game_kwargs"] = parse_pairs(args.game_kwarg, "--game-kwarg")
-    return given
+    return given_settings(args, LEAGUE_OVERRIDES, unset=(None, False))
 
 
 def _warn(line: str) -> None:

@@ -1,8 +1,7 @@
 """``sp-wrappers play``: a person plays a snapshot of an archive in the terminal.
 
-This module holds :func:`play_run` (the command's work: a run or archive directory, a snapshot,
-one game, the match recorded on request), :func:`choose_snapshot`, and the command itself:
-:func:`add_play_parser` and :func:`cmd_play`. The game is played by
+:func:`play_run` is the command's work (a run or archive directory, a snapshot, one game, the
+match recorded on request; :func:`play_web` the same in a web page); the game is played by
 :func:`sp_wrappers.evaluation.human_play.play_session`.
 
 The snapshot plays as in evaluation: the observation of its seat as training gave it, its
@@ -34,6 +33,7 @@ from ..evaluation.human_play import (
 from .common import (
     PROG,
     CLIError,
+    add_command,
     add_trust_option,
     game_factory,
     open_archive,
@@ -205,8 +205,10 @@ RECORD_HELP = f"store a finished game as a match of {HUMAN!r} against the snapsh
 
 def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``play`` on the ``sp-wrappers`` subparsers (``cmd_play`` runs it)."""
-    play = subparsers.add_parser(
+    play = add_command(
+        subparsers,
         "play",
+        cmd_play,
         help="play a snapshot yourself in the terminal (turn-based games)",
         description="Play one game against a snapshot: the board is drawn as text after every "
         "move and moves are typed in the game's notation (tic-tac-toe cells 1-9, Connect Four "
@@ -215,7 +217,6 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
         "the game without writing anything.",
     )
     add = play.add_argument
-    add("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     add("--snapshot", default="latest", metavar="latest|best|nash|ID", help=SNAPSHOT_HELP)
     add("--seat", default="random", metavar="N|NAME|random", help=SEAT_HELP)
     add("--game", default=None, help="the game (overrides config.json): a name or module:function")
@@ -240,7 +241,6 @@ def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     add("--port", type=int, default=8000, help="--web: the port (default 8000; 0 picks a free one)")
     add("--host", default="127.0.0.1", help="--web: the address (default 127.0.0.1, this machine)")
     add_trust_option(play)
-    play.set_defaults(func=cmd_play)
     return play
 
 
@@ -249,30 +249,18 @@ def cmd_play(args: argparse.Namespace) -> int:
     input before the end of the game, 130 on Ctrl-C."""
     from .run_options import parse_pairs
 
+    choices = {
+        "snapshot": args.snapshot,
+        "seat": args.seat,
+        "game": args.game,
+        "game_kwargs": parse_pairs(args.game_kwarg, "--game-kwarg"),
+        "deterministic": args.deterministic,
+        "record": args.record,
+        "seed": args.seed,
+        "trust_modules": args.trust_module,
+    }
     if args.web:
-        play_web(
-            args.run_dir,
-            snapshot=args.snapshot,
-            seat=args.seat,
-            game=args.game,
-            game_kwargs=parse_pairs(args.game_kwarg, "--game-kwarg"),
-            deterministic=args.deterministic,
-            record=args.record,
-            seed=args.seed,
-            host=args.host,
-            port=args.port,
-            trust_modules=args.trust_module,
-        )
+        play_web(args.run_dir, host=args.host, port=args.port, **choices)
         return 0  # not reached: the server stops on Ctrl-C, which ends the command with 130
-    outcome = play_run(
-        args.run_dir,
-        snapshot=args.snapshot,
-        seat=args.seat,
-        game=args.game,
-        game_kwargs=parse_pairs(args.game_kwarg, "--game-kwarg"),
-        deterministic=args.deterministic,
-        record=args.record,
-        seed=args.seed,
-        trust_modules=args.trust_module,
-    )
+    outcome = play_run(args.run_dir, **choices)
     return {"interrupted": 130, "end of input": 1}.get(outcome.stopped or "", 0)

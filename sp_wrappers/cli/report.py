@@ -1,8 +1,6 @@
 """``sp-wrappers report RUN_DIR``: write the run's report, one self-contained HTML page.
 
-This module holds :func:`add_report_parser` (how ``sp-wrappers`` registers the command) and
-:func:`cmd_report` (the command). The page is written by
-:func:`sp_wrappers.runs.report.write_report`.
+The page is written by :func:`sp_wrappers.runs.report.write_report`.
 
 ::
 
@@ -17,7 +15,7 @@ import argparse
 from typing import Any
 
 from ..runs.rundir import RunDirError
-from .common import CLIError, add_trust_option, resolve_run_dir, say_line
+from .common import CLIError, add_command, add_trust_option, resolve_run_dir, say_line
 
 __all__ = ["add_report_parser", "cmd_report"]
 
@@ -53,8 +51,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``report`` command to ``sp-wrappers``'s subparsers."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "report",
+        cmd_report,
         help="write report.html: one self-contained page on how the run went",
         description="Write one self-contained HTML page (images embedded, no network when "
         "opened): the run's config, Elo over learner steps, Bradley-Terry ratings with "
@@ -63,7 +63,6 @@ def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
         'matplotlib ("sp-wrappers[plots]"), the replay imageio ("sp-wrappers[video]"); '
         "without them the page says so in their place.",
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="the page (default: RUN_DIR/report.html)"
     )
@@ -83,5 +82,4 @@ def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="the player pinned at 1000 in the ratings when it has games (default: random)",
     )
     add_trust_option(parser)
-    parser.set_defaults(func=cmd_report)
     return parser

@@ -11,7 +11,7 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..runs.resolve import OVERRIDES
 from ..runs.rundir import slug
 from .common import PROG
 
-__all__ = ["command_line", "parse_pairs", "resume_dir", "train_overrides"]
+__all__ = ["command_line", "given_settings", "parse_pairs", "resume_dir", "train_overrides"]
 
 
 def parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
@@ -44,17 +44,28 @@ def parse_pairs(pairs: Sequence[str] | None, option: str) -> dict[str, Any]:
     return result
 
 
-def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The run settings among ``args`` that the user gave (those not ``None``), keyed as the
-    run's configuration names them (``--hp`` -> ``hyperparams``, ``--game-kwarg`` ->
-    ``game_kwargs``, ``--deterministic-opponents`` -> ``deterministic``)."""
+def given_settings(
+    args: argparse.Namespace, keys: Collection[str], unset: tuple[Any, ...] = (None,)
+) -> dict[str, Any]:
+    """The settings named ``keys`` among ``args`` that the user gave (those not ``unset``), and
+    ``--hp`` and ``--game-kwarg`` as the configuration names them (``hyperparams``,
+    ``game_kwargs``)."""
     given = {
-        key: value for key, value in vars(args).items() if key in OVERRIDES and value is not None
+        key: value
+        for key, value in vars(args).items()
+        if key in keys and not any(value is u for u in unset)
     }
     if args.hp is not None:
         given["hyperparams"] = parse_pairs(args.hp, "--hp")
     if args.game_kwarg is not None:
         given["game_kwargs"] = parse_pairs(args.game_kwarg, "--game-kwarg")
+    return given
+
+
+def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The run settings among ``args`` that the user gave (see :func:`given_settings`;
+    ``--deterministic-opponents`` -> ``deterministic``)."""
+    given = given_settings(args, OVERRIDES)
     if args.deterministic_opponents is not None:
         given["deterministic"] = args.deterministic_opponents
     return given

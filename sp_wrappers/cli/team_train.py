@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..runs.config import TeamRunConfig
+from ..runs.rundir import CONFIG_NAME
 
 __all__ = ["team_run_banner"]
 
 
 def team_run_banner(config: TeamRunConfig, run: Path, resume: bool) -> str:
     """The line printed before a team run starts."""
-    source = "config.json" if resume else config.recipe
+    source = CONFIG_NAME if resume else config.recipe
     return (
         f"{'Resuming' if resume else 'Training'} {config.algo} teams on {config.game} "
         f"({source}) into {run}"

@@ -34,7 +34,7 @@ from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
 from ..runs.config import TeamRunConfig
 from ..runs.recipes import installed_algos
 from ..runs.resolve import resolve
-from ..runs.rundir import RunDir
+from ..runs.rundir import CONFIG_NAME, RunDir
 from .common import add_trust_option, flag_names, say_trust
 from .run_options import command_line, resume_dir, train_overrides
 from .team_train import team_run_banner
@@ -374,7 +374,7 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
     if isinstance(config, TeamRunConfig):
         print(team_run_banner(config, run.path, resume), flush=True)
     else:
-        source = "config.json" if resume else config.recipe
+        source = CONFIG_NAME if resume else config.recipe
         print(
             f"{'Resuming' if resume else 'Training'} {config.algo} on {config.game} ({source}) "
             f"into {run.path}",

@@ -1,8 +1,6 @@
 """``sp-wrappers watch RUN_DIR``: one match between two players, as a GIF, an MP4 or text.
 
-This module holds :func:`add_watch_parser` (how ``sp-wrappers`` registers the command),
-:func:`cmd_watch` (the command) and :func:`resolve_player` (a snapshot or a reference player by
-name). The match itself is played and written by :mod:`sp_wrappers.evaluation.replay`.
+The match is played and written by :mod:`sp_wrappers.evaluation.replay`.
 
 ::
 
@@ -28,7 +26,7 @@ from typing import Any
 
 from ..games.baselines import bot_name
 from ..games.registry import BOTS, make_bot
-from .common import CLIError, add_trust_option, open_archive, resolve_run_dir, run_game
+from .common import CLIError, add_command, add_trust_option, open_archive, resolve_run_dir, run_game
 
 __all__ = ["add_watch_parser", "cmd_watch", "resolve_player"]
 
@@ -184,8 +182,10 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
 
 def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` command to ``sp-wrappers``'s subparsers."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "watch",
+        cmd_watch,
         help="play one match between two players and write it as a GIF/MP4 (or print it)",
         description="Play one match between two snapshots, or a snapshot and a reference "
         "player, and write it as an animated GIF or MP4 from the game's rgb_array frames (one "
@@ -193,7 +193,6 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
         "turn-based games are printed move by move. Videos need imageio: "
         'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory or an archive")
     players = f"a snapshot id, latest, best, nash (the Nash mixture), or {', '.join(BOTS)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")
@@ -240,5 +239,4 @@ def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="--web: the port (0: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="--web: the address (this machine)")
     add_trust_option(parser)
-    parser.set_defaults(func=cmd_watch)
     return parser

@@ -7,7 +7,8 @@ module ``__getattr__`` and ``__dir__`` that import the others the first time the
 keep them on the package. Where the names come from is one of three tables:
 
 - ``homes``, ``{name: module}``: the few heavy names of a layer (``DrawReward`` is an SB3 VecEnv
-  wrapper, so ``sp_wrappers.envs`` names it ``{"DrawReward": ".shaping"}``);
+  wrapper, so ``sp_wrappers.envs`` names it ``{"DrawReward": ".shaping"}``), or ``modules``,
+  ``{module: names}``, for a layer whose names nearly all load on first use (``runs``);
 - ``faces``, layers whose ``__all__`` the package re-exports (the top package's public names are
   its layers' ``__all__``, looked up in order, so a name never imports a later layer);
 - ``moved``, ``{old: new}``: module paths that moved; the name imports ``package.old``, which
@@ -36,6 +37,7 @@ def lazy_exports(
     package: str,
     homes: Mapping[str, str] | None = None,
     *,
+    modules: Mapping[str, Sequence[str]] | None = None,
     faces: Sequence[str] = (),
     moved: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
@@ -43,6 +45,7 @@ def lazy_exports(
 
     :param package: the package's dotted name (``__name__`` in its ``__init__.py``).
     :param homes: ``{name: module}``, each module relative to ``package`` (``".networks"``).
+    :param modules: ``{module: names}``, the same table by module.
     :param faces: subpackages (relative names, ``"envs.vector"``) whose ``__all__`` names the
         package also serves, looked up in this order; with faces, ``package.__all__`` is theirs.
     :param moved: ``{old: new}`` module paths relative to ``package`` that moved: the attribute
@@ -50,6 +53,7 @@ def lazy_exports(
         :func:`sp_wrappers.core.deprecation.serve_moved_modules`); it is not listed by ``dir``.
     """
     homes = dict(homes or {})
+    homes.update({name: module for module, names in (modules or {}).items() for name in names})
     moved = dict(moved or {})
 
     def face(name: str) -> Any:

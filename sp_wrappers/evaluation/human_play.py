@@ -1,9 +1,7 @@
 """A person plays a policy move by move, through text streams.
 
-This module holds :func:`play_session` (one game between a person, reading moves from a text
-stream, and a policy), :class:`PlayOutcome` (how it went, and its match row),
-:func:`check_turn_based`, :class:`PlayError` and :class:`UnplayableGameError`. ``sp-wrappers
-play`` (:mod:`sp_wrappers.cli.play`) runs it on a snapshot of a run.
+:func:`play_session` plays one game between a person, reading moves from a text stream, and a
+policy; ``sp-wrappers play`` (:mod:`sp_wrappers.cli.play`) runs it on a snapshot of a run.
 
 The policy plays as in evaluation: the observation of its seat as training gave it, its actions
 masked to the legal ones. Moves are read and written in the game's notation

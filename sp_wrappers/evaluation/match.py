@@ -37,9 +37,12 @@ __all__ = ["play_match", "MatchResult", "as_policy", "EVALUATION_SOURCE", "with_
 EVALUATION_SOURCE = "evaluation"
 
 
-def as_policy(player: Any, policy_id: str | None = None, archive: Any = None) -> Policy:
+def as_policy(
+    player: Any, policy_id: str | None = None, archive: Any = None, deterministic: bool = False
+) -> Policy:
     """A policy from a policy, an SB3 model (frozen, deterministic) or, with ``archive``, a
-    snapshot id or ``SnapshotInfo`` (its frozen policy, sampling its actions)."""
+    snapshot id or ``SnapshotInfo`` (its frozen policy, sampling its actions unless
+    ``deterministic``)."""
     if is_policy(player):
         return player
     if isinstance(player, SnapshotInfo):
@@ -49,7 +52,7 @@ def as_policy(player: Any, policy_id: str | None = None, archive: Any = None) ->
             raise TypeError(
                 f"Got the snapshot id {player!r} but no archive to load it from; pass archive=."
             )
-        return archive.load_policy(player, deterministic=False)
+        return archive.load_policy(player, deterministic=deterministic)
     return SB3Policy(player, deterministic=True, policy_id=policy_id or type(player).__name__)
 
 

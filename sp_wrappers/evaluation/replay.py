@@ -28,7 +28,6 @@ from ..core.policies import (
     PolicyPlayer,
     RandomPolicy,
     check_opponent_action,
-    is_policy,
     stack_observations,
 )
 from ..core.seats import conform_observation, seat_spaces
@@ -245,13 +244,9 @@ def resolve_snapshot(archive: Any, which: str) -> str:
 def _as_player(player: Any, archive: Any, deterministic: bool) -> Policy:
     if isinstance(player, SnapshotInfo):
         player = player.id
-    if isinstance(player, str):
-        if archive is None:
-            raise TypeError(
-                f"Got the snapshot id {player!r} but no archive to load it from; pass archive=."
-            )
-        return archive.load_policy(resolve_snapshot(archive, player), deterministic=deterministic)
-    return player if is_policy(player) else as_policy(player, "sb3")
+    if isinstance(player, str) and archive is not None:
+        player = resolve_snapshot(archive, player)  # "latest", "best"
+    return as_policy(player, "sb3", archive, deterministic)
 
 
 def parse_opening(text: str | None, env_fn: Callable[[], Any] | None = None) -> tuple[int, ...]:

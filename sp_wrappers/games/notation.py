@@ -1,13 +1,9 @@
 """Move notation: a turn-based game's board as text and its moves in the game's own words.
 
-This module holds the board games' notations (:class:`TicTacToeNotation`,
-:class:`ConnectFourNotation`, :class:`GoNotation`, :class:`ChessNotation`), :data:`NOTATIONS`
-(PettingZoo's ``metadata["name"]`` -> notation class), :func:`notation_for` and
-:class:`MoveError`; it also serves :class:`Notation` (the interface: ``board``, ``legal_moves``,
-``parse``, ``describe``) and the fallback :class:`IndexNotation` (action indices and the action
-mask) from :mod:`sp_wrappers.games.notation_base`, and the card games' notations
-(:class:`LimitHoldemNotation`, :class:`NoLimitHoldemNotation`, :class:`LeducHoldemNotation`,
-:class:`OpenSpielNotation` for Kuhn and Leduc poker) from :mod:`sp_wrappers.games.card_notation`.
+The board games' notations live here, :func:`notation_for` picks one by PettingZoo's
+``metadata["name"]``; the interface (:class:`Notation`) and the fallback :class:`IndexNotation`
+(action indices and the action mask) come from :mod:`sp_wrappers.games.notation_base`, the card
+games' notations from :mod:`sp_wrappers.games.card_notation`, and this module serves them all.
 
 Every notation maps text to PettingZoo's own action index and back for the position the env is
 in (``describe`` names a move *before* it is played). The board is read from the env itself

@@ -53,6 +53,7 @@ import numpy as np
 from ..archive.store import SnapshotArchive
 from ..core.jsonio import write_json
 from ..core.policies import SB3Policy
+from ..core.run_layout import ARCHIVE_DIR, PSRO_NAME
 from ..core.save_util import save_model
 from ..envs.vector.factory import make_selfplay_vec_env
 from ..evaluation.exploitability import (
@@ -77,7 +78,7 @@ __all__ = [
 ]
 
 #: The state file in a PSRO run directory.
-PSRO_STATE = "psro.json"
+PSRO_STATE = PSRO_NAME
 PAYOFF_MODES = ("auto", "exact", "sampled")
 #: Gains within this of the threshold are ties (exact payoffs of greedy members carry rounding of
 #: about 1e-9: a copy of a member "won" 6e-10 against a Kuhn mixture).
@@ -234,7 +235,7 @@ class PSRO:
         state = self._read_state()
         stored = None if state is None else PSROSettings(**state["settings"])
         self.settings = stored or settings or PSROSettings()
-        self.archive = SnapshotArchive(self.run_dir / "archive", max_snapshots=None)
+        self.archive = SnapshotArchive(self.run_dir / ARCHIVE_DIR, max_snapshots=None)
         self.members: list[str] = [] if state is None else list(state["members"])
         self.history: list[dict[str, Any]] = [] if state is None else list(state["iterations"])
         self.steps = 0 if state is None else int(state["steps"])

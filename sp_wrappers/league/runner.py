@@ -38,6 +38,7 @@ import numpy as np
 
 from ..archive.policy_spec import spec_classes
 from ..archive.store import SnapshotArchive
+from ..core.run_layout import ARCHIVE_DIR
 from ..core.save_util import atomic_write
 from .builders import FrozenPlayer, LeagueBuilder, LeagueView, LearnerState, PlayerSpec
 from .compute import ChunkFit, OnChunks, league_compute_shares, warn_chunks
@@ -55,7 +56,6 @@ __all__ = [
     "STATE_NAME",
 ]
 
-ARCHIVE_DIR = "archive"
 PLAYERS_DIR = "players"
 _REQUIRED = (
     "roles",

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.jsonio import write_json
+from ..core.jsonio import read_versioned, write_json
 from .builders import FrozenPlayer, LearnerState, PlayerSpec
 from .compute import same_shares, shares_changed
 from .worker import LeagueSetupError
@@ -113,17 +113,8 @@ class LeagueState:
             written for other players or shares; the message names the fix.
         """
         path = Path(path)
-        try:
-            state = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise LeagueSetupError(
-                f"Cannot read {path}: {error}. Restore the file or start a new league directory."
-            ) from error
-        if state.get("format_version") != STATE_FORMAT_VERSION:
-            raise LeagueSetupError(
-                f"{path} has format version {state.get('format_version')!r}, this sp_wrappers "
-                f"reads {STATE_FORMAT_VERSION}. Use the version that wrote it or a new directory."
-            )
+        fix = "restore it (or use the sp_wrappers that wrote it), or start a new league directory"
+        state = read_versioned(path, STATE_FORMAT_VERSION, "league state", fix, LeagueSetupError)
         saved = {p["name"]: p["role"] for p in state["learners"]}
         wanted = {s.name: s.role for s in specs}
         if saved != wanted:

@@ -6,18 +6,8 @@ league's :class:`~sp_wrappers.runs.config.LeagueConfig` from a game and the user
 reads the one of a league to continue; :func:`sp_wrappers.runs.start` runs it with
 :class:`LeagueRun`: an AlphaStar league (main agents, main exploiters, league exploiters matched
 by PFSP) or plain self-play, in this process, in worker processes or on a Ray cluster, then
-evaluates and rates the main agents and writes the run directory::
-
-    config.json     everything that reproduces the run (game, algo, hyperparams, league roles
-                    and settings, chunk_steps, seed, timesteps, ...) and its history
-    league.json     the league's state (players, roles, steps, frozen pool, payoff table)
-    archive/        one SnapshotArchive: every player's snapshots tagged by role and parent
-    players/        each learning player's model (SB3 zip) and initial model
-    ratings.json    Bradley-Terry ratings of every snapshot and bot on one scale, and each main
-                    agent's final record against the game's reference bots
-    plots/          league_payoff.png (grouped and coloured by role)
-    report.html     one self-contained page on how the league went (sp-wrappers report RUN_DIR)
-    tb/<player>/    TensorBoard scalars per player (when tensorboard is installed)
+evaluates and rates the main agents and writes the run directory (its layout:
+:mod:`sp_wrappers.runs.rundir`).
 
 >>> config = resolve_league("tictactoe_v3", {"timesteps": 256, "main_exploiters": 0})
 >>> config.league["kind"], config.league["main_exploiters"], config.chunk_steps
@@ -38,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVE_DIR, PLOTS_DIR, RATINGS_NAME
 from ..games.registry import game_factory
 from ..league.builders import AlphaStarLeague, SelfPlayLeague
 from ..league.errors import LeagueSetupError
@@ -56,7 +47,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
 from .run import Run, RunResult, options_from, start
-from .rundir import ARCHIVE_DIR, RATINGS_NAME, RunDir
+from .rundir import RunDir
 
 __all__ = [
     "LEAGUE_CONFIG_FORMAT_VERSION",
@@ -387,7 +378,7 @@ class LeagueRun(Run):
 
                 run.plots_path.mkdir(exist_ok=True)
                 plot_league_payoff(league.archive, run.plots_path / "league_payoff.png")
-                written.append("plots/")
+                written.append(f"{PLOTS_DIR}/")
             except ImportError as error:
                 self.notes.append(f"no plots: {error}")
         return written

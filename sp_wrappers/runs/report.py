@@ -33,16 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.run_layout import ARCHIVE_DIR, PSRO_NAME, REPORT_NAME
 from ..core.save_util import atomic_write
-from .rundir import (
-    ARCHIVE_DIR,
-    PSRO_NAME,
-    REPORT_NAME,
-    RunArchive,
-    RunDir,
-    RunDirError,
-    run_trusted_modules,
-)
+from .rundir import RunArchive, RunDir, RunDirError, run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
 

@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..core.jsonio import write_json
+from ..core.run_layout import CONFIG_NAME, TB_DIR
 from .kinds import config_class, kind_of_json, run_class
 from .models import limited_torch_threads
 from .report import report_at_end
-from .rundir import CONFIG_NAME, RunDir, run_trusted_modules, tensorboard_dir
+from .rundir import RunDir, run_trusted_modules, tensorboard_dir
 
 __all__ = ["RunOptions", "RunResult", "Run", "start", "options_from"]
 
@@ -162,7 +163,7 @@ class Run(ABC):
             self.evaluate()
         written = [CONFIG_NAME, *self.write_results()]
         if self.tb is not None:
-            written.append("tb/")
+            written.append(f"{TB_DIR}/")
         self.end({"seconds": round(self.seconds, 1), **self.end_entry()})
         if self.options.html_report:
             written += self.write_report()

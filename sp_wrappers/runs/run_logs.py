@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.run_layout import PROGRESS_NAME
 from ..games.registry import GAMES, game_factory
 from ..training.exploitability import ExploitabilityCallback, exploitability_fits
 from ..training.strength import StrengthCallback
 from .config import RunConfig, TrainError
-from .rundir import PROGRESS_NAME
 
 __all__ = [
     "progress_logger",

@@ -1,26 +1,40 @@
 """The run directory, one object: :class:`RunDir` owns the layout every kind of run writes.
 
-No other module spells a file name of a run directory: the resolver reads the configuration
-through :meth:`RunDir.config`, the runs write through its paths, and every command that works on a
-run (inspect, play, watch, report, exploitability) finds its archive and typed configuration
-with :meth:`RunArchive.locate`. The layout::
+The names of its files are spelled once, in :mod:`sp_wrappers.core.run_layout`, which the layers
+below ``runs`` that write inside a run directory import too. The resolver reads a run's
+configuration through :class:`RunDir`, the runs write through its paths, and every command that
+works on a run (inspect, play, watch, report, exploitability, exploit) finds its archive and typed
+configuration with :meth:`RunArchive.locate`. The layout of every kind (single, teams, league,
+PSRO), with what the layers below write in it under their own names::
 
-    config.json        everything that reproduces the run, with its "kind" (single, teams, league,
-                       psro)
-    model.zip          a single learner's model (checkpointed at every snapshot)
-    archive/           SnapshotArchive: snapshots, match history, ratings (single, league; PSRO:
-                       the members and the meta-weights)
-    psro.json          a PSRO run's population, payoffs and every iteration (league/psro.py's)
-    progress.csv       SB3's logger (single, PSRO; a resume: progress-<from step>.csv)
-    models/<name>.zip  a team run's models;  archives/<team>/: each team's SnapshotArchive
-    ratings.json       Bradley-Terry ratings and the final learner's record against the baselines
-    plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png)
-    report.html        one self-contained page (a team run: report-<team>.html per team)
-    tb/                TensorBoard logs (when tensorboard is installed)
-
-What the layers below write inside it under their own names stays theirs (a league's
-``league.json`` and ``players/``, ``TeamSelfPlay``'s ``team_selfplay.json``, the strength and
-exploitability histories).
+    config.json        everything that reproduces the run (game, algo, hyperparams, the kind's
+                       settings, seed, timesteps, ...), its "kind" and its history;
+                       `sp-wrappers train --config` replays a single or team run's
+    model.zip          single: the learner, rewritten at every snapshot (a crashed run resumes)
+    archive/           single, league, PSRO: the SnapshotArchive (snapshots, match history,
+                       ratings; single: at most --max-snapshots listed; league: every player's
+                       snapshots tagged by role and parent; PSRO: the members and meta-weights)
+    models/<name>.zip  teams: one model per entry of config.json's "models" (a team, or "shared"
+                       when one model plays every team), rewritten at every team change
+    archives/<team>/   teams: each team's SnapshotArchive
+    team_selfplay.json teams: the learning team, step counts, Elo per team (TeamSelfPlay's)
+    league.json        league: players, roles, steps, frozen pool, payoff table;  players/: each
+                       learning player's model and initial model (the league's)
+    psro.json          PSRO: the population, payoffs and every iteration (league/psro.py's)
+    ratings.json       Bradley-Terry ratings of the snapshots (and bots) and the final learner's
+                       record against the baselines (teams: per team, against random teams)
+    env_generator.json single, with --env-generator: each env copy's game configuration
+    strength.json      single: the learner against the game's ladder every --strength-every steps
+    exploitability.json  single, games small enough to walk: the exact exploitability of the
+                       learner, the Nash mixture and every snapshot, every --exploitability-every
+    progress.csv       SB3's logger (single, PSRO; a resumed call: progress-<from step>.csv)
+    plots/             ratings.png, payoff.png, strength.png (league: league_payoff.png), when
+                       matplotlib is installed
+    report.html        one self-contained page (teams: report-<team>.html per team), rewritten by
+                       sp-wrappers report RUN_DIR; a page that cannot be written is a note
+    tb/                TensorBoard logs, when tensorboard is installed (teams: one folder per
+                       model; league: tb/<player>/)
+    exploit/           sp-wrappers exploit's own archive and its exploit.json
 
 >>> run = RunDir("runs/ttt")
 >>> run.config_path.as_posix(), run.team_archive_path("red").as_posix()
@@ -38,18 +52,26 @@ from typing import Any
 
 from ..archive.index import INDEX_NAME
 from ..archive.policy_spec import TRUSTED_MODULES
+from ..core.run_layout import (
+    ARCHIVE_DIR,
+    ARCHIVES_DIR,
+    CONFIG_NAME,
+    EXPLOIT_DIR,
+    MODEL_NAME,
+    MODELS_DIR,
+    PLOTS_DIR,
+    PSRO_NAME,
+    RATINGS_NAME,
+    REPORT_NAME,
+    TB_DIR,
+)
 from .config import TrainError
 from .kinds import config_class, kind_of_json
 
-__all__ = [
+__all__ = [  # 0.2's three names of the layout stay here; all of them: core.run_layout
     "CONFIG_NAME",
     "MODEL_NAME",
     "ARCHIVE_DIR",
-    "ARCHIVES_DIR",
-    "MODELS_DIR",
-    "RATINGS_NAME",
-    "REPORT_NAME",
-    "PROGRESS_NAME",
     "RunDir",
     "RunArchive",
     "RunDirError",
@@ -63,21 +85,6 @@ __all__ = [
     "write_plots",
 ]
 
-CONFIG_NAME = "config.json"
-MODEL_NAME = "model.zip"
-ARCHIVE_DIR = "archive"
-ARCHIVES_DIR = "archives"
-MODELS_DIR = "models"
-RATINGS_NAME = "ratings.json"
-REPORT_NAME = "report.html"
-PLOTS_DIR = "plots"
-TB_DIR = "tb"
-PROGRESS_NAME = "progress.csv"
-EXPLOIT_DIR = "exploit"
-EXPLOIT_HISTORY = "exploit.json"
-#: A PSRO run's state (the file :data:`sp_wrappers.league.psro.PSRO_STATE` names; a test checks
-#: they agree): here so that a report can look for it without importing the league.
-PSRO_NAME = "psro.json"
 #: The ``policy_kwargs`` that name a class by its import path (``"module:Class"``) in a recipe,
 #: ``--hp`` and ``config.json``.
 POLICY_CLASS_KWARGS = ("features_extractor_class",)
@@ -370,7 +377,7 @@ def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list
     plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")
     payoff = RoundRobinResult.from_archive(archive)
     plot_payoff(payoff, out / "payoff.png", title=f"{run.name}: payoff matrix, all games")
-    return ["plots/"]
+    return [f"{PLOTS_DIR}/"]
 
 
 def module_prefix(module: str) -> str:
@@ -429,7 +436,7 @@ def run_trusted_modules(config: Any, extra: Iterable[str] = ()) -> tuple[str, ..
     return tuple(dict.fromkeys(module_prefix(m) for m in [*modules, *extra]))
 
 
-def trust_line(config: Any, extra: Iterable[str] = (), where: str = "config.json") -> str | None:
+def trust_line(config: Any, extra: Iterable[str] = (), where: str = CONFIG_NAME) -> str | None:
     """One line saying which modules :func:`run_trusted_modules` trusts and why (``None`` when
     it trusts none), for a command to print on stderr.
 

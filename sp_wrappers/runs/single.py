@@ -3,35 +3,8 @@
 
 :class:`SingleRun` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
 :func:`~sp_wrappers.runs.resolve.resolve`), builds the game's vector env, the learner and its
-callbacks, learns, evaluates the final learner and writes the run directory
-(:class:`~sp_wrappers.runs.rundir.RunDir`). It never touches team or league code.
-
-A run directory holds::
-
-    config.json     everything that reproduces the run (game, game_kwargs, algo, hyperparams,
-                    sampler, seed, timesteps, ...); `sp-wrappers train --config` replays it and
-                    the ratings/tournament/plot commands read its "game"
-    model.zip       the learner (also rewritten at every snapshot, so a crashed run resumes)
-    archive/        SnapshotArchive: snapshots, match history, ratings (at most
-                    --max-snapshots snapshots listed; older ones are pruned)
-    ratings.json    Bradley-Terry ratings over the whole match history, anchored on RandomPolicy,
-                    and the final learner's record against the baselines
-    env_generator.json  with --env-generator: each env copy's current game configuration,
-                    reapplied on --resume (see sp_wrappers.training.env_generator)
-    strength.json   games with reference players: the learner's score against the ladder
-                    (e.g. alpha-beta depths 1, 2, 4) from forced openings every --strength-every
-                    steps, and its rating on the ladder's Bradley-Terry scale
-                    (sp_wrappers.training.strength; kept across --resume)
-    exploitability.json  games small enough to walk (tic-tac-toe, Kuhn and Leduc poker through
-                    openspiel_env): the exact exploitability of the learner, of the archive's
-                    Nash mixture and of every snapshot every --exploitability-every steps
-                    (sp_wrappers.training.exploitability; kept across --resume)
-    progress.csv    what SB3's logger records (rollout/, train/, selfplay/, eval/<rung>/score,
-                    eval/rating), one row per dump; a resumed call writes progress-<step>.csv
-    plots/          ratings.png, payoff.png, strength.png (when matplotlib is installed)
-    report.html     one self-contained page on how the run went (sp-wrappers report RUN_DIR
-                    rewrites it; a page that cannot be written is a note, never a failed run)
-    tb/             TensorBoard logs (when tensorboard is installed)
+callbacks, learns, evaluates the final learner and writes the run directory (its layout:
+:mod:`sp_wrappers.runs.rundir`). It never touches team or league code.
 """
 
 from __future__ import annotations
@@ -47,6 +20,7 @@ from typing import Any, cast
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
 from ..core.save_util import save_model
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
@@ -70,7 +44,7 @@ from .run_logs import (
     strength_callback,
     strength_line,
 )
-from .rundir import ARCHIVE_DIR, MODEL_NAME, RATINGS_NAME, write_plots
+from .rundir import write_plots
 from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
@@ -486,7 +460,7 @@ class SingleRun(Run):
         if strength is not None:
             written.append(HISTORY_NAME)
             if strength.plot_path is not None and strength.plot_path.exists():
-                written.append(f"plots/{PLOT_NAME}")
+                written.append(f"{PLOTS_DIR}/{PLOT_NAME}")
         if exploit is not None:
             written.append(EXPLOITABILITY_HISTORY)
         written.append(self.csv_name)
@@ -525,9 +499,9 @@ def train(
     html_report: bool = True,
     trusted_modules: Sequence[str] = (),
 ) -> TrainResult:
-    """Train a learner by self-play and write the run directory (see the module docstring):
-    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`RunConfig` and these
-    options (see :class:`~sp_wrappers.runs.run.RunOptions`).
+    """Train a learner by self-play and write the run directory (its layout:
+    :mod:`sp_wrappers.runs.rundir`): 0.2's entry point, now :func:`sp_wrappers.runs.start` with a
+    :class:`RunConfig` and these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
 
     :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
         the content of a single-learner run's ``config.json``.

@@ -3,21 +3,8 @@
 A team run from start to finish: :class:`TeamRun`, the
 :class:`~sp_wrappers.runs.config.TeamRunConfig` kind of :func:`sp_wrappers.runs.start`
 (see :func:`~sp_wrappers.runs.resolve.resolve`), deciding which teams share a model, and writing
-the run directory; :func:`train_teams`, 0.2's entry point, calls the same.
-
-A team run directory holds::
-
-    config.json          everything that reproduces the run ("teams", "team_change", "models",
-                         per-team "timesteps", ...); `sp-wrappers train --config` replays it
-    models/<name>.zip    one SB3 model per entry of config.json's "models" (a team, or "shared" when
-                         one model plays every team), rewritten at every team change
-    archives/<team>/     each team's SnapshotArchive: its snapshots and match history
-    team_selfplay.json   TeamSelfPlay's state: the learning team, step counts, Elo per team
-    ratings.json         per team: Elo, Bradley-Terry ratings of its snapshots against the
-                         other teams' snapshots, and the final learner against random teams
-    report-<team>.html   one self-contained page per team archive (sp-wrappers report
-                         RUN_DIR/archives/<team> rewrites it)
-    tb/                  TensorBoard logs, one folder per model (when tensorboard is installed)
+the run directory (its layout: :mod:`sp_wrappers.runs.rundir`); :func:`train_teams`, 0.2's entry
+point, calls the same.
 
 ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps (one step
 of every agent of the team: SB3's ``num_timesteps`` of the team's model).
@@ -34,12 +21,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..core.jsonio import write_json
+from ..core.run_layout import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME
 from ..games.registry import MissingGameError, game_factory
 from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
 from .models import build_model, check_algo_fits
 from .report import report_at_end
 from .run import Run, RunResult, options_from, start
-from .rundir import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME, RunDir
+from .rundir import RunDir
 from .summary import duration
 from .team_results import evaluate_teams, team_ratings, team_ratings_json
 
@@ -441,9 +429,9 @@ def train_teams(
     html_report: bool = True,
     trusted_modules: Sequence[str] = (),
 ) -> TeamTrainResult:
-    """Train one learner per team and write the run directory (see the module docstring):
-    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`TeamRunConfig` and
-    these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
+    """Train one learner per team and write the run directory (its layout:
+    :mod:`sp_wrappers.runs.rundir`): 0.2's entry point, now :func:`sp_wrappers.runs.start` with a
+    :class:`TeamRunConfig` and these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
 
     :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
         the content of a team run's ``config.json``.

@@ -101,7 +101,41 @@ class AsymmetricGuessGame(GuessGame):
         return out
 
 
-class RaceGame(AECEnv):
+class _TurnGame(AECEnv):
+    """What the turn-based games share: one observation and one action space for every seat,
+    a new episode, and the start of each step."""
+
+    _obs_space: spaces.Space
+    _act_space: spaces.Space
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._act_space
+
+    def _start_episode(self) -> None:
+        """Every seat in the game again, with no reward, ending or info yet."""
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+
+    def _finished_seat_steps(self, action: Any) -> bool:
+        """Take the step of a seat whose game is over (``True``), or clear the last step's
+        rewards for the seat to move (``False``)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return True
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
+        return False
+
+
+class RaceGame(_TurnGame):
     """Players take turns adding 1, 2 or 3 (actions 0, 1, 2) to a counter starting at 0.
 
     Whoever brings the counter to ``target`` exactly wins ``n_players - 1``; every other player
@@ -134,12 +168,6 @@ class RaceGame(AECEnv):
         self._act_space = spaces.Discrete(3)
         self.counter = 0
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._obs_space
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._act_space
-
     def _legal(self) -> np.ndarray:
         return np.array([self.counter + k + 1 <= self.target for k in range(3)], dtype=np.int8)
 
@@ -156,23 +184,15 @@ class RaceGame(AECEnv):
             self.infos[agent] = {"action_mask": self._legal()} if self.mask_in == "info" else {}
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        self.agents = list(self.possible_agents)
+        self._start_episode()
         self.counter = int((options or {}).get("start", 0))
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
         self._update_infos()
         self.agent_selection = self.agents[0]
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        if self._finished_seat_steps(action):
             return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
+        agent = self.agent_selection
         if not self._legal()[int(action)]:  # like PettingZoo's classic games: an illegal move loses
             for a in self.agents:
                 self.rewards[a] = -float(self.n_players - 1) if a == agent else 1.0
@@ -189,7 +209,7 @@ class RaceGame(AECEnv):
         self._accumulate_rewards()
 
 
-class EarlyExitGame(AECEnv):
+class EarlyExitGame(_TurnGame):
     """Two seats, ``"leaver"`` then ``"stayer"``, taking turns with actions ``Discrete(2)``.
 
     The stayer's first move eliminates the leaver: it terminates with a final reward of +1 if its
@@ -209,33 +229,19 @@ class EarlyExitGame(AECEnv):
         self.moves = 0
         self.leaver_move = 0
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._obs_space
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._act_space
-
     def observe(self, agent: str) -> np.ndarray:
         return np.array([self.moves, self.leaver_move], dtype=np.float32)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self._start_episode()
         self.moves = 0
         self.leaver_move = 0
         self.agent_selection = "leaver"
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        if self._finished_seat_steps(action):
             return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
+        agent = self.agent_selection
         self.moves += 1
         if agent == "leaver":
             self.leaver_move = int(action)

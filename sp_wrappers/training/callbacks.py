@@ -2,11 +2,15 @@
 and :func:`match_records`, the archive's match rows of one finished episode.
 
 The callback is what writes the archive during ``learn``: it saves snapshots into the
-:class:`~sp_wrappers.SnapshotArchive`, reads every finished episode's ``info["selfplay"]`` (drained
-from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`, so every learner's games
-count, ARS's too, each once), updates online Elo, records each match in the archive, refreshes
-the learner's latest weights in every env (in this process or in ``SubprocVecEnv`` workers) and
-logs ``selfplay/*`` through SB3's logger.
+:class:`~sp_wrappers.SnapshotArchive` (every ``save_every`` steps, once the learner's win rate
+clears ``win_rate_threshold`` when one is set), reads every finished episode's
+``info["selfplay"]`` (drained from the env's buffer, see :mod:`~sp_wrappers.training.episode_feed`,
+so every learner's games count, ARS's too, each once), rates the learner and its opponents online
+(Elo, and an OpenSkill rating with its uncertainty; a Bradley-Terry fit over the whole match
+history every ``fit_every`` steps), records each match in the archive, plays the games a Nash
+sampler's missing payoffs need after each snapshot (:mod:`~sp_wrappers.training.nash_games`),
+refreshes the learner's latest weights in every env (in this process or in ``SubprocVecEnv``
+workers) and logs ``selfplay/*`` through SB3's logger.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ..ratings.attribution import iter_attributed_matches
 from ..ratings.bradley_terry import fit_bradley_terry
 from ..ratings.elo import EloRatings
 from ..ratings.skill import OpenSkillRatings
-from .episode_feed import EpisodeFeed
+from .episode_feed import EpisodeFeed, restart_episodes
 from .nash_games import NashPayoffGames
 
 __all__ = [
@@ -257,7 +261,7 @@ class SelfPlayCallback(BaseCallback):
             # snapshot becomes the template of the opponents' "latest" weights.
             self._save_snapshot()
             self._sync_latest_weights()
-            self._restart_episodes()
+            restart_episodes(self.model)  # none against the empty-archive fallback
         else:
             # Resumed: the learner's own stored rating (archives written before it was stored:
             # its newest snapshot's, which has moved since that snapshot was saved).
@@ -430,15 +434,6 @@ class SelfPlayCallback(BaseCallback):
         indices = [i for i, want in enumerate(wants) if want is True]
         if indices:
             env.env_method("set_learner_template", self.model.policy, indices=indices)
-
-    def _restart_episodes(self) -> None:
-        """Start every env's episode again so that none is played against the empty-archive
-        fallback (SB3 resets the env before callbacks see training start)."""
-        model = self.model
-        model._last_obs = self.training_env.reset()
-        model._last_episode_starts = np.ones((self.training_env.num_envs,), dtype=bool)
-        if getattr(model, "_vec_normalize_env", None) is not None:
-            model._last_original_obs = model._vec_normalize_env.get_original_obs()
 
     def _flush_matches(self) -> None:
         if not self._pending_matches:

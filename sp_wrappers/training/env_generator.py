@@ -30,7 +30,7 @@ from ..archive.matches import config_key
 from ..core.imports import import_module
 from ..envs.game_config import REWARD_KEY, reward_fn_name
 from .env_history import ConfigResult, EnvHistory, GameConfig
-from .episode_feed import EpisodeFeed
+from .episode_feed import EpisodeFeed, restart_episodes
 
 __all__ = [
     "EnvGenerator",
@@ -146,7 +146,7 @@ class EnvGenerator(BaseCallback):
             if index not in restored:
                 self._apply(index, self._ask(index))
         if any(config is not None for config in self.configs):
-            self._restart_episodes()
+            restart_episodes(self.model)  # the first configurations from the start
         self._save_state()
 
     def _on_step(self) -> bool:
@@ -215,15 +215,6 @@ class EnvGenerator(BaseCallback):
             if self.verbose:
                 step = self.num_timesteps
                 print(f"env_generator: copy {index} -> {config.describe()} (step {step})")
-
-    def _restart_episodes(self) -> None:
-        """Start every episode again, so the first configurations play from the start (SB3 reset
-        the env before callbacks see training start)."""
-        model = self.model
-        model._last_obs = self.training_env.reset()
-        model._last_episode_starts = np.ones((self.training_env.num_envs,), dtype=bool)
-        if getattr(model, "_vec_normalize_env", None) is not None:
-            model._last_original_obs = model._vec_normalize_env.get_original_obs()
 
     # -- the state file --------------------------------------------------------------------------
     def _save_state(self) -> None:

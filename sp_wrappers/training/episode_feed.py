@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EpisodeFeed", "DRAIN_METHOD"]
+__all__ = ["EpisodeFeed", "DRAIN_METHOD", "restart_episodes"]
 
 #: The env method that hands over the finished episodes' summaries.
 DRAIN_METHOD = "drain_episodes"
@@ -136,3 +136,17 @@ def _has_buffer(env: Any) -> bool:
         return bool(env.has_attr(DRAIN_METHOD))
     except Exception:  # noqa: BLE001 - a VecEnv that cannot answer: read infos
         return False
+
+
+def restart_episodes(model: Any) -> None:
+    """Start every episode of ``model``'s training env again, so that a change a callback makes
+    at training start (the opponents' first weights, the games' configurations) plays from each
+    episode's start: SB3 resets the env before callbacks see training start.
+
+    :param model: the SB3 model, during its ``learn`` (``model.get_env()`` is the training env).
+    """
+    env = model.get_env()
+    model._last_obs = env.reset()
+    model._last_episode_starts = np.ones((env.num_envs,), dtype=bool)
+    if getattr(model, "_vec_normalize_env", None) is not None:
+        model._last_original_obs = model._vec_normalize_env.get_original_obs()

@@ -20,17 +20,11 @@ gets a finite rating, with a wide interval.
 With a ``run_dir`` the callback keeps its history in ``run_dir/strength.json`` (read back at
 training start, so a resumed run continues its curve) and draws ``run_dir/plots/strength.png``:
 the score against each rung, and the rating with its 95% interval, over learner steps.
-``strength.json`` (``format_version`` 1) holds ``ladder`` (rung ids, the anchor first),
-``anchor_rating``, ``openings``, ``repeats``, ``seed``, ``rung_matches`` (``player_a``,
-``player_b``, ``games``, ``wins``, ``draws``, ``losses``), ``ladder_seconds`` (how long
-those games took), ``ladder_ratings`` and
-``evaluations`` (each: ``step``, ``seconds``, ``scores``, ``wdl``, ``by_seat``,
-``distinct_games``, ``rating``, ``rating_std_error``, ``rating_interval``).
+``strength.json``'s format: ``docs/formats.md``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -40,8 +34,9 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..core.jsonio import write_json
+from ..core.jsonio import read_versioned, write_json
 from ..core.policies import SB3Policy, is_policy
+from ..core.run_layout import PLOTS_DIR
 from ..core.seats import as_aec_env, seat_spaces
 from ..evaluation.openings import legal_openings, play_openings
 from ..evaluation.plots import PLOTS_HINT, new_figure, save_figure
@@ -177,7 +172,7 @@ class StrengthCallback(BaseCallback):
 
     @property
     def plot_path(self) -> Path | None:
-        return None if self.run_dir is None else self.run_dir / "plots" / PLOT_NAME
+        return None if self.run_dir is None else self.run_dir / PLOTS_DIR / PLOT_NAME
 
     # -- SB3 hooks ---------------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -338,18 +333,7 @@ class StrengthCallback(BaseCallback):
         header = self._header()
         path = self.history_path
         if path is not None and path.exists():
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, ValueError) as error:
-                raise ValueError(
-                    f"Cannot read the strength history {path} ({error}); move it away to start "
-                    "a new one."
-                ) from None
-            if data.get("format_version") != HISTORY_FORMAT_VERSION:
-                raise ValueError(
-                    f"{path} has format_version {data.get('format_version')!r}; this sp_wrappers "
-                    f"reads {HISTORY_FORMAT_VERSION}. Move it away to start a new history."
-                )
+            data = read_versioned(path, HISTORY_FORMAT_VERSION, "strength history")
             changed = sorted(k for k in header if data.get(k) != header[k])
             if changed:
                 raise ValueError(

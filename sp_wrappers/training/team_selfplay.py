@@ -90,6 +90,7 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
+from ..core.run_layout import MODELS_DIR
 from ..core.save_util import save_model
 from ..opponents.sampler import STRATEGIES, OpponentSampler
 from ..opponents.slots import SWAP_UNITS
@@ -526,7 +527,7 @@ class TeamSelfPlay:
     def checkpoint(self, team: str) -> None:
         """Save ``team``'s model to ``run_dir/models/<team>.zip`` (no-op without ``run_dir``)."""
         if self.run_dir is not None:
-            save_model(self.models[team], self.run_dir / "models" / f"{team}.zip")
+            save_model(self.models[team], self.run_dir / MODELS_DIR / f"{team}.zip")
 
     def write_state(self) -> None:
         """Write ``team_selfplay.json`` atomically (no-op without ``run_dir``)."""
@@ -553,7 +554,7 @@ class TeamSelfPlay:
             "elo": dict(self.team_elo),
             "last_save_step": {t: int(c.resume_save_step or 0) for t, c in self.callbacks.items()},
             "archives": {t: str(a.path) for t, a in self.archives.items()},
-            "models": {t: f"models/{t}.zip" for t in self.team_names},
+            "models": {t: f"{MODELS_DIR}/{t}.zip" for t in self.team_names},
             "swap_draws": self._draws(),
             "draws_at_turn_start": self._draws_at_turn_start,
             "turns": self.turns,
@@ -565,7 +566,7 @@ class TeamSelfPlay:
         assert self.run_dir is not None and self.state_path is not None
         check_state(state, self.state_path, self.layout.teams, self.shared, self.archives)
         for team in self.team_names:
-            path = self.run_dir / "models" / f"{team}.zip"
+            path = self.run_dir / MODELS_DIR / f"{team}.zip"
             if path.exists():
                 load_checkpoint(self.models[team], path)
         if self.seed is not None:  # new games and draws, not a replay of the first ones

@@ -21,6 +21,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ..archive.spaces import spaces_match
 from ..archive.store import IncompatibleSnapshotError, SnapshotArchive, as_archive
+from ..core.run_layout import ARCHIVES_DIR
 from ..envs.observation_wrappers import check_observation_wrappers
 from .errors import TeamChangeError
 
@@ -267,7 +268,7 @@ class TeamSetup:
                 raise ValueError(
                     "TeamSelfPlay needs archives={team: directory} or a run_dir to put them in."
                 )
-            archives = {t: self.run_dir / "archives" / t for t in self.team_names}
+            archives = {t: self.run_dir / ARCHIVES_DIR / t for t in self.team_names}
         if not isinstance(archives, Mapping):
             if not self.shared:
                 raise ValueError(
