@@ -164,6 +164,14 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="end-of-run games of each main agent against each reference player (default: "
         "the recipe's; on --resume, this call's)",
     )
+    training.add_argument(
+        "--symmetries",
+        default=None,
+        metavar="auto|none|GAME",
+        help="play each player's learner episodes in a random symmetric view of the board, as "
+        "sp-wrappers train does (auto: the game's built-ins, checked against the game first; "
+        "none: the real view; default: the recipe's)",
+    )
     training.add_argument("--device", default="cpu", help="torch device of the players")
     training.add_argument(
         "--threads", type=int, default=1, metavar="N", help="torch threads per player"

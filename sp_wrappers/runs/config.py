@@ -324,6 +324,8 @@ class LeagueConfig(JsonConfig):
     :param timesteps: learner steps of all players together.
     :param max_frozen: cap on frozen players in matchmaking (``None``: no cap).
     :param eval_games: end-of-run games of each main agent against each reference bot.
+    :param symmetries: ``"auto"`` or a game's name: every player's learner episodes in a random
+        symmetric view of the board, as a train run's; ``None``: the real view only.
     :param history: one entry per call on the run.
     :param extra: keys this version does not know, kept as they are.
     :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
@@ -344,6 +346,7 @@ class LeagueConfig(JsonConfig):
     timesteps: int
     max_frozen: int | None = None
     eval_games: int
+    symmetries: str | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
 

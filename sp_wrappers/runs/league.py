@@ -47,6 +47,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
 from .run import Run, RunResult, options_from, start
+from .run_logs import checked_symmetries
 from .rundir import RunDir
 
 __all__ = [
@@ -320,7 +321,18 @@ class LeagueRun(Run):
             on_round=self.reporter,
             on_stall=on_stall,
             on_chunks=None if warn is None else lambda fit: warn(fit.line(*_CHUNK_OPTIONS)),
+            vec_env_kwargs=self.vec_env_kwargs(),
         )
+
+    def vec_env_kwargs(self) -> dict[str, Any]:
+        """Every player's extra ``SelfPlayVecEnv`` arguments: the run's symmetries, checked
+        against the game here, once, so a wrong one fails before any player trains (the players'
+        envs, in this process or a worker's, check the name again as they build)."""
+        symmetries = self.config.symmetries
+        if symmetries is None:
+            return {}
+        checked_symmetries(symmetries, self.env_fn)
+        return {"symmetries": symmetries}
 
     def history_entry(self) -> dict[str, Any]:
         return {

@@ -560,6 +560,7 @@ def resolve_league(
         "latest_ratio": float(recipe.sampler.get("latest_ratio", 0.5)),
     }
     eval_games = given.get("eval_games")
+    symmetries = given.get("symmetries", recipe.symmetries)
     return LeagueConfig(
         game=game,
         game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
@@ -572,4 +573,5 @@ def resolve_league(
         timesteps=budget,
         max_frozen=given.get("max_frozen"),
         eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
+        symmetries=None if symmetries == "none" else symmetries,
     )

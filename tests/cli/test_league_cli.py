@@ -181,3 +181,32 @@ def test_a_league_killed_after_its_last_round_but_before_its_end_resumes_to_fini
     assert main([*resume, "--backend", "serial", "--no-progress", "--no-plots"]) == 0
     assert (out / "ratings.json").exists()
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_symmetries_are_recorded_kept_on_resume_and_a_wrong_one_fails_in_one_line(tmp_path, capsys):
+    out = tmp_path / "sym"
+    args = ["league", "tictactoe_v3", "--league-exploiters", "0", "--main-exploiters", "0"]
+    assert (
+        main([*args, "--timesteps", "128", *TINY, "--symmetries", "auto", "--out", str(out)]) == 0
+    )
+    assert json.loads((out / "config.json").read_text())["symmetries"] == "auto"
+    resume = ["league", "--resume", str(out), "--timesteps", "256", "--backend", "serial"]
+    assert main([*resume, "--no-progress", "--no-plots", "--no-report"]) == 0
+    assert json.loads((out / "config.json").read_text())["symmetries"] == "auto"
+    capsys.readouterr()
+    bad = [
+        "league",
+        "connect_four_v3",
+        "--symmetries",
+        "tictactoe_v3",
+        "--out",
+        str(tmp_path / "bad"),
+    ]
+    assert main([*bad, *TINY]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "--symmetries tictactoe_v3" in err.strip().splitlines()[-1]
+    assert "--symmetries none" in err
+    # a league without the option keeps the 0.2 file: no key at all
+    plain = tmp_path / "plain"
+    assert main([*args, "--timesteps", "128", *TINY, "--no-report", "--out", str(plain)]) == 0
+    assert "symmetries" not in json.loads((plain / "config.json").read_text())
