@@ -336,6 +336,25 @@ def single_timing(directory: Path) -> dict[str, Any]:
     return {"learn_seconds": seconds - eval_seconds, "measured_steps": steps}
 
 
+def heartbeat_rate(out: Path, arm: str) -> float | None:
+    """Learner steps per second of ``arm``'s last session that learned, from its ``start`` and
+    ``heartbeat`` lines in OUT/results.jsonl (strength evaluations included); ``None`` when no
+    session moved. For an arm whose last training session was killed, which left no timing."""
+    path = out / "results.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    sessions: dict[str, list[dict]] = {}
+    for row in rows:
+        if row.get("arm") == arm and row["event"] in ("start", "heartbeat") and row.get("step"):
+            sessions.setdefault(row["session"], []).append(row)
+        elif row.get("arm") == arm and row["event"] == "start":
+            sessions.setdefault(row["session"], []).append({**row, "step": 0})
+    for lines in reversed(list(sessions.values())):
+        first, last = lines[0], lines[-1]
+        if last["step"] > first["step"] and last["time"] > first["time"]:
+            return (last["step"] - first["step"]) / (last["time"] - first["time"])
+    return None
+
+
 def league_features(args: argparse.Namespace) -> str:
     """The league's features: ``--league-features``, or (auto) whichever of arms 2 and 3 ended
     its training with the higher ladder rating (its strength curve's last point)."""
@@ -547,12 +566,16 @@ def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) 
             info = train_league(args, directory, every)
         else:
             info = train_single(arm, args, directory, every)
-    info["steps_per_second"] = info["measured_steps"] / max(info["learn_seconds"], 1e-9)
+    if math.isfinite(info.get("learn_seconds", math.nan)):
+        info["steps_per_second"] = info["measured_steps"] / max(info["learn_seconds"], 1e-9)
+    else:  # the last training session was killed: its own lines say how fast it went
+        info["steps_per_second"] = heartbeat_rate(args.out, arm)
+        info["steps_per_second_source"] = "heartbeats (evaluations included: a lower bound)"
     journal.write("trained", arm, step=info["steps"], steps_per_second=info["steps_per_second"])
     info.update(journal.wall_and_load(arm), threads=args.threads, num_workers=args.num_workers)
     quiet_path = args.out / f"{arm}-quiet.json"
     quiet = quiet or (json.loads(quiet_path.read_text()) if quiet_path.exists() else None)
-    if quiet is not None:
+    if quiet is not None and info["steps_per_second"] is not None:
         info["quiet_steps_per_second"] = quiet["steps_per_second"]
         info["speed_ratio"] = info["steps_per_second"] / quiet["steps_per_second"]
     history = directory / "strength.json"
@@ -638,8 +661,11 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
         wall_text = "-" if wall is None else f"{int(wall // 60)} min {int(wall % 60):02d} s"
         load = info.get("load_mean")
         load_text = "-" if load is None else f"{load:.1f} / {info['load_max']:.1f}"
-        speed = f"{info['steps_per_second']:.0f}"
-        if "quiet_steps_per_second" in info:
+        rate = info.get("steps_per_second")
+        speed = "-" if rate is None else f"{rate:.0f}"
+        if info.get("steps_per_second_source"):
+            speed += " (heartbeats)"
+        if rate is not None and "quiet_steps_per_second" in info:
             speed += f" ({info['quiet_steps_per_second']:.0f}, {info['speed_ratio']:.2f})"
         lines.append(
             f"| {arm} | " + " | ".join(cells) + f" | {info['rating']:.0f} [{low:.0f}, {high:.0f}]"

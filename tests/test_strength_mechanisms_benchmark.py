@@ -125,3 +125,19 @@ def test_an_arm_killed_mid_run_resumes_from_its_checkpoint(tmp_path):
     assert {x["event"] for x in lines} >= {"start", "heartbeat", "trained", "evaluated"}
     assert benchmark.main(["--out", str(tmp_path), "--report"]) == 0
     assert "| board | " in (tmp_path / "report.md").read_text()
+
+
+def test_an_arm_whose_last_session_was_killed_takes_its_speed_from_its_heartbeats(tmp_path):
+    # a training session killed after 4M steps leaves no timing in config.json; a later session
+    # that only finished the arm (nothing to learn) moved no step and says nothing of the speed
+    benchmark = load_benchmark()
+    lines = [
+        {"event": "start", "arm": "a", "session": "1", "time": 100.0, "step": 0},
+        {"event": "heartbeat", "arm": "a", "session": "1", "time": 160.0, "step": 120_000},
+        {"event": "heartbeat", "arm": "b", "session": "1", "time": 170.0, "step": 999_999},
+        {"event": "heartbeat", "arm": "a", "session": "1", "time": 300.0, "step": 400_000},
+        {"event": "start", "arm": "a", "session": "2", "time": 900.0, "step": 400_000},
+    ]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert benchmark.heartbeat_rate(tmp_path, "a") == 2000.0
+    assert benchmark.heartbeat_rate(tmp_path, "c") is None
