@@ -140,6 +140,23 @@ def test_benchmark_psro_arm_writes_a_line_per_iteration(tmp_path: Path) -> None:
     assert [line["step"] for line in lines] == [0, 512]
     assert all(line["strategy"] == "psro" and line["nash_nash_conv"] >= 0 for line in lines)
     assert lines[0]["nash_exploitability"] == pytest.approx(lines[0]["learner_exploitability"])
+    # cut off before its done.json (a session's end): --resume goes on from the last iteration,
+    # keeping the members it had, rather than training them again
+    arm = tmp_path / "kuhn-psro-seed0"
+    (arm / "done.json").unlink()
+    members = read_psro(arm / PSRO_STATE)["members"]
+    resumed = [
+        *argv[: argv.index("iterations=1")],
+        "iterations=2",
+        *argv[argv.index("iterations=1") + 1 :],
+    ]
+    assert benchmark.main([*resumed, "--resume"]) == 0
+    state = read_psro(arm / PSRO_STATE)
+    assert state["members"][: len(members)] == members and len(state["members"]) == len(members) + 1
+    history = json.loads((arm / "config.json").read_text())["history"]
+    assert [entry["from_iteration"] for entry in history] == [0, 1]  # resumed, not started again
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 3 and lines[1]["step"] == 512 and (arm / "done.json").exists()
 
 
 def test_sampled_payoffs_keep_their_intervals_and_the_mixture_is_still_measured(tmp_path):
