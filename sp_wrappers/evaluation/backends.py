@@ -130,8 +130,8 @@ def _ray_backend(
     tasks: Sequence[PairTask], archive: Any, n_workers: int | None
 ) -> Iterator[tuple[int, MatchResult]]:
     ray = _import_ray()
-    if not ray.is_initialized():
-        ray.init(num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
+    if not ray.is_initialized():  # a Ray of its own, whatever other cluster the machine has
+        ray.init(address="local", num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(num_cpus=1)(_run_pair)
     pending = [remote.remote(task) for task in tasks]
     try:

@@ -199,16 +199,17 @@ def test_process_backend_gives_the_serial_results(trained, tmp_path, serial_resu
     assert same_results(run_backend(trained, tmp_path, "process"), serial_result)
 
 
-def test_ray_backend_gives_the_serial_results(trained, tmp_path, serial_result):
+def test_ray_backend_gives_the_serial_results(trained, tmp_path, serial_result, monkeypatch):
+    # the backend starts a Ray of its own, even where the machine advertises another cluster
+    # (RAY_ADDRESS, or a `ray start` / another job's Ray): ray.init(num_cpus=...) refused to
+    # run there ("When connecting to an existing cluster, num_cpus ... must not be provided")
     ray = pytest.importorskip("ray")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    assert not ray.is_initialized()
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
     try:
         assert same_results(run_backend(trained, tmp_path, "ray"), serial_result)
     finally:
-        if started:
-            ray.shutdown()
+        ray.shutdown()
 
 
 # ------------------------------------------------------------------------------------------------

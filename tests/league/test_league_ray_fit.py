@@ -95,7 +95,7 @@ def test_an_address_with_no_ray_running_is_one_line_naming_ray_start(tmp_path):
 
 @pytest.fixture(scope="module")
 def two_cpu_ray():
-    ray.init(num_cpus=2, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, log_to_driver=False)  # whatever else runs Ray here
     yield
     ray.shutdown()
 
