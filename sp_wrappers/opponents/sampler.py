@@ -303,7 +303,7 @@ class OpponentSampler:
             if u < probability:
                 return policy
             u -= probability
-        remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
+        remaining = 1.0 - sum(p for _, p in self.fixed_opponents) if self.fixed_opponents else 1.0
         wants_latest = remaining > 0 and u < self.latest_ratio * remaining
         if wants_latest and self.latest is not None:
             return self.latest  # without reading the archive's listing (every other draw)

@@ -439,7 +439,9 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
     """The plan's steps in float32 numpy (an actor's logits, Q-values, or a Gaussian actor's
     latent): a few microseconds where torch's per-call overhead costs tens (numbers agree with
     torch's to float rounding)."""
-    x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
+    x = obs
+    if type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2:
+        x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
             weight_t = step[1]
