@@ -309,17 +309,29 @@ class WalWatch:
     In WAL mode every commit appends to (or, after a checkpoint, rewrites) the WAL file, which
     updates its size, modification and change times; ``os.fstat`` of the open file reads them
     for a fraction of a ``PRAGMA data_version`` query. Two guards keep the answer exact with
-    concurrent writers: a signature is trusted only once the file's change time is
-    :attr:`SETTLE_NS` older than the moment before it was read (so that a later write cannot
-    carry the same coarse timestamp: git's rule for "racily clean" index entries), and SQLite is
-    asked again at least every :attr:`RECHECK_NS` (a writer stalled between writing its commit
-    and publishing it is seen then). Without a WAL (another journal mode, no file yet) every
-    call asks SQLite, as before.
+    concurrent writers: a signature is trusted only once the file's modification and change
+    times are :attr:`SETTLE_NS` older than the moment before it was read (so that a later write
+    cannot carry the same coarse timestamp: git's rule for "racily clean" index entries), and
+    SQLite is asked again at least every :attr:`RECHECK_NS` (a writer stalled between writing
+    its commit and publishing it is seen then). Without a WAL (another journal mode, no file
+    yet) every call asks SQLite, as before.
 
     :param fd: an open file descriptor of the WAL file, or ``None``.
+
+    >>> import tempfile
+    >>> index = Path(tempfile.mkdtemp()) / "index.sqlite"
+    >>> conn = sqlite3.connect(index, isolation_level=None)
+    >>> conn.execute("PRAGMA journal_mode=WAL").fetchone()
+    ('wal',)
+    >>> _ = conn.execute("CREATE TABLE t (x)")
+    >>> watch = WalWatch.open(conn, index)
+    >>> watch.data_version(conn) == conn.execute("PRAGMA data_version").fetchone()[0]
+    True
+    >>> watch.close()
+    >>> conn.close()
     """
 
-    #: how old (ns) the WAL's change time must be before its signature is trusted
+    #: how old (ns) the WAL's times must be before its signature is trusted
     SETTLE_NS = 2_000_000_000
     #: how long (ns) a trusted answer is kept at most
     RECHECK_NS = 2_000_000_000
@@ -350,7 +362,8 @@ class WalWatch:
         if fresh is not None and signature == fresh[0] and now - fresh[2] < self.RECHECK_NS:
             return fresh[1]
         data_version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-        trusted = signature is not None and signature[3] <= now - self.SETTLE_NS
+        # the later of its modification and change times (Windows reports creation as st_ctime)
+        trusted = signature is not None and max(signature[2:]) <= now - self.SETTLE_NS
         self._fresh = (signature, data_version, now) if trusted else None
         return data_version
 
