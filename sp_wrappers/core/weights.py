@@ -70,8 +70,9 @@ def state_arrays(module: Any) -> dict[str, np.ndarray]:
         tensors = _TENSORS[module] = _find_tensors(module)
         if tensors is None:
             return _asked(module)
+    # a new view object each call (as before), so a caller that reshapes one changes no other
     return {
-        entry.key: entry.tensor.detach().cpu().numpy() if entry.view is None else entry.view
+        entry.key: entry.tensor.detach().cpu().numpy() if entry.view is None else entry.view.view()
         for entry in tensors
     }
 
