@@ -64,6 +64,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from sp_wrappers import OpponentSampler, RandomPolicy, SelfPlayVecEnv, SnapshotArchive
+from sp_wrappers.core.weights import state_arrays
 
 ROLLOUT = 512  # learner steps per rollout, all env copies together
 SECTIONS = ("recipe", "light", "wrapper", "pong", "memory", "families")
@@ -151,7 +152,7 @@ class SyncLatest(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
-        state = {k: v.detach().cpu().numpy() for k, v in self.model.policy.state_dict().items()}
+        state = state_arrays(self.model.policy)  # as SelfPlayCallback sends them
         self.training_env.env_method("sync_latest_weights", self.num_timesteps + 1, state)
 
 

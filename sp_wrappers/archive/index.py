@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ from .checks import (
 from .matches import upgrade_from_format_1
 from .payoff import DECAYS_KEY, DEFAULT_DECAYS, PAYOFF_SCHEMA, upgrade_from_format_2
 
-__all__ = ["ArchiveIndex", "FORMAT_VERSION", "INDEX_NAME"]
+__all__ = ["ArchiveIndex", "FORMAT_VERSION", "INDEX_NAME", "WalWatch"]
 
 # 2: match rows gained team_a, team_b and config; 3: the payoff table (archive/payoff.py)
 FORMAT_VERSION = 3
@@ -107,6 +108,7 @@ class ArchiveIndex:
         self._conn_pid: int | None = None
         self._opened = 0  # connections opened by this object (part of version())
         self._written = 0  # write transactions ended through this object (part of version())
+        self._wal: WalWatch | None = None  # this connection's watch on the WAL file
 
     def connect(self) -> sqlite3.Connection:
         """This process's connection, opened (and the index created or checked) on first use.
@@ -144,6 +146,7 @@ class ArchiveIndex:
             ) from error
         self._conn, self._conn_pid = conn, os.getpid()
         self._opened += 1
+        self._close_wal()
         if self.on_connect is not None:
             self.on_connect()
         return conn
@@ -151,9 +154,21 @@ class ArchiveIndex:
     def version(self) -> tuple[int, int, int]:
         """A value that changes whenever the index may have changed since it was last read: a
         new connection, a write transaction through this object, or a commit by any other
-        connection (SQLite's ``PRAGMA data_version``)."""
-        data_version = int(self.connect().execute("PRAGMA data_version").fetchone()[0])
+        connection (SQLite's ``PRAGMA data_version``).
+
+        SQLite is asked only when the WAL file may have changed (see :class:`WalWatch`): a
+        reader that draws at every episode start pays a ``stat`` of an open file, not a query.
+        """
+        conn = self.connect()
+        if self._wal is None:
+            self._wal = WalWatch.open(conn, self.path / INDEX_NAME)
+        data_version = self._wal.data_version(conn)
         return self._opened, self._written, data_version
+
+    def _close_wal(self) -> None:
+        if self._wal is not None:
+            self._wal.close()
+        self._wal = None
 
     def _open_index(self, index: Path) -> sqlite3.Connection:
         """Connect, switch to WAL, create the schema if missing and check what is there.
@@ -273,8 +288,96 @@ class ArchiveIndex:
         if self._conn is not None and self._conn_pid == os.getpid():
             self._conn.close()
         self._conn = None
+        self._close_wal()
 
     def __getstate__(self) -> dict[str, Any]:
         # A connection does not cross processes: the copy opens its own on first use. The hook
         # belongs to the owner, which hands its copy's hook to the copied index.
-        return {**self.__dict__, "_conn": None, "_conn_pid": None, "on_connect": None}
+        return {
+            **self.__dict__,
+            "_conn": None,
+            "_conn_pid": None,
+            "on_connect": None,
+            "_wal": None,
+        }
+
+
+class WalWatch:
+    """When to ask SQLite whether another connection committed: only when the index's WAL file
+    changed since the last answer, or once that answer is :attr:`RECHECK_NS` old.
+
+    In WAL mode every commit appends to (or, after a checkpoint, rewrites) the WAL file, which
+    updates its size, modification and change times; ``os.fstat`` of the open file reads them
+    for a fraction of a ``PRAGMA data_version`` query. Two guards keep the answer exact with
+    concurrent writers: a signature is trusted only once the file's modification and change
+    times are :attr:`SETTLE_NS` older than the moment before it was read (so that a later write
+    cannot carry the same coarse timestamp: git's rule for "racily clean" index entries), and
+    SQLite is asked again at least every :attr:`RECHECK_NS` (a writer stalled between writing
+    its commit and publishing it is seen then). Without a WAL (another journal mode, no file
+    yet) every call asks SQLite, as before.
+
+    :param fd: an open file descriptor of the WAL file, or ``None``.
+
+    >>> import tempfile
+    >>> index = Path(tempfile.mkdtemp()) / "index.sqlite"
+    >>> conn = sqlite3.connect(index, isolation_level=None)
+    >>> conn.execute("PRAGMA journal_mode=WAL").fetchone()
+    ('wal',)
+    >>> _ = conn.execute("CREATE TABLE t (x)")
+    >>> watch = WalWatch.open(conn, index)
+    >>> watch.data_version(conn) == conn.execute("PRAGMA data_version").fetchone()[0]
+    True
+    >>> watch.close()
+    >>> conn.close()
+    """
+
+    #: how old (ns) the WAL's times must be before its signature is trusted
+    SETTLE_NS = 2_000_000_000
+    #: how long (ns) a trusted answer is kept at most
+    RECHECK_NS = 2_000_000_000
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        # (the WAL's signature, data_version, when it was asked) of the last trusted answer
+        self._fresh: tuple[tuple[int, int, int, int], int, int] | None = None
+        self._closer = weakref.finalize(self, os.close, fd) if fd is not None else None
+
+    @classmethod
+    def open(cls, conn: sqlite3.Connection, index: Path) -> WalWatch:
+        """A watch on ``index``'s WAL file while ``conn`` (which keeps it in place) is open."""
+        if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            return cls(None)
+        try:
+            fd = os.open(f"{index}-wal", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:  # not there yet: ask SQLite until the next connection
+            return cls(None)
+        return cls(fd)
+
+    def data_version(self, conn: sqlite3.Connection) -> int:
+        """SQLite's ``PRAGMA data_version`` on ``conn``, or the last one where it cannot have
+        changed since."""
+        now = time.time_ns()  # before the stat: a write after it has a later change time
+        fresh = self._fresh
+        signature = self._signature()
+        if fresh is not None and signature == fresh[0] and now - fresh[2] < self.RECHECK_NS:
+            return fresh[1]
+        data_version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        # the later of its modification and change times (Windows reports creation as st_ctime)
+        trusted = signature is not None and max(signature[2:]) <= now - self.SETTLE_NS
+        self._fresh = (signature, data_version, now) if trusted else None
+        return data_version
+
+    def _signature(self) -> tuple[int, int, int, int] | None:
+        if self.fd is None:
+            return None
+        try:
+            found = os.fstat(self.fd)
+        except OSError:
+            return None
+        return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+    def close(self) -> None:
+        """Close the file (the index's connection closed or was replaced)."""
+        if self._closer is not None:
+            self._closer()
+        self.fd, self._fresh = None, None

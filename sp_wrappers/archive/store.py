@@ -100,7 +100,8 @@ __all__ = [
 # saved there: those classes are already imported here, so rebuilding them trusts nothing new
 _SAVED_CLASSES: dict[str, set[str]] = {}
 
-_Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInfo]]
+# (index version, every row, the unpruned rows by id, their ids in order)
+_Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInfo], tuple[str, ...]]
 
 #: The tag of snapshots :meth:`SnapshotArchive.discard` took back.
 DISCARDED_TAG = "discarded"
@@ -230,8 +231,9 @@ class SnapshotArchive:
         self.trusted_modules = TRUSTED_MODULES + extra
         self.max_parameters = int(max_parameters)
         self._cache: OrderedDict[str, Any] = OrderedDict()
-        # (index version, every row, the unpruned rows by id): re-read only when the index changes
+        # re-read only when the index changes (see _Listing)
         self._listing: _Listing | None = None
+        self._ids: tuple[Any, frozenset[str], tuple[str, ...]] | None = None  # snapshot_ids()
         self._parsed: dict[tuple[Any, ...], SnapshotInfo] = {}  # raw row -> its checked info
         self._index = ArchiveIndex(self.path, create=create, on_connect=self._cache.clear)
         self._history = MatchHistory(self._index)
@@ -253,7 +255,13 @@ class SnapshotArchive:
 
     def __getstate__(self) -> dict[str, Any]:
         # The index and history drop their connection and caches themselves.
-        return {**self.__dict__, "_cache": OrderedDict(), "_listing": None, "_parsed": {}}
+        return {
+            **self.__dict__,
+            "_cache": OrderedDict(),
+            "_listing": None,
+            "_parsed": {},
+            "_ids": None,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -276,7 +284,8 @@ class SnapshotArchive:
             }
             self._parsed = parsed
             rows = list(parsed.values())
-            self._listing = (version, rows, {info.id: info for info in rows if not info.pruned})
+            listed = {info.id: info for info in rows if not info.pruned}
+            self._listing = (version, rows, listed, tuple(listed))
         return self._listing[1], self._listing[2]
 
     def snapshots(self, include_pruned: bool = False) -> list[SnapshotInfo]:
@@ -292,6 +301,26 @@ class SnapshotArchive:
         rows = every if include_pruned else listed.values()
         bad = self._reader.bad_ids()
         return [info for info in rows if info.id not in bad] if bad else list(rows)
+
+    def snapshot_ids(self) -> tuple[str, ...]:
+        """The ids of :meth:`snapshots`, oldest first: the same tuple object until the listing
+        changes (another process saved or pruned, a file was called bad or restored), so a
+        caller that draws at every episode start can keep what it derived from it.
+
+        >>> import tempfile
+        >>> SnapshotArchive(tempfile.mkdtemp()).snapshot_ids()
+        ()
+        """
+        self._rows()
+        listing = self._listing
+        assert listing is not None  # set by _rows()
+        bad = self._reader.bad_ids()
+        cached = self._ids
+        if cached is not None and cached[0] is listing and cached[1] == bad:
+            return cached[2]
+        ids = tuple(i for i in listing[3] if i not in bad) if bad else listing[3]
+        self._ids = (listing, frozenset(bad), ids)
+        return ids
 
     def __len__(self) -> int:
         return len(self.snapshots())
@@ -442,7 +471,16 @@ class SnapshotArchive:
         :raises UnsafeArchiveError: the file or ``snapshots/`` is a symlink or not a plain file.
         """
         info = self.get(snapshot)
-        return self._reader.load_weights(info, self._build(info, "cpu"))
+        return self._read_weights(info, self._build(info, "cpu"))
+
+    def _read_weights(self, info: SnapshotInfo, policy: Any) -> dict[str, Any]:
+        """The reader's checked weights; a snapshot pruned under it is gone from the next
+        listing, which is read again whatever the index's version says."""
+        try:
+            return self._reader.load_weights(info, policy)
+        except SnapshotPrunedError:
+            self._listing = None
+            raise
 
     def load_policy(
         self, snapshot: str | SnapshotInfo, deterministic: bool = False, device: str = "cpu"
@@ -466,7 +504,7 @@ class SnapshotArchive:
         if cached is None:
             info = self.get(snapshot_id)
             policy = self._build(info, device)
-            policy.load_state_dict(self._reader.load_weights(info, policy), strict=True)
+            policy.load_state_dict(self._read_weights(info, policy), strict=True)
             cached = SB3Policy(policy, policy_id=snapshot_id, device=device, copy_weights=False)
             self._cache[key] = cached
             while len(self._cache) > self.cache_size:

@@ -116,8 +116,25 @@ def draw_index(rng: np.random.Generator, probabilities: Sequence[float]) -> int:
     >>> draw_index(np.random.default_rng(0), np.array([0.0, 0.25, 0.75]))
     2
     """
+    return draw_from_sums(rng, running_sums(probabilities), probabilities)
+
+
+def running_sums(probabilities: Sequence[float]) -> list[float]:
+    """The running sums :func:`draw_index` draws with (as ``np.cumsum``, in order), for a caller
+    that draws many times from the same probabilities (:func:`draw_from_sums`)."""
     weights = probabilities.tolist() if isinstance(probabilities, np.ndarray) else probabilities
-    sums = list(itertools.accumulate(float(w) for w in weights))  # as np.cumsum, in order
+    return list(itertools.accumulate(float(w) for w in weights))
+
+
+def draw_from_sums(
+    rng: np.random.Generator, sums: Sequence[float], probabilities: Sequence[float]
+) -> int:
+    """:func:`draw_index` from its :func:`running_sums` of ``probabilities``.
+
+    >>> probabilities = [0.0, 0.25, 0.75]
+    >>> draw_from_sums(np.random.default_rng(0), running_sums(probabilities), probabilities)
+    2
+    """
     total = sums[-1] if sums else 0.0
     if not 0.0 < total < math.inf:
         return int(rng.choice(len(sums), p=probabilities))
@@ -286,18 +303,17 @@ class OpponentSampler:
             if u < probability:
                 return policy
             u -= probability
-        remaining = 1.0 - sum(p for _, p in self.fixed_opponents)
+        remaining = 1.0 - sum(p for _, p in self.fixed_opponents) if self.fixed_opponents else 1.0
         wants_latest = remaining > 0 and u < self.latest_ratio * remaining
         if wants_latest and self.latest is not None:
             return self.latest  # without reading the archive's listing (every other draw)
         while True:
-            candidates = self.eligible_ids()
+            candidates, probabilities, sums = self._candidates()
             if self.latest is not None and not candidates:
                 return self.latest
             if not candidates:
                 return self.fallback
-            probabilities = self.snapshot_probabilities(candidates)
-            choice = candidates[draw_index(rng, probabilities)]
+            choice = candidates[draw_from_sums(rng, sums, probabilities)]
             try:
                 return self.archive.load_policy(choice, deterministic=self.deterministic)
             except (SnapshotPrunedError, CorruptSnapshotError):
@@ -361,8 +377,26 @@ class OpponentSampler:
     # -- inspection --------------------------------------------------------------------------------
     def eligible_ids(self) -> list[str]:
         """Ids of the snapshots a draw may pick: the newest ``window`` of the archive."""
-        ids = [info.id for info in self.archive.snapshots()]
-        return ids if self.window is None else ids[-self.window :]
+        ids = self.archive.snapshot_ids()
+        return list(ids if self.window is None else ids[-self.window :])
+
+    def _candidates(self) -> tuple[Sequence[str], Sequence[float], list[float]]:
+        """The eligible ids, their probabilities and :func:`running_sums` for a draw. Uniform
+        ones are kept with the archive's listing (the same tuple until it changes: see
+        :meth:`SnapshotArchive.snapshot_ids <sp_wrappers.SnapshotArchive.snapshot_ids>`);
+        PFSP's and Nash's are computed at each draw from the results as they are then."""
+        if self.strategy != "uniform":
+            candidates = self.eligible_ids()
+            probabilities = self.snapshot_probabilities(candidates)
+            return candidates, probabilities, running_sums(probabilities)
+        ids = self.archive.snapshot_ids()
+        cached = self.__dict__.get("_uniform")
+        if cached is None or cached[0] is not ids or cached[1] != self.window:
+            candidates = ids if self.window is None else ids[-self.window :]
+            probabilities = self.snapshot_probabilities(candidates).tolist()
+            cached = (ids, self.window, candidates, probabilities, running_sums(probabilities))
+            self.__dict__["_uniform"] = cached
+        return cached[2], cached[3], cached[4]
 
     def snapshot_probabilities(self, ids: Sequence[str] | None = None) -> np.ndarray:
         """The probability of each eligible snapshot, given that a snapshot is drawn."""
@@ -412,6 +446,7 @@ class OpponentSampler:
         state["latest"] = None
         state["latest_version"] = -1
         state["_acting"] = None
+        state.pop("_uniform", None)
         return state
 
     def __repr__(self) -> str:

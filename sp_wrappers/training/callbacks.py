@@ -27,6 +27,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import CorruptSnapshotError, SnapshotArchive, as_archive
 from ..archive.templates import end_run, is_run_template
+from ..core.weights import state_arrays
 from ..envs.observation_wrappers import check_observation_wrappers
 from ..opponents.sampler import LATEST_ID
 from ..ratings.attribution import iter_attributed_matches
@@ -407,7 +408,7 @@ class SelfPlayCallback(BaseCallback):
         if env is None:
             return
         self._send_learner_template(env)
-        state = {k: v.detach().cpu().numpy() for k, v in self.model.policy.state_dict().items()}
+        state = state_arrays(self.model.policy)  # as state_dict(), without its walk each time
         self._sync_version += 1
         try:
             env.env_method("sync_latest_weights", self._sync_version, state)

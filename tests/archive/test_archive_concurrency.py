@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from sp_wrappers.archive import reads
+from sp_wrappers.archive.index import WalWatch
 from sp_wrappers.archive.store import (
     CorruptSnapshotError,
     SnapshotArchive,
@@ -201,6 +202,109 @@ def test_snapshot_pruned_by_another_process_mid_load_is_drawn_again_without_a_wa
     assert [info.id for info in archive] == ["snapshot-0000", "snapshot-0003"]
     with pytest.raises(SnapshotPrunedError, match="was pruned"):
         archive.load_state_dict("snapshot-0001")
+
+
+SAVE_ELSEWHERE = textwrap.dedent(
+    """
+    import sys
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+    from sp_wrappers.archive.store import SnapshotArchive
+    from sp_wrappers.envs.selfplay_env import SelfPlayEnv
+
+    env = SelfPlayEnv(tictactoe_v3.env(), learner="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, policy_kwargs={"net_arch": [8]})
+    print(SnapshotArchive(sys.argv[1]).save(model, step=1000).id)
+    """
+)
+
+
+def _elsewhere(script: str, archive: SnapshotArchive) -> str:
+    """Run ``script`` on the archive in another process; what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(archive.path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _count_freshness_queries(archive: SnapshotArchive) -> list[str]:
+    """The ``PRAGMA data_version`` queries the archive's connection runs from now on."""
+    asked: list[str] = []
+    archive._index.connect().set_trace_callback(
+        lambda sql: asked.append(sql) if "data_version" in sql else None
+    )
+    return asked
+
+
+def test_a_snapshot_saved_by_another_process_after_the_listing_was_cached_is_drawn(
+    tmp_path, monkeypatch
+):
+    # The WAL file's signature is trusted at once and kept an hour: only its change says
+    # that another process committed.
+    monkeypatch.setattr(WalWatch, "SETTLE_NS", 0)
+    monkeypatch.setattr(WalWatch, "RECHECK_NS", 3600 * 10**9)
+    archive = _archive_with(tmp_path / "a", 2)
+    sampler = OpponentSampler(archive, window=None, latest_ratio=0.0, seed=0)
+    assert sampler.eligible_ids() == ["snapshot-0000", "snapshot-0001"]
+    asked = _count_freshness_queries(archive)
+    assert {sampler.draw().policy_id for _ in range(50)} == {"snapshot-0000", "snapshot-0001"}
+    assert asked == []  # fifty draws from the kept listing, no query
+    assert _elsewhere(SAVE_ELSEWHERE, archive) == "snapshot-0002"
+    drawn = [sampler.draw().policy_id for _ in range(60)]
+    assert "snapshot-0002" in drawn
+    assert sampler.eligible_ids() == ["snapshot-0000", "snapshot-0001", "snapshot-0002"]
+    assert len(asked) == 1  # the WAL changed: asked once, then the new listing is kept
+
+
+@pytest.mark.parametrize(
+    ("settle_ns", "recheck_ns"),
+    [(3600 * 10**9, 3600 * 10**9), (0, 0)],
+    ids=["the-wal-changed-too-recently", "the-answer-is-too-old"],
+)
+def test_the_archive_asks_sqlite_when_the_wal_signature_cannot_be_trusted(
+    tmp_path, monkeypatch, settle_ns, recheck_ns
+):
+    # A write within the same coarse timestamp as the last stat would leave the signature as it
+    # was, and a writer may publish its commit after writing it: then SQLite is asked each time.
+    monkeypatch.setattr(WalWatch, "SETTLE_NS", settle_ns)
+    monkeypatch.setattr(WalWatch, "RECHECK_NS", recheck_ns)
+    archive = _archive_with(tmp_path / "a", 2)
+    sampler = OpponentSampler(archive, window=None, latest_ratio=0.0, seed=0)
+    sampler.draw()
+    asked = _count_freshness_queries(archive)
+    for _ in range(5):
+        sampler.draw()
+    assert len(asked) >= 5  # each draw asks (a first load of a snapshot asks again)
+
+
+def test_a_snapshot_pruned_elsewhere_under_a_kept_listing_is_drawn_again(tmp_path, monkeypatch):
+    """As the test above with the WAL's signature trusted: the load that finds the snapshot
+    pruned drops the listing, so the draw is made again from the index as it is."""
+    monkeypatch.setattr(WalWatch, "SETTLE_NS", 0)
+    monkeypatch.setattr(WalWatch, "RECHECK_NS", 3600 * 10**9)
+    archive = _archive_with(tmp_path / "a", 4)
+    sampler = OpponentSampler(archive, window=None, latest_ratio=0.0, seed=0)
+    assert len(sampler.eligible_ids()) == 4
+    real_read = reads.read_snapshot_file
+    pruned: list[str] = []
+
+    def read_after_a_prune_elsewhere(directory, name, limit):
+        if not pruned:
+            pruned.extend(eval(_elsewhere(PRUNE_ELSEWHERE, archive)))
+        return real_read(directory, name, limit)
+
+    monkeypatch.setattr(reads, "read_snapshot_file", read_after_a_prune_elsewhere)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        policies = [sampler.draw() for _ in range(8)]
+    assert sorted(pruned) == ["snapshot-0001", "snapshot-0002"]
+    assert {p.policy_id for p in policies} <= {"snapshot-0000", "snapshot-0003"}
+    assert sampler.eligible_ids() == ["snapshot-0000", "snapshot-0003"]
 
 
 def test_a_read_that_fails_once_is_read_again_before_the_snapshot_is_called_bad(

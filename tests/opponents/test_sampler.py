@@ -66,13 +66,13 @@ def test_a_draw_of_the_latest_weights_reads_no_archive_listing(archive, model, m
     sampler = synced(OpponentSampler(archive, latest_ratio=0.5, window=None), model)
     expected = draw_ids(sampler, 400)
     listings = []
-    listing = archive.snapshots
+    listing = archive.snapshot_ids
 
     def counted(*args, **kwargs):
         listings.append(1)
         return listing(*args, **kwargs)
 
-    monkeypatch.setattr(archive, "snapshots", counted)
+    monkeypatch.setattr(archive, "snapshot_ids", counted)
     assert draw_ids(sampler, 400) == expected  # the same draws from the same stream
     assert len(listings) == 400 - expected.count(LATEST_ID) > 0
 

@@ -92,8 +92,14 @@ class OpponentBatches:
         spaces, masked or not); groups on the numpy fast path are answered together (the layers
         group by group, sampling or squashing once)."""
         groups: dict[tuple, list[int]] = {}
+        keys: dict[int, tuple] = {}  # id(policy) -> its batch key, once per policy in the step
+        seat_kind = self.seat_kind
         for i, row in enumerate(rows):
-            key = (batch_key(row.policy), self.seat_kind[row.seat], row.mask is None)
+            policy = row.policy
+            policy_key = keys.get(id(policy))
+            if policy_key is None:
+                policy_key = keys[id(policy)] = batch_key(policy)
+            key = (policy_key, seat_kind[row.seat], row.mask is None)
             groups.setdefault(key, []).append(i)
         actions: list[Any] = [None] * len(rows)
         merged: dict[tuple, list[tuple]] = {}  # numpy-plan groups: answered at once
@@ -164,7 +170,10 @@ class OpponentBatches:
         obs = stack_observations([rows[i].observation for i in members])
         obs = np.asarray(obs, dtype=np.float32).reshape(len(members), -1)  # once, not per group
         masks = None
-        if any(rows[group[3][0]].mask is not None for group in groups):
+        masked = [rows[group[3][0]].mask is not None for group in groups]
+        if all(masked):
+            masks = stack_observations([rows[i].mask for i in members])
+        elif any(masked):
             legal = np.ones(groups[0][0].n_outputs, dtype=bool)  # the rows of unmasked groups
             masks = stack_observations(
                 [legal if rows[i].mask is None else rows[i].mask for i in members]

@@ -205,7 +205,9 @@ class FastSB3:
         """
         blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-        scores = _normalised(logits, scoring).astype(np.float64)
+        scores = _normalised(logits, scoring)
+        if scoring != "q":  # Q-values are only compared: float32 picks the same argmax
+            scores = scores.astype(np.float64)
         if masks is None and any(part[2] is not None for part in parts):
             filled = [
                 np.ones(b.shape, dtype=bool) if p[2] is None else p[2]
@@ -301,9 +303,10 @@ class FastSB3:
         if plan is not None:
             if plan.scoring == "gaussian":
                 return _squashed_gaussian_actions([(plan, obs, policy.deterministic)], rng, network)
-            scores = _normalised(_numpy_logits(plan, obs), plan.scoring).astype(np.float64)
-            if plan.scoring == "q":
+            scores = _normalised(_numpy_logits(plan, obs), plan.scoring)
+            if plan.scoring == "q":  # only compared: float32 picks the same argmax as float64
                 return choose_from_scores(scores, masks, True, None)
+            scores = scores.astype(np.float64)
         else:
             with torch.no_grad():
                 logits = _actor_logits(network, obs, policy.device)
@@ -436,7 +439,9 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
     """The plan's steps in float32 numpy (an actor's logits, Q-values, or a Gaussian actor's
     latent): a few microseconds where torch's per-call overhead costs tens (numbers agree with
     torch's to float rounding)."""
-    x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
+    x = obs
+    if type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2:
+        x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
     for step in plan:
         if step[0] == "linear":
             weight_t = step[1]
