@@ -30,7 +30,7 @@ from .run_options import parse_pairs
 __all__ = ["add_psro_parser", "cmd_psro"]
 
 _SETTINGS = ("steps", "meta_solver", "n_envs", "seed", "payoffs", "games_per_pair", "min_gain")
-_SETTINGS += ("doublings",)
+_SETTINGS += ("doublings", "random_ratio", "reference_ratio")
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,6 +149,21 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=("reset", "keep"),
         default=None,
         help="each response starts at --steps (reset) or at the steps the last one needed (keep)",
+    )
+    parser.add_argument(
+        "--random-ratio",
+        type=float,
+        default=None,
+        metavar="F",
+        help="share of the oracle's episodes against a uniformly random player (default 0)",
+    )
+    parser.add_argument(
+        "--reference-ratio",
+        type=float,
+        default=None,
+        metavar="F",
+        help="share of the oracle's episodes against the game's reference players, such as "
+        "tic-tac-toe's minimax (default 0); the meta-mixture gets the rest",
     )
     parser.add_argument("--n-envs", type=int, default=None, metavar="N")
     parser.add_argument("--seed", type=int, default=None)

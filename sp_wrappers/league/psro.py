@@ -6,7 +6,10 @@ iteration:
 1. **oracle**: an SB3 learner trains for ``steps_per_iteration`` learner steps in a
    :class:`~sp_wrappers.SelfPlayVecEnv` whose :class:`~sp_wrappers.OpponentSampler` draws each
    episode's opponent from the members with the current meta-weights (fresh each iteration, or
-   warm-started from the previous best response: ``warm_start``). With ``max_doublings`` a
+   warm-started from the previous best response: ``warm_start``); with ``random_ratio`` and
+   ``reference_ratio`` a share of its episodes goes to a uniformly random player and to the
+   game's reference players instead (what the training recipes call the same: a response then
+   also learns to answer lines no member plays). With ``max_doublings`` a
    response that does not improve on the mixture (its payoff against the mixture, read from a
    payoff row computed without adding it, is at most ``min_gain`` times the mixture's
    exploitability; at most 0 where that is not measured) trains on, its steps doubled each
@@ -43,7 +46,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +55,7 @@ import numpy as np
 
 from ..archive.store import SnapshotArchive
 from ..core.jsonio import write_json
-from ..core.policies import SB3Policy
+from ..core.policies import RandomPolicy, SB3Policy
 from ..core.run_layout import ARCHIVE_DIR, PSRO_NAME
 from ..core.save_util import save_model
 from ..envs.vector.factory import make_selfplay_vec_env
@@ -108,6 +111,9 @@ class PSROSettings:
         is not measured, a response must win more than 0.
     :param keep_budget: the next response starts at the learner steps the last one needed
         (else every response starts at ``steps_per_iteration``).
+    :param random_ratio: the share of the oracle's episodes against a uniformly random player.
+    :param reference_ratio: the share against the game's reference players (``PSRO``'s
+        ``reference``: tic-tac-toe's minimax), split evenly; the meta-mixture gets the rest.
     """
 
     steps_per_iteration: int = 50_000
@@ -122,6 +128,8 @@ class PSROSettings:
     max_doublings: int = 0
     min_gain: float = 0.0
     keep_budget: bool = False
+    random_ratio: float = 0.0
+    reference_ratio: float = 0.0
 
     def __post_init__(self) -> None:
         if int(self.steps_per_iteration) < 1:
@@ -143,6 +151,20 @@ class PSROSettings:
         if int(self.max_doublings) < 0:
             raise LeagueSetupError(
                 f"max_doublings must be 0 or more, got {self.max_doublings!r} (--doublings)."
+            )
+        shares = (("random_ratio", "--random-ratio"), ("reference_ratio", "--reference-ratio"))
+        for name, flag in shares:
+            if not 0.0 <= float(getattr(self, name)) < 1.0:
+                raise LeagueSetupError(
+                    f"{name} is a share of the oracle's episodes in [0, 1), got "
+                    f"{getattr(self, name)!r} ({flag})."
+                )
+        if float(self.random_ratio) + float(self.reference_ratio) >= 1.0:
+            raise LeagueSetupError(
+                f"random_ratio + reference_ratio = "
+                f"{float(self.random_ratio) + float(self.reference_ratio):g} leaves the "
+                "meta-mixture no episodes; keep their sum under 1 (--random-ratio, "
+                "--reference-ratio)."
             )
         if not 0.0 <= float(self.min_gain) < 1.0:
             raise LeagueSetupError(
@@ -209,6 +231,8 @@ class PSRO:
     :param settings: :class:`PSROSettings` (a resumed run keeps the ones ``psro.json`` stored).
     :param logger: an SB3 ``Logger`` the oracles log to and ``psro/*`` is recorded in, dumped
         once per iteration (``None``: none).
+    :param reference: the game's reference players, which the oracle plays for
+        ``settings.reference_ratio`` of its episodes (not members: never in the meta-mixture).
 
     ``docs/how-to/psro.md`` runs one; the settings alone:
 
@@ -223,6 +247,7 @@ class PSRO:
         run_dir: str | os.PathLike[str],
         settings: PSROSettings | None = None,
         logger: Any = None,
+        reference: Sequence[Any] = (),
     ) -> None:
         self.env_fn = env_fn
         self.make_model = make_model
@@ -235,6 +260,13 @@ class PSRO:
         state = self._read_state()
         stored = None if state is None else PSROSettings(**state["settings"])
         self.settings = stored or settings or PSROSettings()
+        self.reference = list(reference)
+        if self.settings.reference_ratio > 0 and not self.reference:
+            raise LeagueSetupError(
+                f"reference_ratio={self.settings.reference_ratio:g} needs the game's reference "
+                "players and this game has none; drop it (--reference-ratio 0) or play a "
+                "registered game with a reference bot (tictactoe_v3, connect_four_v3)."
+            )
         self.archive = SnapshotArchive(self.run_dir / ARCHIVE_DIR, max_snapshots=None)
         self.members: list[str] = [] if state is None else list(state["members"])
         self.history: list[dict[str, Any]] = [] if state is None else list(state["iterations"])
@@ -386,10 +418,21 @@ class PSRO:
         )
 
     def _sampler(self, weights: Mapping[str, float], iteration: int = 0) -> OpponentSampler:
+        s = self.settings
+        anchors: list[tuple[Any, float]] = []
+        if s.random_ratio > 0:
+            anchors.append((RandomPolicy(), float(s.random_ratio)))
+        if s.reference_ratio > 0:
+            share = float(s.reference_ratio) / len(self.reference)
+            anchors += [(bot, share) for bot in self.reference]
+        left = 1.0 - sum(p for _, p in anchors)  # the meta-mixture's share of the episodes
         ids = [m for m in self.members if weights.get(m, 0.0) > 0]
-        fixed = [(self._policies[self.members.index(m)], float(weights[m])) for m in ids]
-        if fixed:  # the last one takes what rounding left, so the draws never fall through
+        members = [(self._policies[self.members.index(m)], left * weights[m]) for m in ids]
+        fixed = anchors + members
+        if members:  # the last one takes what rounding left, so the draws never fall through
             fixed[-1] = (fixed[-1][0], max(0.0, 1.0 - sum(p for _, p in fixed[:-1])))
+        # before the first member (iteration 0) the anchors' shares stand and the fallback
+        # (a random player) takes the rest
         return OpponentSampler(
             self.archive,
             window=None,

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..games.registry import game_factory
+from ..games.registry import game_factory, reference_opponents
 from ..league.psro import PSRO, PSROResult, PSROSettings
 from .config import PSRO_CONFIG_KIND, WHEN_SET, JsonConfig, TrainError
 from .league import RecipeModel
@@ -286,7 +286,8 @@ class PSRORun(Run):
     def setup(self) -> None:
         path = self.run_dir.path
         oracle = _Oracle(self.config.algo, self.config.hyperparams, self.options.device)
-        self.psro = PSRO(self.env_fn, oracle, path, self.config.settings)
+        reference = reference_opponents(self.config.game)[1:]  # the bots after RandomPolicy
+        self.psro = PSRO(self.env_fn, oracle, path, self.config.settings, reference=reference)
         self.psro.on_iteration = lambda record: self.say(_line(record))
         # a resume writes progress-<steps>.csv beside the earlier rows (as a single run does)
         resume = self.options.resume

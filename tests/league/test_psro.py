@@ -238,6 +238,9 @@ def test_tictactoe_responses_are_checked_with_exact_payoffs(tmp_path: Path) -> N
 
 
 BAD_EXTENSIONS = [({"max_doublings": -1}, "--doublings"), ({"min_gain": 1.5}, "--min-gain")]
+BAD_EXTENSIONS += [({"random_ratio": 1.0}, "--random-ratio")]
+BAD_EXTENSIONS += [({"reference_ratio": -0.1}, "--reference-ratio")]
+BAD_EXTENSIONS += [({"random_ratio": 0.5, "reference_ratio": 0.5}, "sum under 1")]
 
 
 @pytest.mark.parametrize(("settings", "flag"), BAD_EXTENSIONS)
@@ -254,3 +257,65 @@ def test_a_gain_of_rounding_size_is_a_tie_and_the_threshold_follows_exploitabili
     assert settings.improves(0.0104, 0.1019) and not settings.improves(0.0, None)
     assert not PSROSettings(min_gain=0.2).improves(0.0104, 0.1019)  # wins only 10% of it
     assert PSROSettings.unexploitable(0.0) and not PSROSettings.unexploitable(None)
+
+
+class _CountingPlayer:
+    """Tic-tac-toe's minimax, counting the batches it is asked to move in."""
+
+    def __init__(self) -> None:
+        from sp_wrappers.games.baselines import PerfectTicTacToePolicy
+
+        self.inner = PerfectTicTacToePolicy()
+        self.policy_id = "counted-minimax"
+        self.batches = 0
+
+    def act(self, *args, **kwargs):
+        self.batches += 1
+        return self.inner.act(*args, **kwargs)
+
+
+def _tiny_ppo(venv, seed):
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO("MlpPolicy", venv, n_steps=128, batch_size=64, n_epochs=2, seed=seed)
+
+
+def test_the_oracle_plays_the_reference_for_its_share_and_a_resume_keeps_it(tmp_path) -> None:
+    from pettingzoo.classic import tictactoe_v3
+
+    from sp_wrappers.league.psro import PSRO
+
+    settings = PSROSettings(steps_per_iteration=512, n_envs=2, reference_ratio=0.5)
+    counted = _CountingPlayer()
+    psro = PSRO(tictactoe_v3.env, _tiny_ppo, tmp_path, settings, reference=[counted])
+    psro.run(iterations=1)
+    psro.archive.close()
+    assert counted.batches > 20  # about half of some 100 games, several moves each
+    assert read_psro(tmp_path / PSRO_STATE)["settings"]["reference_ratio"] == 0.5
+    # without it, the same run never asks the player to move
+    idle = _CountingPlayer()
+    plain = PSROSettings(steps_per_iteration=512, n_envs=2)
+    alone = PSRO(tictactoe_v3.env, _tiny_ppo, tmp_path / "plain", plain, reference=[idle])
+    alone.run(iterations=1)
+    alone.archive.close()
+    assert idle.batches == 0
+    # a resumed run keeps its stored share and still needs the players
+    with pytest.raises(LeagueSetupError, match="--reference-ratio"):
+        PSRO(tictactoe_v3.env, _tiny_ppo, tmp_path, PSROSettings())
+
+
+def test_the_psro_command_takes_the_reference_share_and_refuses_it_without_bots(
+    tmp_path, capsys
+) -> None:
+    args = ["--iterations", "1", "--steps", "256", "--n-envs", "2", "--hp", "n_steps=128",
+            "--hp", "batch_size=64", "--hp", "n_epochs=1", "--doublings", "0"]  # fmt: skip
+    out = tmp_path / "ttt"
+    assert main(["psro", "tictactoe_v3", *args, "--reference-ratio", "0.2",
+                 "--random-ratio", "0.1", "--out", str(out)]) == 0  # fmt: skip
+    settings = json.loads((out / "config.json").read_text())["settings"]
+    assert (settings["reference_ratio"], settings["random_ratio"]) == (0.2, 0.1)
+    kuhn = ["psro", "sp_wrappers.games.openspiel_games:kuhn_poker", *args]
+    assert main([*kuhn, "--reference-ratio", "0.2", "--out", str(tmp_path / "k")]) != 0
+    err = capsys.readouterr().err
+    assert "has none" in err and "--reference-ratio" in err
+    assert not (tmp_path / "k" / PSRO_STATE).exists()
