@@ -16,6 +16,8 @@ as text (:meth:`Replay.text`).
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -293,7 +295,10 @@ def _move_text(notation: Notation, game: Any, action: Any) -> str:
 
 
 def _frame(game: Any) -> np.ndarray:
-    frame = game.render()
+    # a game whose render() prints its state (Shimmy's OpenSpiel games print a Kuhn deal as
+    # "1 0") must not write to the caller's output: a report or a benchmark's lines
+    with contextlib.redirect_stdout(io.StringIO()):
+        frame = game.render()
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] not in (3, 4):
         raise ValueError(
             f"The game gave no rgb_array frame (render() returned {type(frame).__name__}); build "

@@ -105,3 +105,14 @@ def test_a_run_written_before_doublings_resumes_without_them(copy):
     last = result.psro.history[-1]
     assert last["response_steps"] == 512 and last["checked_gains"] == []
     assert read_psro(copy / PSRO_STATE)["budget"] == 512
+
+
+def test_the_report_of_a_kuhn_run_prints_nothing(psro_run, tmp_path, capsys):
+    # Shimmy's OpenSpiel games print their state on render(): the replay's frame printed the
+    # deal ("1 0") into every PSRO benchmark's output
+    from sp_wrappers.runs.report import write_report
+
+    capsys.readouterr()
+    page = write_report(psro_run, out=tmp_path / "report.html")
+    assert capsys.readouterr().out == ""
+    assert "No replay" in page.read_text()  # no frames: said on the page, not printed
