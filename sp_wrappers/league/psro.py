@@ -438,8 +438,8 @@ class PSRO:
             window=None,
             latest_ratio=0.0,
             fixed_opponents=fixed,
-            deterministic=self.settings.greedy,
-            seed=self.settings.seed + 7919 * iteration,
+            deterministic=s.greedy,
+            seed=s.seed + 7919 * iteration,
         )
 
     def _venv(self, sampler: OpponentSampler, iteration: int) -> Any:

@@ -182,15 +182,7 @@ def test_snapshot_pruned_by_another_process_mid_load_is_drawn_again_without_a_wa
     def read_after_a_prune_elsewhere(directory, name, limit):
         # The race, made certain: another process prunes after this one read the listing.
         if not pruned:
-            done = subprocess.run(
-                [sys.executable, "-c", PRUNE_ELSEWHERE, str(archive.path)],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                env={**os.environ},
-            )
-            assert done.returncode == 0, done.stderr
-            pruned.extend(eval(done.stdout))  # the list of ids it printed
+            pruned.extend(eval(_elsewhere(PRUNE_ELSEWHERE, archive)))  # the ids it printed
         return real_read(directory, name, limit)
 
     monkeypatch.setattr(reads, "read_snapshot_file", read_after_a_prune_elsewhere)
