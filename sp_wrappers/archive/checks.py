@@ -43,6 +43,7 @@ __all__ = [
     "check_row",
     "read_snapshot_file",
     "unlink_all",
+    "move_all",
     "check_header",
     "expected_tensors",
     "size_limits",
@@ -218,6 +219,34 @@ def unlink_all(directory: Path, names: Sequence[str]) -> None:
         return
     for name in names:
         (directory / name).unlink(missing_ok=True)
+
+
+def move_all(directory: Path, names: Sequence[str], target: Path) -> None:
+    """Move files of ``directory`` by name into the folder ``target`` (created), never following
+    a symlinked directory on either side: what was discarded is set aside, not deleted."""
+    if not names:
+        return
+    target.mkdir(exist_ok=True)
+    check_not_linked(target, directory=True)
+    if os.rename in os.supports_dir_fd and _O_NOFOLLOW:
+        try:
+            dir_fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW)
+            target_fd = os.open(target, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW)
+        except OSError:
+            return  # gone or replaced by a link since the check: move nothing
+        try:
+            for name in names:
+                try:
+                    os.rename(name, name, src_dir_fd=dir_fd, dst_dir_fd=target_fd)
+                except FileNotFoundError:
+                    pass
+        finally:
+            os.close(dir_fd)
+            os.close(target_fd)
+        return
+    for name in names:
+        if (directory / name).exists():
+            os.replace(directory / name, target / name)
 
 
 def check_header(

@@ -52,6 +52,7 @@ from .checks import (
     SnapshotPrunedError,
     UnsafeArchiveError,
     check_not_linked,
+    move_all,
     unlink_all,
 )
 from .files import snapshot_payload, write_snapshot_file
@@ -82,6 +83,7 @@ __all__ = [
     "config_key",
     "FORMAT_VERSION",
     "DISCARDED_TAG",
+    "ORPHANED_DIR",
     "PRUNE_BY",
     "PRUNE_Z",
     "prune_rating",
@@ -105,6 +107,8 @@ _Listing = tuple[tuple[int, int, int], list[SnapshotInfo], dict[str, SnapshotInf
 
 #: The tag of snapshots :meth:`SnapshotArchive.discard` took back.
 DISCARDED_TAG = "discarded"
+#: Where :meth:`SnapshotArchive.discard` moves the files of the snapshots it unlists.
+ORPHANED_DIR = "orphaned"
 
 
 #: The pruning policies :class:`SnapshotArchive` knows (its ``prune_by``).
@@ -609,30 +613,38 @@ class SnapshotArchive:
             return []
         if not present:
             return []
-        rows = self._index.connect().execute("SELECT seq, id FROM snapshots WHERE pruned = 1")
-        stale = sorted(
-            sid
-            for seq, sid in rows
-            if type(seq) is int
-            and 0 <= seq
-            and sid == f"snapshot-{seq:04d}"
-            and f"{sid}.safetensors" in present
+        rows = self._index.connect().execute(
+            "SELECT seq, id, tags FROM snapshots WHERE pruned = 1"
         )
-        if not stale:
+        stale, discarded = [], []
+        for seq, sid, tags in rows:
+            if not (
+                type(seq) is int
+                and 0 <= seq
+                and sid == f"snapshot-{seq:04d}"
+                and f"{sid}.safetensors" in present
+            ):
+                continue
+            # a discard killed before it moved its files: they go aside, as discard's do
+            (discarded if f'"{DISCARDED_TAG}"' in str(tags) else stale).append(sid)
+        if not stale and not discarded:
             return []
-        self._uncache(stale)
+        self._uncache(stale + discarded)
         try:
-            unlink_all(directory, [f"{sid}.safetensors" for sid in stale])
+            unlink_all(directory, [f"{sid}.safetensors" for sid in sorted(stale)])
+            names = [f"{sid}.safetensors" for sid in sorted(discarded)]
+            move_all(directory, names, self.path / ORPHANED_DIR)
         except OSError:
             return []
-        return stale
+        return sorted(stale)
 
     def discard(
         self, snapshots: Iterable[str] = (), matches: Iterable[int] = ()
     ) -> tuple[int, int]:
         """Take back records a writer made but never committed to (a league round cut short):
         unlist ``snapshots`` like pruned ones, tagged ``discarded`` (their rows stay, so a
-        snapshot id is never handed out twice; their files are deleted), and delete the match
+        snapshot id is never handed out twice; their files are moved into ``orphaned/``, never
+        deleted: a discard on a wrong word loses nothing), and delete the match
         rows ``matches`` (the ``games`` counts of the snapshots they named go down again), all in
         one write transaction.
 
@@ -688,7 +700,8 @@ class SnapshotArchive:
         if discarded and directory.exists():
             check_not_linked(directory, directory=True)
             self._uncache(discarded)
-            unlink_all(directory, [f"{snapshot_id}.safetensors" for snapshot_id in discarded])
+            names = [f"{snapshot_id}.safetensors" for snapshot_id in discarded]
+            move_all(directory, names, self.path / ORPHANED_DIR)
         return len(discarded), deleted
 
     def _uncache(self, snapshot_ids: Iterable[str]) -> None:

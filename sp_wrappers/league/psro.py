@@ -34,17 +34,20 @@ iteration:
    :func:`~sp_wrappers.evaluation.exploitability.exploitability`), logged as
    ``psro/exploitability`` and ``psro/nash_conv``.
 
-The population starts with the learner's initial weights. ``psro.json`` (format 1) records the
-members, the payoff matrix, the meta-weights and the measurements of every iteration; it is
-written atomically after each iteration, so a run killed at any moment resumes from its last
-complete iteration (a snapshot saved by an iteration that did not finish is discarded) with the
-budget the next response starts at.
+The population starts with the learner's initial weights. ``psro.json`` (:data:`PSRO_FORMAT`,
+version 1) records the members, the payoff matrix, the meta-weights and the measurements of
+every iteration; it is written atomically after each iteration, so a run killed at any moment
+resumes from its last complete iteration with the budget the next response starts at. It is
+checked whole before a resume acts on it (its members must be the archive's snapshots of their
+iterations); a snapshot that the archive's own records (its ``iteration:<n>`` tag and step)
+show an unfinished iteration saved is moved into ``archive/orphaned/``, never deleted.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -54,10 +57,21 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
-from ..core.jsonio import write_json
 from ..core.policies import RandomPolicy, SB3Policy
 from ..core.run_layout import ARCHIVE_DIR, PSRO_NAME
 from ..core.save_util import save_model
+from ..core.state_file import (
+    AnyValue,
+    Int,
+    List,
+    Map,
+    Num,
+    Obj,
+    Optional,
+    SnapshotId,
+    StateFormat,
+    Str,
+)
 from ..envs.vector.factory import make_selfplay_vec_env
 from ..evaluation.exploitability import (
     GameNotWalkableError,
@@ -75,6 +89,7 @@ __all__ = [
     "PSROSettings",
     "PSROResult",
     "PSRO_STATE",
+    "PSRO_FORMAT",
     "PAYOFF_MODES",
     "read_psro",
     "plot_psro",
@@ -86,7 +101,8 @@ PAYOFF_MODES = ("auto", "exact", "sampled")
 #: Gains within this of the threshold are ties (exact payoffs of greedy members carry rounding of
 #: about 1e-9: a copy of a member "won" 6e-10 against a Kuhn mixture).
 GAIN_TOLERANCE = 1e-6
-_FORMAT = 1
+#: The tags of a member's snapshot: ``psro`` and the iteration that saved it.
+PSRO_TAG, ITERATION_TAG = "psro", "iteration:"
 
 
 @dataclass(frozen=True)
@@ -257,6 +273,7 @@ class PSRO:
         #: called with each iteration's record once it is written (``None``: nothing)
         self.on_iteration: Callable[[dict[str, Any]], None] | None = None
         self.state_path = self.run_dir / PSRO_STATE
+        self.archive = SnapshotArchive(self.run_dir / ARCHIVE_DIR, max_snapshots=None)
         state = self._read_state()
         stored = None if state is None else PSROSettings(**state["settings"])
         self.settings = stored or settings or PSROSettings()
@@ -267,7 +284,6 @@ class PSRO:
                 "players and this game has none; drop it (--reference-ratio 0) or play a "
                 "registered game with a reference bot (tictactoe_v3, connect_four_v3)."
             )
-        self.archive = SnapshotArchive(self.run_dir / ARCHIVE_DIR, max_snapshots=None)
         self.members: list[str] = [] if state is None else list(state["members"])
         self.history: list[dict[str, Any]] = [] if state is None else list(state["iterations"])
         self.steps = 0 if state is None else int(state["steps"])
@@ -282,9 +298,7 @@ class PSRO:
         #: whatever the payoffs: sampled payoffs on a walkable game are still measured)
         self.measured = self.exact or _walkable(env_fn)
         self._policies: list[Any] = []
-        orphans = [s.id for s in self.archive.snapshots() if s.id not in set(self.members)]
-        if orphans:  # saved by an iteration that did not finish
-            self.archive.discard(snapshots=orphans)
+        self._set_aside_unfinished(state)
         for member in self.members:
             self._add_member(member, stored=state)
 
@@ -292,25 +306,45 @@ class PSRO:
     def _read_state(self) -> dict[str, Any] | None:
         if not self.state_path.exists():
             return None
-        try:
-            state = json.loads(self.state_path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise LeagueSetupError(
-                f"Cannot read {self.state_path} ({error}); restore it from a backup or start a "
-                "new run directory."
-            ) from None
-        if not isinstance(state, dict) or state.get("format") != _FORMAT:
-            raise LeagueSetupError(
-                f"{self.state_path} is not a PSRO state of format {_FORMAT}; install the "
-                "sp_wrappers version that wrote it, or start a new run directory."
-            )
+        listed = {info.id: info for info in self.archive.snapshots()}
+        state = PSRO_FORMAT.read(self.state_path, snapshots=listed)
+        for index, member in enumerate(state["members"]):  # the archive's word on each member
+            info = listed[member]
+            if (
+                f"{ITERATION_TAG}{index}" not in info.tags
+                or info.step != state["iterations"][index]["steps"]
+            ):
+                raise PSRO_FORMAT.refuse(
+                    self.state_path,
+                    f"members[{index}]",
+                    f"is {member!r}, which the archive records as saved at step {info.step} "
+                    f"with tags {list(info.tags)}, not by iteration {index} at step "
+                    f"{state['iterations'][index]['steps']}",
+                )
         return state
 
+    def _set_aside_unfinished(self, state: Mapping[str, Any] | None) -> None:
+        """Move aside (``archive/orphaned/``) the snapshots an unfinished iteration saved: those
+        the archive itself tags ``psro`` and ``iteration:<n>`` for an iteration ``psro.json``
+        does not record, saved at or after its last step. Nothing else is touched."""
+        recorded = 0 if state is None else len(state["iterations"])
+        steps = 0 if state is None else int(state["steps"])
+        members = set(self.members)
+        unfinished = [
+            info.id
+            for info in self.archive.snapshots()
+            if info.id not in members
+            and PSRO_TAG in info.tags
+            and _iteration_of(info.tags) >= recorded
+            and info.step >= steps
+        ]
+        if unfinished:
+            self.archive.discard(snapshots=unfinished)
+
     def _write_state(self) -> None:
-        write_json(
+        PSRO_FORMAT.write(
             self.state_path,
             {
-                "format": _FORMAT,
                 "settings": asdict(self.settings),
                 "members": self.members,
                 "steps": self.steps,
@@ -586,14 +620,102 @@ def _walkable(env_fn: Callable[[], Any]) -> bool:
 
 
 def read_psro(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A run's ``psro.json``, checked (``ValueError`` naming the file when it is not one)."""
+    """A run's ``psro.json``, checked against :data:`PSRO_FORMAT` (its snapshot ids not
+    against the archive: :class:`PSRO` does that before it resumes).
+
+    :raises StateFileError: (a ``ValueError``) naming the file, the field and the fix.
+    """
+    return PSRO_FORMAT.read(path)
+
+
+def _iteration_of(tags: Sequence[str]) -> int:
+    """The iteration a snapshot's ``iteration:<n>`` tag names (-1: none)."""
+    for tag in tags:
+        if re.fullmatch(rf"{ITERATION_TAG}\d{{1,9}}", tag):
+            return int(tag[len(ITERATION_TAG) :])
+    return -1
+
+
+_SETTINGS_FIELDS = {f.name for f in dataclasses.fields(PSROSettings)}
+
+
+def _check_psro(data: Mapping[str, Any], refuse: Callable[[str, str], Exception]) -> None:
+    """``psro.json``'s fields agree: one iteration record per member, in order, weights over the
+    members, an n-by-n payoff matrix, settings a PSRO run takes."""
+    unknown = sorted(set(data["settings"]) - _SETTINGS_FIELDS)
+    if unknown:
+        raise refuse("settings", f"holds {unknown}, which are not PSRO settings")
     try:
-        state = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as error:
-        raise ValueError(f"Cannot read {path}: {error}.") from None
-    if not isinstance(state, dict) or state.get("format") != _FORMAT:
-        raise ValueError(f"{path} is not a PSRO state of format {_FORMAT}.")
-    return state
+        PSROSettings(**data["settings"])
+    except (LeagueSetupError, TypeError, ValueError) as error:
+        raise refuse("settings", f"are refused: {str(error).rstrip('.')}") from None
+    members, records = data["members"], data["iterations"]
+    if len(records) != len(members):
+        raise refuse("iterations", f"holds {len(records)} records for {len(members)} members")
+    if len(set(members)) != len(members):
+        raise refuse("members", "names a snapshot twice")
+    for index, (member, record) in enumerate(zip(members, records, strict=True)):
+        if record["iteration"] != index or record["member"] != member:
+            raise refuse(
+                f"iterations[{index}]",
+                f"is iteration {record['iteration']} of {record['member']!r}, not iteration "
+                f"{index} of members[{index}] {member!r}",
+            )
+        stray = sorted(set(record["weights"]) - set(members[: index + 1]))
+        if stray:
+            raise refuse(f"iterations[{index}].weights", f"names {stray}, not members yet")
+    n = len(members)
+    for name in ("payoff", "half_width"):
+        matrix = data.get(name)
+        if matrix is not None and (len(matrix) != n or any(len(row) != n for row in matrix)):
+            raise refuse(name, f"is not a {n} by {n} matrix, one row and column per member")
+    if data["settings"].get("payoffs") == "sampled" and data.get("half_width") is None:
+        raise refuse("half_width", "is missing: sampled payoffs keep their intervals")
+
+
+_RECORD = Obj(
+    {
+        "iteration": Int(min=0),
+        "member": SnapshotId(),
+        "steps": Int(min=0),
+        "train_seconds": Num(min=0),
+        "weights": Map(Num(min=0, max=1), key=SnapshotId()),
+    },
+    optional={
+        "exploitability": Optional(Num(min=0)),
+        "nash_conv": Optional(Num(min=0)),
+        "response_gain": Optional(Num()),
+        "response_steps": Int(min=0),
+        "doublings": Int(min=0),
+        "budget": Int(min=1),
+        "checked_gains": List(Num()),
+        "check_seconds": Num(min=0),
+        "measure_seconds": Num(min=0),
+        "wall_time": Num(min=0),
+    },
+)
+
+#: ``psro.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.StateFormat`).
+PSRO_FORMAT = StateFormat(
+    "psro.json",
+    1,
+    Obj(
+        {
+            "settings": Map(AnyValue()),
+            "members": List(SnapshotId()),
+            "steps": Int(min=0),
+            "payoff": List(List(Num())),
+            "iterations": List(_RECORD),
+        },
+        optional={
+            "budget": Int(min=1),
+            "oracle": Optional(Str(pattern=r"oracle-\d{1,9}\.zip")),
+            "half_width": Optional(List(List(Num(min=0)))),
+        },
+    ),
+    fix="restore psro.json from a backup, or start a new run directory (--out)",
+    checks=(_check_psro,),
+)
 
 
 def plot_psro(state: Mapping[str, Any], path: str | os.PathLike[str]) -> str:

@@ -20,9 +20,17 @@ from typing import Any
 from ..archive.store import SnapshotArchive
 from .builders import FrozenPlayer, LearnerState
 from .faults import OnStall, PlayersLostError
+from .state import LEAGUE_FORMAT
 from .worker import LEAGUE_SOURCE, ChunkPlan, ChunkResult
 
-__all__ = ["play_round", "unfinished_round", "round_tag", "ROUND_TAG", "DEFAULT_MAX_RETRIES"]
+__all__ = [
+    "play_round",
+    "unfinished_round",
+    "check_rounds",
+    "round_tag",
+    "ROUND_TAG",
+    "DEFAULT_MAX_RETRIES",
+]
 
 ROUND_TAG = "round:"
 DEFAULT_MAX_RETRIES = 3
@@ -41,6 +49,33 @@ def _round_of(tags: Iterable[str]) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def check_rounds(path: Any, state: Any, snapshots: Mapping[str, Any]) -> None:
+    """Refuse a ``league.json`` whose snapshots the archive records as taken after the rounds
+    it claims: its word and the archive's must agree before a resume discards anything.
+
+    :param path: the state file (for the error).
+    :param state: its :class:`~sp_wrappers.league.state.LeagueState`.
+    :param snapshots: every snapshot of the archive by id (pruned ones too).
+    :raises StateFileError: naming the field and the fix.
+    """
+    named = [
+        (f"learners.{name}.snapshots", sid)
+        for name, learner in state.learners.items()
+        for sid in learner.snapshots
+    ]
+    named += [("frozen", f.id) for f in state.frozen]
+    named += [(f"final_snapshots.{n}", sid) for n, sid in state.final_snapshots.items()]
+    for where, sid in named:
+        taken = _round_of(snapshots[sid].tags)
+        if taken is not None and taken > state.round:
+            raise LEAGUE_FORMAT.refuse(
+                path,
+                "round",
+                f"is {state.round}, but {where} names {sid}, which the archive records as "
+                f"taken at round {taken}",
+            )
 
 
 def unfinished_round(

@@ -45,8 +45,15 @@ from .compute import ChunkFit, OnChunks, league_compute_shares, warn_chunks
 from .faults import DEFAULT_STALL_SECONDS, LeagueStalledWarning, OnStall, StallReport
 from .payoff import DEFAULT_DECAY, DEFAULT_MIN_GAMES, PayoffTable
 from .pool import check_players_fit, prune_frozen
-from .rounds import DEFAULT_MAX_RETRIES, play_round, round_tag, unfinished_round, with_weights
-from .state import STATE_FORMAT_VERSION, STATE_NAME, LeagueState
+from .rounds import (
+    DEFAULT_MAX_RETRIES,
+    check_rounds,
+    play_round,
+    round_tag,
+    unfinished_round,
+    with_weights,
+)
+from .state import PLAYERS_DIR, STATE_FORMAT_VERSION, STATE_NAME, LeagueState, model_file_name
 from .worker import ChunkPlan, ChunkResult, LeagueSetupError
 
 __all__ = [
@@ -56,7 +63,8 @@ __all__ = [
     "STATE_NAME",
 ]
 
-PLAYERS_DIR = "players"
+#: Where a resume moves the model files ``league.json`` does not name (never deleted).
+ORPHANED_DIR = "orphaned"
 _REQUIRED = (
     "roles",
     "players",
@@ -248,11 +256,14 @@ class League:
         self.payoff = PayoffTable(decay=decay, min_games=min_games)
         state_path = self.root / STATE_NAME
         self.resumed = state_path.exists()
+        every = {info.id: info for info in self.archive.snapshots(include_pruned=True)}
         self.state = (
-            LeagueState.read(state_path, specs, self.shares)
+            LeagueState.read(state_path, specs, self.shares, snapshots=every)
             if self.resumed
             else LeagueState.new(state_path, specs, seed)
         )
+        if self.resumed:
+            check_rounds(state_path, self.state, every)
         self._weights: dict[str, dict[str, np.ndarray]] = {}
         self._initial_weights: dict[str, dict[str, np.ndarray]] = {}
         self._versions: dict[str, str] = {}
@@ -267,10 +278,15 @@ class League:
             self.archive, self.round, self.learners, self.frozen, self.final_snapshots
         )
         self.discarded = self.archive.discard(snapshots, matches)
+        # Model files league.json does not name (a round cut short, a crash before the old
+        # ones were removed): moved aside, never deleted on the word of the state file.
         kept = set(self.model_files.values())
-        for path in (self.root / PLAYERS_DIR).glob("*/model-*.zip"):
-            if path.relative_to(self.root).as_posix() not in kept:
-                path.unlink(missing_ok=True)
+        for path in sorted((self.root / PLAYERS_DIR).glob("*/model-*.zip")):
+            relative = path.relative_to(self.root).as_posix()
+            if relative not in kept and not path.is_symlink():
+                aside = self.root / ORPHANED_DIR / relative
+                aside.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, aside)
         # The payoff table from the archive's match history, as the rounds recorded it.
         self.payoff.add(
             (m.player_a, m.player_b, m.score_a) for m in self.archive.iter_matches(source="league")
@@ -546,7 +562,7 @@ class League:
         self.round += 1
         directory_files = {}
         for name, result in results.items():
-            relative = f"{PLAYERS_DIR}/{name}/model-{self.round:05d}.zip"
+            relative = model_file_name(name, self.round)
             atomic_write(self.root / relative, result.model_zip)
             directory_files[name] = relative
         old = dict(self.model_files)

@@ -9,26 +9,109 @@ any moment resumes from its last complete round.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..core.jsonio import read_versioned, write_json
+from ..core.state_file import (
+    AnyValue,
+    Int,
+    List,
+    Map,
+    Num,
+    Obj,
+    Optional,
+    SnapshotId,
+    StateFormat,
+    Str,
+)
 from .builders import FrozenPlayer, LearnerState, PlayerSpec
 from .compute import same_shares, shares_changed
 from .worker import LeagueSetupError
 
-__all__ = ["LeagueState", "STATE_FORMAT_VERSION", "STATE_NAME"]
+__all__ = ["LeagueState", "STATE_FORMAT_VERSION", "STATE_NAME", "LEAGUE_FORMAT", "model_file_name"]
 
 #: The version of ``league.json``'s format this sp_wrappers reads and writes.
 STATE_FORMAT_VERSION = 1
 
 #: The state file's name in a league directory.
 STATE_NAME = "league.json"
+#: The folder of a league directory that holds each player's model files.
+PLAYERS_DIR = "players"
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"  # a player's name, as a folder of players/
+
+
+def model_file_name(player: str, round: int) -> str:
+    """A player's model file after ``round``, relative to the league directory.
+
+    >>> model_file_name("main_agent_0", 3)
+    'players/main_agent_0/model-00003.zip'
+    """
+    return f"{PLAYERS_DIR}/{player}/model-{int(round):05d}.zip"
+
+
+def _check_league(data: Mapping[str, Any], refuse: Callable[[str, str], Exception]) -> None:
+    """``league.json``'s fields agree: unique players, model files in each player's own
+    folder, resets and final snapshots of known players."""
+    names = [p["name"] for p in data["learners"]]
+    if len(set(names)) != len(names):
+        raise refuse("learners", f"names a player twice: {names}")
+    for name, relative in data["model_files"].items():
+        match = re.fullmatch(rf"{PLAYERS_DIR}/({_NAME})/model-\d{{5,9}}\.zip", relative)
+        if name not in names or match is None or match.group(1) != name:
+            raise refuse(
+                f"model_files.{name}",
+                f"is {relative!r}, not a model file of a player of this league "
+                f"({PLAYERS_DIR}/<player>/model-<round>.zip)",
+            )
+    for field_name in ("pending_resets", "final_snapshots"):
+        stray = sorted(set(data.get(field_name) or ()) - set(names))
+        if stray:
+            raise refuse(field_name, f"names {stray}, not players of this league")
+
+
+_LEARNER = Obj(
+    {
+        "name": Str(pattern=_NAME),
+        "role": Str(),
+        "steps": Int(min=0),
+        "last_snapshot_step": Int(min=0),
+        "snapshots": List(SnapshotId()),
+        "resets": Int(min=0),
+    }
+)
+_FROZEN = Obj({"id": SnapshotId(), "player": Str(), "role": Str(), "step": Int(min=0)})
+
+#: ``league.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.StateFormat`).
+LEAGUE_FORMAT = StateFormat(
+    STATE_NAME,
+    STATE_FORMAT_VERSION,
+    Obj(
+        {
+            "round": Int(min=0),
+            "learners": List(_LEARNER),
+            "frozen": List(_FROZEN),
+            "pending_resets": List(Str()),
+            "model_files": Map(Str()),
+            "rng": Map(AnyValue()),
+        },
+        optional={
+            "builder": Str(),
+            "chunk_steps": Int(min=1),
+            "total_timesteps": Optional(Int(min=0)),
+            "compute_shares": Optional(Map(Num(min=0, max=1))),
+            "final_snapshots": Map(SnapshotId()),
+            "payoff": AnyValue(),
+        },
+    ),
+    fix="restore league.json from a backup (or use the sp_wrappers that wrote it), or start a "
+    "new league directory (--out)",
+    checks=(_check_league,),
+)
 
 
 @dataclass
@@ -93,28 +176,28 @@ class LeagueState:
         path = Path(path)
         if not path.exists():
             return None
-        try:
-            state = json.loads(path.read_text())
-            return sum(int(p["steps"]) for p in state["learners"])
-        except (OSError, ValueError, TypeError, KeyError) as error:
-            raise LeagueSetupError(
-                f"Cannot read {path}: {error!r}. Restore the file or start a new league directory."
-            ) from error
+        return sum(p["steps"] for p in LEAGUE_FORMAT.read(path)["learners"])
 
     @classmethod
     def read(
-        cls, path: Path, specs: Iterable[PlayerSpec], shares: Mapping[str, float]
+        cls,
+        path: Path,
+        specs: Iterable[PlayerSpec],
+        shares: Mapping[str, float],
+        snapshots: Collection[str] | None = None,
     ) -> LeagueState:
         """The state ``league.json`` at ``path`` holds, checked against the league resuming it.
 
         :param specs: the learning players the builder asks for (names and roles must match).
         :param shares: the builder's compute shares (must match those the league was run with).
-        :raises LeagueSetupError: the file cannot be read, has another format version, or was
-            written for other players or shares; the message names the fix.
+        :param snapshots: every snapshot id the league's archive ever handed out (``None``: not
+            checked); the snapshots the file names must be among them.
+        :raises StateFileError: the file cannot be read, has another format version, or holds
+            a field :data:`LEAGUE_FORMAT` refuses; the message names the field and the fix.
+        :raises LeagueSetupError: the file was written for other players or shares.
         """
         path = Path(path)
-        fix = "restore it (or use the sp_wrappers that wrote it), or start a new league directory"
-        state = read_versioned(path, STATE_FORMAT_VERSION, "league state", fix, LeagueSetupError)
+        state = LEAGUE_FORMAT.read(path, snapshots=snapshots)
         saved = {p["name"]: p["role"] for p in state["learners"]}
         wanted = {s.name: s.role for s in specs}
         if saved != wanted:
@@ -125,7 +208,10 @@ class LeagueState:
         if not same_shares(state.get("compute_shares"), shares):
             raise LeagueSetupError(shares_changed(path.parent, state["compute_shares"], shares))
         rng = np.random.default_rng(0)  # its state is replaced by the saved one
-        rng.bit_generator.state = state["rng"]
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise LEAGUE_FORMAT.refuse(path, "rng", f"is not a random state ({error})") from None
         total = state.get("total_timesteps")
         return cls(
             path=path,
@@ -133,7 +219,7 @@ class LeagueState:
             rng=rng,
             frozen=[FrozenPlayer(**f) for f in state["frozen"]],
             pending_resets=set(state["pending_resets"]),
-            round=int(state["round"]),
+            round=state["round"],
             model_files=dict(state["model_files"]),
             final_snapshots=dict(state.get("final_snapshots", {})),
             total_timesteps=None if total is None else int(total),
@@ -155,7 +241,6 @@ class LeagueState:
             from the archive's match history).
         """
         return {
-            "format_version": STATE_FORMAT_VERSION,
             "round": self.round,
             "builder": builder,
             "chunk_steps": chunk_steps,
@@ -179,4 +264,4 @@ class LeagueState:
     ) -> None:
         """Write ``league.json`` atomically (arguments as :meth:`to_json`'s)."""
         data = self.to_json(builder, chunk_steps, shares, payoff)
-        write_json(self.path, data, indent=1, default=int)
+        LEAGUE_FORMAT.write(self.path, data, indent=1, default=int)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import copy
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -33,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from ..archive.store import SnapshotArchive
-from ..core.jsonio import write_json
 from ..core.policies import Policy
+from ..core.run_layout import MODELS_DIR
+from ..core.state_file import Bool, Int, List, Map, Num, Obj, Optional, StateFormat, Str
 from ..opponents.sampler import LATEST_ID, OpponentSampler
 from ..ratings.attribution import attribute_learner_matches
 from .callbacks import SelfPlayCallback
@@ -50,6 +50,7 @@ __all__ = [
     "write_state",
     "read_state",
     "check_state",
+    "TEAM_STATE_FORMAT",
     "load_checkpoint",
     "team_player",
     "team_games",
@@ -383,32 +384,74 @@ def team_games(
                 yield team_player(team, mine), team_player(other, sid), float(match.score_a)
 
 
+def _check_team_state(data: Mapping[str, Any], refuse: Callable[[str, str], Exception]) -> None:
+    """``team_selfplay.json``'s fields name only its own teams."""
+    teams = set(data["teams"])
+    if data["learning_team"] not in teams:
+        raise refuse("learning_team", f"is {data['learning_team']!r}, not one of {sorted(teams)}")
+    for name in ("elo", "steps", "last_save_step", "swap_draws", "draws_at_turn_start", "models"):
+        stray = sorted(set(data.get(name) or {}) - teams)
+        if stray:
+            raise refuse(name, f"names {stray}, not teams of this run")
+    for team, relative in (data.get("models") or {}).items():
+        if relative != f"{MODELS_DIR}/{team}.zip":
+            raise refuse(f"models.{team}", f"is {relative!r}, not {MODELS_DIR}/{team}.zip")
+    for index, turn in enumerate(data.get("turns") or []):
+        if turn["team"] not in teams or turn["end_step"] < turn["start_step"]:
+            raise refuse(f"turns[{index}]", "is not a turn of a team of this run")
+
+
+_STEPS = Map(Int(min=0))
+
+#: ``team_selfplay.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.
+#: StateFormat`); 0.2's files, which also carried ``"format": "sp_wrappers.training.
+#: team_selfplay"``, read the same.
+TEAM_STATE_FORMAT = StateFormat(
+    STATE_NAME,
+    STATE_FORMAT_VERSION,
+    Obj(
+        {
+            "teams": Map(List(Str())),
+            "shared": Bool(),
+            "learning_team": Str(),
+            "team_changes": Int(min=0),
+            "turn_start_step": Int(min=0),
+            "elo": Map(Num()),
+        },
+        optional={
+            "team_change": Int(min=1),
+            "steps": _STEPS,
+            "last_save_step": _STEPS,
+            "archives": Map(Str()),
+            "models": Map(Str()),
+            "swap_draws": _STEPS,
+            "draws_at_turn_start": _STEPS,
+            "turns": List(
+                Obj(
+                    {"team": Str(), "start_step": Int(min=0), "end_step": Int(min=0)},
+                    optional={"swaps": _STEPS},
+                )
+            ),
+            "schedule_timesteps": Optional(Int(min=0)),
+        },
+    ),
+    fix="restore team_selfplay.json from a backup, or delete it to start the run again from "
+    "its archives and models",
+    checks=(_check_team_state,),
+)
+
+
 def write_state(path: Path, state: Mapping[str, Any]) -> None:
-    """Write ``team_selfplay.json`` atomically."""
-    data = {"format": "sp_wrappers.training.team_selfplay", "format_version": STATE_FORMAT_VERSION}
-    data.update(state)
-    write_json(path, data, sort_keys=True)
+    """Write ``team_selfplay.json`` atomically (:data:`TEAM_STATE_FORMAT`)."""
+    TEAM_STATE_FORMAT.write(path, state, sort_keys=True)
 
 
 def read_state(path: Path) -> dict[str, Any]:
-    """Read and check ``team_selfplay.json``; errors name the file and the fix."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise ValueError(
-            f"Cannot read {path} ({error}). Delete it to start the run again from its archives, "
-            "or point run_dir at another directory."
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != "sp_wrappers.training.team_selfplay":
-        raise ValueError(f"{path} is not a TeamSelfPlay state file; choose another run_dir.")
-    version = data.get("format_version")
-    if version != STATE_FORMAT_VERSION:
-        raise ValueError(
-            f"{path} has format version {version!r}, this sp_wrappers reads version "
-            f"{STATE_FORMAT_VERSION}. Install the sp_wrappers version that wrote it, or start a "
-            "new run_dir."
-        )
-    return data
+    """Read and check ``team_selfplay.json`` (:data:`TEAM_STATE_FORMAT`).
+
+    :raises StateFileError: (a ``ValueError``) naming the file, the field and the fix.
+    """
+    return TEAM_STATE_FORMAT.read(path)
 
 
 def check_state(

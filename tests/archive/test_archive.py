@@ -458,6 +458,7 @@ def test_discard_unlists_snapshots_and_deletes_their_games_in_one_go(tmp_path):
     (row,) = [i for i in archive.snapshots(include_pruned=True) if i.id == dropped.id]
     assert row.pruned and DISCARDED_TAG in row.tags
     assert not (tmp_path / "snapshots" / f"{dropped.id}.safetensors").exists()
+    assert (tmp_path / "orphaned" / f"{dropped.id}.safetensors").is_file()  # moved, not deleted
     assert dropped.id not in archive.cached_ids()
     with pytest.raises(SnapshotPrunedError):
         archive.load_policy(dropped)
@@ -467,3 +468,26 @@ def test_discard_unlists_snapshots_and_deletes_their_games_in_one_go(tmp_path):
     )
     assert games.fetchall() == [(kept.id, 1), (dropped.id, 0)]
     assert archive.discard() == (0, 0)
+
+
+def test_a_discard_killed_before_moving_its_files_has_them_moved_aside_on_the_next_open(tmp_path):
+    from sp_wrappers.archive.store import DISCARDED_TAG
+
+    archive = SnapshotArchive(tmp_path)
+    model = make_model()
+    kept, dropped = archive.save(model, step=0), archive.save(model, step=10)
+    pruned = archive.save(model, step=20)
+    # the index says discarded (and, for another, pruned) but the files are still there
+    with sqlite3.connect(tmp_path / "index.sqlite") as conn:
+        conn.execute(
+            "UPDATE snapshots SET pruned = 1, tags = ? WHERE id = ?",
+            (json.dumps([DISCARDED_TAG]), dropped.id),
+        )
+        conn.execute("UPDATE snapshots SET pruned = 1 WHERE id = ?", (pruned.id,))
+    archive.close()
+    with SnapshotArchive(tmp_path) as again:
+        assert [info.id for info in again] == [kept.id]
+    assert (tmp_path / "orphaned" / f"{dropped.id}.safetensors").is_file()
+    assert not (tmp_path / "snapshots" / f"{dropped.id}.safetensors").exists()
+    assert not (tmp_path / "snapshots" / f"{pruned.id}.safetensors").exists()  # pruned: deleted
+    assert not (tmp_path / "orphaned" / f"{pruned.id}.safetensors").exists()

@@ -24,6 +24,7 @@ from sp_wrappers.league import (
     SelfPlayLeague,
     league_games,
 )
+from sp_wrappers.core.state_file import StateFileError
 from sp_wrappers.league.runner import STATE_NAME
 from sp_wrappers.league.worker import ChunkPlan, PlayerWorker
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
@@ -183,7 +184,7 @@ def test_league_state_round_trips_through_league_json_and_refuses_another_league
     with pytest.raises(LeagueSetupError, match="the builder asks for"):
         LeagueState.read(path, specs[:1], {"main_agent_0": 1.0})
     path.write_text("{")
-    with pytest.raises(LeagueSetupError, match="Cannot read"):
+    with pytest.raises(StateFileError, match="league.json: cannot read"):
         LeagueState.read(path, specs, shares)
 
 

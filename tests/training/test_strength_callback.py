@@ -124,7 +124,7 @@ def test_a_history_of_another_format_is_refused_naming_the_file(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / HISTORY_NAME).write_text(json.dumps({"format_version": 99}))
-    with pytest.raises(ValueError, match=r"strength.json has format_version 99"):
+    with pytest.raises(ValueError, match=r"strength.json: has format_version 99"):
         tiny_model().learn(64, callback=callback(run))
 
 
