@@ -613,9 +613,7 @@ class SnapshotArchive:
             return []
         if not present:
             return []
-        rows = self._index.connect().execute(
-            "SELECT seq, id, tags FROM snapshots WHERE pruned = 1"
-        )
+        rows = self._index.connect().execute("SELECT seq, id, tags FROM snapshots WHERE pruned = 1")
         stale, discarded = [], []
         for seq, sid, tags in rows:
             if not (
