@@ -1,7 +1,9 @@
 """Small JSON files written safely.
 
 A JSON file is written atomically (:mod:`sp_wrappers.core.save_util`: a reader never sees half
-a file); numpy scalars are written as numbers and non-finite floats as ``null``.
+a file); numpy scalars are written as numbers and non-finite floats as ``null``. A state file a
+run reads back is written and read through its :class:`~sp_wrappers.core.state_file.StateFormat`
+(its version, schema and one error), which writes through here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from .save_util import atomic_write
 
-__all__ = ["write_json", "json_default", "read_versioned"]
+__all__ = ["write_json", "json_default"]
 
 
 def write_json(path: Path, data: Any, indent: int | None = 2, **dumps: Any) -> None:
@@ -36,32 +38,3 @@ def json_default(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def read_versioned(
-    path: Path,
-    version: int,
-    what: str,
-    fix: str = "move it away to start a new one",
-    error: type[Exception] = ValueError,
-) -> dict[str, Any]:
-    """The JSON object in ``path``, a file of a versioned format, checked to have
-    ``format_version`` ``version``; when it cannot be read or has another version, ``error``
-    names the file and ``fix``.
-
-    :param path: the file.
-    :param version: the ``format_version`` this sp_wrappers reads.
-    :param what: the file's name in messages (``"strength history"``).
-    :param fix: what to do about a file that cannot be read.
-    :param error: the exception raised.
-    """
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as cause:
-        raise error(f"Cannot read the {what} {path} ({cause}); {fix}.") from None
-    found = data.get("format_version") if isinstance(data, dict) else None
-    if found != version:
-        raise error(
-            f"{path} has format_version {found!r}; this sp_wrappers reads {version}; {fix}."
-        )
-    return data  # type: ignore[no-any-return]

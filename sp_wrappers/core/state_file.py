@@ -111,10 +111,24 @@ class _Context:
 
 
 class Spec:
-    """One field's declared shape; :meth:`check` refuses a value that does not have it."""
+    """One field's declared shape; :meth:`check` refuses a value that does not have it.
+
+    A file's own shape that the specs here do not spell (a tree of records) is a subclass whose
+    :meth:`check` passes each part to other specs, at :meth:`at` their place, and refuses with
+    :meth:`refuse`.
+    """
 
     def check(self, value: Any, where: str, context: _Context) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    def at(where: str, key: str | int) -> str:
+        """The place of ``key`` inside the field at ``where`` (``iterations[2].weights``)."""
+        return _child(where, key)
+
+    def refuse(self, value: Any, where: str) -> Exception:
+        """The refusal of ``value`` at ``where``: it is not :meth:`describe`'s."""
+        return self._refuse(value, where)
 
     def describe(self) -> str:
         """What the field must be, in words (``"an integer >= 0"``)."""
@@ -176,23 +190,27 @@ class Int(Spec):
 
 @dataclass(frozen=True)
 class Num(Spec):
-    """A finite number (not a boolean, not ``NaN``), optionally in ``[min, max]``."""
+    """A finite number (not a boolean, not ``NaN``), optionally in ``[min, max]``; with
+    ``finite=False`` also ``NaN`` and the infinities (a measurement that can be undefined)."""
 
     min: float | None = None
     max: float | None = None
+    finite: bool = True
 
     def check(self, value: Any, where: str, context: _Context) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self._refuse(value, where)
         if not math.isfinite(value):
-            raise self._refuse(value, where)
+            if self.finite:
+                raise self._refuse(value, where)
+            return
         if (self.min is not None and value < self.min) or (
             self.max is not None and value > self.max
         ):
             raise self._refuse(value, where)
 
     def describe(self) -> str:
-        return f"a finite number{_range(self.min, self.max)}"
+        return f"{'a finite' if self.finite else 'a'} number{_range(self.min, self.max)}"
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.jsonio import write_json
 from ..core.run_layout import ARCHIVE_DIR, PLOTS_DIR, RATINGS_NAME
+from ..core.state_file import StateFileError
 from ..games.registry import game_factory
 from ..league.builders import AlphaStarLeague, SelfPlayLeague
 from ..league.errors import LeagueSetupError
 from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
 from ..league.runner import PLAYERS_DIR, League
-from ..league.state import STATE_NAME, LeagueState
+from ..league.state import LEAGUE_FORMAT, STATE_NAME, LeagueState
 from .config import (
     LEAGUE_CONFIG_FORMAT_VERSION,
     LEAGUE_CONFIG_KIND,
@@ -44,6 +43,7 @@ from .config import (
 )
 from .league_summary import evaluate_mains, league_ratings, league_ratings_json, summary
 from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_name
+from .ratings_file import RATINGS_FORMAT
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
 from .run import Run, RunResult, options_from, start
@@ -226,13 +226,14 @@ def _ended(run_dir: RunDir) -> bool:
     """Whether the league in ``run_dir`` finished its end of run (its evaluation and
     ``ratings.json`` for the final snapshots ``league.json`` names): a league killed after its
     last round but before that end resumes to finish it instead of being refused."""
-    try:
-        state = json.loads((run_dir.path / STATE_NAME).read_text())
-        ratings = json.loads(run_dir.ratings_path.read_text())
-    except (OSError, ValueError):
+    if not run_dir.ratings_path.is_file():
         return False
-    final = state.get("final_snapshots") if isinstance(state, dict) else None
-    return bool(final) and isinstance(ratings, dict) and ratings.get("final_snapshots") == final
+    try:
+        final = LEAGUE_FORMAT.read(run_dir.path / STATE_NAME).get("final_snapshots")
+        ratings = RATINGS_FORMAT.read(run_dir.ratings_path)
+    except StateFileError:  # a league.json the league then refuses; a ratings.json rewritten
+        return False
+    return bool(final) and ratings.get("final_snapshots") == final
 
 
 @dataclass
@@ -382,7 +383,7 @@ class LeagueRun(Run):
         written = [STATE_NAME, f"{ARCHIVE_DIR}/", f"{PLAYERS_DIR}/"]
         if self.ratings is not None:
             rated = league_ratings_json(self.ratings, league, self.evaluation)
-            write_json(run.ratings_path, rated)
+            RATINGS_FORMAT.write(run.ratings_path, rated)
             written.append(RATINGS_NAME)
         if self.options.plots:
             try:

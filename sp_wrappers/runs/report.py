@@ -35,6 +35,8 @@ from typing import Any
 
 from ..core.run_layout import ARCHIVE_DIR, PSRO_NAME, REPORT_NAME
 from ..core.save_util import atomic_write
+from ..core.state_file import StateFileError
+from .ratings_file import RATINGS_FORMAT
 from .rundir import RunArchive, RunDir, RunDirError, run_trusted_modules
 
 __all__ = ["write_report", "report_at_end", "REPORT_NAME"]
@@ -128,14 +130,6 @@ def _locate(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     if not run.exists():
         raise RunDirError(f"{run_dir} holds no archive (archive/index.sqlite).")
     return run.archive_path, {} if run.config is None else run.config.to_json()
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,7 +290,11 @@ def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
 
 def _reference_section(run_dir: Path, ratings: Any) -> str:
     title = "Strength against the reference players"
-    summary = _read_json(RunDir(run_dir).ratings_path)
+    path = RunDir(run_dir).ratings_path
+    try:
+        summary = RATINGS_FORMAT.read(path) if path.is_file() else {}
+    except StateFileError as error:
+        return _section(title, _note(str(error)))
     rows = _evaluation_rows(summary.get("evaluation"))
     body = ""
     if rows:

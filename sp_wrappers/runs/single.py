@@ -19,7 +19,6 @@ from typing import Any, cast
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..core.jsonio import write_json
 from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
 from ..core.save_util import save_model
 from ..core.seats import IllegalActionError
@@ -36,6 +35,7 @@ from .config import (
 )
 from .kinds import kind_of_json
 from .models import algo_class, build_model, build_sampler, check_algo_fits
+from .ratings_file import RATINGS_FORMAT
 from .run import Run, RunResult, options_from, start
 from .run_logs import (
     checked_symmetries,
@@ -453,7 +453,7 @@ class SingleRun(Run):
             rated = ratings_json(self.ratings, self.final.id, self.evaluation)
             if exploit is not None and exploit.last is not None:
                 rated["exploitability"] = exploit.last
-            write_json(run.ratings_path, rated)
+            RATINGS_FORMAT.write(run.ratings_path, rated)
             written.append(RATINGS_NAME)
         if self.options.plots and self.ratings is not None:
             written += write_plots(run.path, self.archive, self.ratings, self.notes)

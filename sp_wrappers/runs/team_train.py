@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..core.jsonio import write_json
 from ..core.run_layout import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME
 from ..games.registry import MissingGameError, game_factory
 from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
 from .models import build_model, check_algo_fits
+from .ratings_file import RATINGS_FORMAT
 from .report import report_at_end
 from .run import Run, RunResult, options_from, start
 from .rundir import RunDir
@@ -394,7 +394,7 @@ class TeamRun(Run):
 
         self.ratings = team_ratings(self.selfplay)
         rated = team_ratings_json(self.ratings, self.evaluation, self.config)
-        write_json(self.run_dir.ratings_path, rated)
+        RATINGS_FORMAT.write(self.run_dir.ratings_path, rated)
         return [f"{MODELS_DIR}/", f"{ARCHIVES_DIR}/", STATE_NAME, RATINGS_NAME]
 
     def write_report(self) -> list[str]:

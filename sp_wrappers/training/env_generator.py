@@ -15,7 +15,6 @@ win rates can be split by configuration (``sp-wrappers ratings RUN --config '{"k
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import warnings
@@ -28,6 +27,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.matches import config_key
 from ..core.imports import import_module
+from ..core.state_file import AnyValue, Int, List, Map, Obj, Optional, StateFormat, Str
 from ..envs.game_config import REWARD_KEY, reward_fn_name
 from .env_history import ConfigResult, EnvHistory, GameConfig
 from .episode_feed import EpisodeFeed, restart_episodes
@@ -41,11 +41,34 @@ __all__ = [
     "load_generator",
     "env_generator_callback",
     "ENV_GENERATOR_STATE",
+    "ENV_GENERATOR_FORMAT",
 ]
 
 #: The file in a run directory holding each env copy's current configuration.
 ENV_GENERATOR_STATE = "env_generator.json"
 STATE_FORMAT_VERSION = 1
+
+#: ``env_generator.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.
+#: StateFormat`).
+ENV_GENERATOR_FORMAT = StateFormat(
+    ENV_GENERATOR_STATE,
+    STATE_FORMAT_VERSION,
+    Obj(
+        {
+            "copies": List(
+                Optional(
+                    Obj(
+                        {"game_kwargs": Map(AnyValue())},
+                        optional={REWARD_KEY: Optional(Str())},
+                    )
+                )
+            )
+        },
+        optional={"step": Int(min=0), "generator": Optional(Str())},
+    ),
+    fix="restore env_generator.json from a backup, or delete it to let the generator choose "
+    "every copy's configuration again",
+)
 
 
 Generator = Callable[[int, int, EnvHistory], Any]
@@ -220,8 +243,6 @@ class EnvGenerator(BaseCallback):
     def _save_state(self) -> None:
         if self.state_path is None or not self._changed:
             return
-        from ..core.jsonio import write_json
-
         copies = [
             None
             if c is None
@@ -232,13 +253,12 @@ class EnvGenerator(BaseCallback):
             for c in self.configs
         ]
         state = {
-            "format_version": STATE_FORMAT_VERSION,
             "step": int(self.num_timesteps),
             "generator": _name(self.generator),
             "copies": copies,
         }
         try:
-            write_json(self.state_path, state)
+            ENV_GENERATOR_FORMAT.write(self.state_path, state)
             self._changed = False
         except OSError as error:
             warnings.warn(f"Could not write {self.state_path}: {error}", stacklevel=2)
@@ -249,20 +269,7 @@ class EnvGenerator(BaseCallback):
         assert path is not None
         if not path.is_file():
             return set()
-        try:
-            state = json.loads(path.read_text())
-            copies = state["copies"]
-            version = state.get("format_version")
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"Cannot read the env generator state {path} ({error}); delete it to let the "
-                "generator choose every copy's configuration again."
-            ) from None
-        if version != STATE_FORMAT_VERSION:
-            raise ValueError(
-                f"{path} has format_version {version!r}; this sp_wrappers reads "
-                f"{STATE_FORMAT_VERSION}. Delete it to let the generator choose again."
-            )
+        copies = ENV_GENERATOR_FORMAT.read(path)["copies"]
         restored = set()
         for index, entry in enumerate(copies[: len(self.configs)]):
             if entry is None:

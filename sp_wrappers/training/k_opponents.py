@@ -18,11 +18,10 @@ with SB3's own ``compute_returns_and_advantage``. PPO, A2C and MaskablePPO then 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import as_archive
-from ..core.jsonio import write_json
+from ..core.state_file import Int, List, Num, Obj, Optional, StateFormat, Str
 from ..opponents.sampler import LATEST_ID, PFSP_DECAY, OpponentSampler
 
 __all__ = [
@@ -41,11 +40,51 @@ __all__ = [
     "novelty_reward",
     "REWARD_MODES",
     "HISTORY_FORMAT_VERSION",
+    "K_HISTORY_FORMAT",
 ]
 
 REWARD_MODES = ("replace", "add")
 HISTORY_FORMAT_VERSION = 1
 HISTORY_NAME = "k_opponent_history.json"
+
+
+def _check_records(data: Mapping[str, Any], refuse: Callable[[str, str], Exception]) -> None:
+    """Each record holds one opponent, outcome, return and count per slot."""
+    for index, record in enumerate(data["records"]):
+        lengths = {len(record[key]) for key in ("opponents", "outcomes", "returns", "counts")}
+        if len(lengths) != 1:
+            raise refuse(
+                f"records[{index}]",
+                "holds opponents, outcomes, returns and counts of different lengths",
+            )
+
+
+#: ``k_opponent_history.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.
+#: StateFormat`).
+K_HISTORY_FORMAT = StateFormat(
+    HISTORY_NAME,
+    HISTORY_FORMAT_VERSION,
+    Obj(
+        {
+            "k": Int(min=1),
+            "records": List(
+                Obj(
+                    {
+                        "rollout": Int(min=0),
+                        "step": Int(min=0),
+                        "opponents": List(Str()),
+                        "outcomes": List(Optional(Num(min=0, max=1))),
+                        "returns": List(Optional(Num())),
+                        "counts": List(Int(min=0)),
+                    }
+                )
+            ),
+        }
+    ),
+    fix="restore it from a backup, delete it to start a new history, or pass history_path to "
+    "use another file",
+    checks=(_check_records,),
+)
 
 RewardFn = Callable[["KOpponentRecord", Sequence["KOpponentRecord"]], Any]
 
@@ -488,25 +527,12 @@ class KOpponentRollouts(BaseCallback):
 
     # -- history on disk and logs ------------------------------------------------------------------
     def _save_history(self, path: Path) -> None:
-        data = {
-            "format_version": HISTORY_FORMAT_VERSION,
-            "k": self.k,
-            "records": [r.to_json() for r in self.history],
-        }
-        write_json(path, data, indent=None)
+        data = {"k": self.k, "records": [r.to_json() for r in self.history]}
+        K_HISTORY_FORMAT.write(path, data, indent=None)
 
     def _load_history(self, path: Path) -> None:
-        try:
-            data = json.loads(path.read_text())
-            if data.get("format_version") != HISTORY_FORMAT_VERSION:
-                raise ValueError(f"format_version {data.get('format_version')!r}")
-            records = [KOpponentRecord.from_json(r) for r in data["records"]]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"Cannot read the k-opponent history {path} ({error}). Delete it to start a new "
-                "history, or pass history_path to use another file."
-            ) from error
-        self.history.extend(records)
+        data = K_HISTORY_FORMAT.read(path)
+        self.history.extend(KOpponentRecord.from_json(r) for r in data["records"])
 
     def _log(self, record: KOpponentRecord, per_episode: np.ndarray) -> None:
         finite = record.outcomes[np.isfinite(record.outcomes)]

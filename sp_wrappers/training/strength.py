@@ -34,7 +34,6 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..core.jsonio import read_versioned, write_json
 from ..core.policies import SB3Policy, is_policy
 from ..core.run_layout import PLOTS_DIR
 from ..core.seats import as_aec_env, seat_spaces
@@ -42,6 +41,7 @@ from ..evaluation.openings import legal_openings, play_openings
 from ..evaluation.plots import PLOTS_HINT, new_figure, save_figure
 from ..games.registry import game_factory, reference_opponents
 from ..ratings.bradley_terry import fit_bradley_terry
+from .strength_history import STRENGTH_FORMAT
 
 __all__ = [
     "StrengthCallback",
@@ -333,7 +333,7 @@ class StrengthCallback(BaseCallback):
         header = self._header()
         path = self.history_path
         if path is not None and path.exists():
-            data = read_versioned(path, HISTORY_FORMAT_VERSION, "strength history")
+            data = STRENGTH_FORMAT.read(path)
             changed = sorted(k for k in header if data.get(k) != header[k])
             if changed:
                 raise ValueError(
@@ -363,7 +363,7 @@ class StrengthCallback(BaseCallback):
         if self.run_dir is None:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(self.history_path, self.history, indent=1)
+        STRENGTH_FORMAT.write(self.history_path, self.history, indent=1)
         if not self.plots:
             return
         try:
