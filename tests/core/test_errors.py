@@ -32,6 +32,7 @@ BUILT_IN_BASES = {
     "TeamChangeError": ValueError,
     "LeagueSetupError": ValueError,
     "PlayersLostError": RuntimeError,
+    "StateFileError": ValueError,
 }
 
 
@@ -96,7 +97,7 @@ def test_a_damaged_league_json_on_resume_is_one_line_and_exit_2(tmp_path, capsys
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert "league.json" in err and "Restore the file" in err
+    assert "league.json: cannot read" in err and "restore league.json from a backup" in err
 
 
 def _main_running(monkeypatch, error: BaseException):
