@@ -491,3 +491,17 @@ def test_a_discard_killed_before_moving_its_files_has_them_moved_aside_on_the_ne
     assert not (tmp_path / "snapshots" / f"{dropped.id}.safetensors").exists()
     assert not (tmp_path / "snapshots" / f"{pruned.id}.safetensors").exists()  # pruned: deleted
     assert not (tmp_path / "orphaned" / f"{pruned.id}.safetensors").exists()
+
+
+def test_a_discard_never_moves_files_through_a_linked_orphaned_folder(tmp_path):
+    from sp_wrappers.archive.store import UnsafeArchiveError
+
+    archive = SnapshotArchive(tmp_path / "archive")
+    info = archive.save(make_model(), step=0)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "archive" / "orphaned").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafeArchiveError, match="orphaned is a symlink"):
+        archive.discard(snapshots=[info.id])
+    assert (tmp_path / "archive" / "snapshots" / f"{info.id}.safetensors").is_file()
+    assert list(elsewhere.iterdir()) == []
