@@ -288,11 +288,11 @@ def _evaluation_rows(tree: Any, label: str = "") -> list[list[Any]]:
     return rows
 
 
-def _reference_section(run_dir: Path, ratings: Any) -> str:
+def _reference_section(run_dir: Path, ratings: Any, snapshots: list[str]) -> str:
     title = "Strength against the reference players"
     path = RunDir(run_dir).ratings_path
     try:
-        summary = RATINGS_FORMAT.read(path) if path.is_file() else {}
+        summary = RATINGS_FORMAT.read(path, snapshots=snapshots) if path.is_file() else {}
     except StateFileError as error:
         return _section(title, _note(str(error)))
     rows = _evaluation_rows(summary.get("evaluation"))
@@ -552,7 +552,7 @@ def _page(
         _elo_section(snapshots),
         _ratings_section(ratings, problem),
         _payoff_section(archive),
-        _reference_section(home, ratings),
+        _reference_section(home, ratings, [s.id for s in archive.snapshots(include_pruned=True)]),
         _exploitability_section(home),
         _psro_section(home),
         _archive_section(archive, archive_path, disk),

@@ -59,19 +59,20 @@ def test_every_writers_shape_reads_back(tmp_path, shape):
         (lambda d: d["evaluation"]["random"].update(losses=-5), "evaluation.random.losses"),
         (lambda d: d.update(final_snapshot="../../../../tmp/evil"), "final_snapshot"),
         (lambda d: d.update(evaluation=["evil"]), "evaluation"),
+        (lambda d: d.update(final_snapshot="snapshot-0042"), "snapshot-0042"),
     ],
 )
 def test_a_hostile_ratings_file_is_one_line_of_the_report(tmp_path, edit, field):
     archive = SnapshotArchive(tmp_path / "archive")
     venv = SelfPlayVecEnv(tictactoe_v3.env, n_envs=1)
     archive.save(MaskablePPO("MlpPolicy", venv, policy_kwargs={"net_arch": [8]}), step=0)
-    data = json.loads(json.dumps(SINGLE))
+    data = {**json.loads(json.dumps(SINGLE)), "final_snapshot": "snapshot-0000"}
     edit(data)
     path = tmp_path / "ratings.json"
     path.write_text(json.dumps(data))
     before = path.read_bytes()
     with pytest.raises(StateFileError) as error:
-        RATINGS_FORMAT.read(path)
+        RATINGS_FORMAT.read(path, snapshots=["snapshot-0000"])
     message = str(error.value)
     assert "\n" not in message and "ratings.json" in message and field in message, message
     page = write_report(tmp_path, replay=False).read_text()
