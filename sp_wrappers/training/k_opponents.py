@@ -30,7 +30,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from ..archive.store import as_archive
-from ..core.state_file import Int, List, Num, Obj, Optional, StateFormat, Str
+from ..core.state_file import Int, List, Num, Obj, Optional, SnapshotId, StateFormat
 from ..opponents.sampler import LATEST_ID, PFSP_DECAY, OpponentSampler
 
 __all__ = [
@@ -72,7 +72,7 @@ K_HISTORY_FORMAT = StateFormat(
                     {
                         "rollout": Int(min=0),
                         "step": Int(min=0),
-                        "opponents": List(Str()),
+                        "opponents": List(SnapshotId(also=(LATEST_ID,))),
                         "outcomes": List(Optional(Num(min=0, max=1))),
                         "returns": List(Optional(Num())),
                         "counts": List(Int(min=0)),
@@ -531,7 +531,8 @@ class KOpponentRollouts(BaseCallback):
         K_HISTORY_FORMAT.write(path, data, indent=None)
 
     def _load_history(self, path: Path) -> None:
-        data = K_HISTORY_FORMAT.read(path)
+        ids = [info.id for info in self.archive.snapshots(include_pruned=True)]
+        data = K_HISTORY_FORMAT.read(path, snapshots=ids)
         self.history.extend(KOpponentRecord.from_json(r) for r in data["records"])
 
     def _log(self, record: KOpponentRecord, per_episode: np.ndarray) -> None:

@@ -135,10 +135,13 @@ RECORD = {
         (lambda d: d["records"][0].update(outcomes=[0.5]), "records[0]"),
         (lambda d: d.update(k=0), "k"),
         (lambda d: d.update(records={"evil": 1}), "records"),
+        (lambda d: d["records"][0].update(opponents=["../../../../tmp/evil", "latest"]), "evil"),
+        (lambda d: d["records"][0].update(opponents=["snapshot-0042", "latest"]), "0042"),
     ],
 )
 def test_a_hostile_k_opponent_history_is_refused_in_one_line(tmp_path, edit, field):
     archive = SnapshotArchive(tmp_path / "archive")
+    archive.save(tiny_model(), step=0)
     path = archive.path / K_HISTORY
     path.write_text(json.dumps({"format_version": 1, "k": 2, "records": [RECORD]}))
     assert len(KOpponentRollouts(archive, k=2, reward_fn=lambda r, h: 0.0).history) == 1
