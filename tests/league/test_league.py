@@ -17,6 +17,7 @@ import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 from sb3_contrib import MaskablePPO
 
+from sp_wrappers.core.state_file import StateFileError
 from sp_wrappers.league import (
     AlphaStarLeague,
     League,
@@ -24,7 +25,6 @@ from sp_wrappers.league import (
     SelfPlayLeague,
     league_games,
 )
-from sp_wrappers.core.state_file import StateFileError
 from sp_wrappers.league.runner import STATE_NAME
 from sp_wrappers.league.worker import ChunkPlan, PlayerWorker
 from sp_wrappers.ratings.bradley_terry import fit_bradley_terry
