@@ -41,7 +41,12 @@ def copy(league_dir, tmp_path) -> Path:
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    """The run's files (SQLite's -wal and -shm, which come and go with connections, left out)."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+    )
 
 
 @pytest.mark.parametrize(
