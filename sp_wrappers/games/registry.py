@@ -262,7 +262,7 @@ OPENSPIEL_CONSTRUCTORS: dict[str, str] = {
     "leduc_poker": "sp_wrappers.games.openspiel_games:leduc_poker",
 }
 #: Where the whole lists of game names are printed (the error of an unknown name points here).
-LIST_COMMAND = "python -m sp_wrappers.games"
+LIST_COMMAND = "sp-wrappers games"
 _OPENSPIEL_EXAMPLES = ("kuhn_poker", "leduc_poker", "liars_dice")
 
 
@@ -336,7 +336,7 @@ def same_game(name: str) -> tuple[str, ...]:
 
 def game_names() -> dict[str, list[str]]:
     """Every game name the commands take, by source: ``"registered"``, ``"pettingzoo"`` and
-    ``"openspiel"`` (empty without OpenSpiel); ``python -m sp_wrappers.games`` prints them.
+    ``"openspiel"`` (empty without OpenSpiel); ``sp-wrappers games`` prints them.
 
     >>> names = game_names()
     >>> "tictactoe_v3" in names["registered"], "chess_v6" in names["pettingzoo"]

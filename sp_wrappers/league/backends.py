@@ -26,7 +26,6 @@ from multiprocessing.connection import wait as wait_for_connections
 from typing import TYPE_CHECKING, Any
 
 from ..core.processes import require_main_guard
-from ..evaluation.backends import import_ray, start_local_ray
 from .errors import LeagueSetupError
 from .faults import (
     OnStall,
@@ -304,6 +303,8 @@ class RayBackend:
         num_gpus: float = 0,
         actor_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
+        from ..evaluation.backends import import_ray, start_local_ray  # the one Ray import
+
         ray = import_ray()
         self.ray = ray
         self._started_ray = False

@@ -227,7 +227,7 @@ def test_unknown_game_lists_the_registered_games(capsys):
     assert_exit_2(status, err, "Unknown game 'chess_v9'", *GAMES, "module:function")
     # and both other lists: a count and the command that prints them
     assert "did you mean chess_v6" in err and f"PettingZoo's {len(pettingzoo_games())} " in err, err
-    assert "OpenSpiel's" in err and "python -m sp_wrappers.games" in err, err
+    assert "OpenSpiel's" in err and "sp-wrappers games" in err, err
 
 
 def test_unknown_algorithm_lists_the_choices(capsys):

@@ -76,7 +76,7 @@ def test_an_unknown_name_lists_the_three_sources_shortly():
     assert "did you mean chess_v6" in message and "\n" not in message
     assert all(name in message for name in GAMES)
     assert f"PettingZoo's {len(pettingzoo_games())} environments" in message
-    assert "python -m sp_wrappers.games" in message and "module:function" in message
+    assert "sp-wrappers games" in message and "module:function" in message
     assert len(message) < 600  # counts and a command, not 160 names
 
 
@@ -115,3 +115,12 @@ def test_the_compatibility_page_lists_every_name():
     names = game_names()
     missing = [n for n in names["pettingzoo"] + names["openspiel"] if f"`{n}`" not in page]
     assert not missing, f"docs/compatibility.md lacks {missing}: rebuild its game-names section"
+
+
+def test_the_games_command_prints_the_three_lists(sp_wrappers):
+    status, out, err = sp_wrappers("games")
+    assert status == 0, err
+    registered, pettingzoo, openspiel = out.strip().splitlines()
+    assert registered.startswith("Registered: tictactoe_v3")
+    assert pettingzoo.startswith(f"PettingZoo ({len(pettingzoo_games())}):")
+    assert "chess_v6" in pettingzoo and openspiel.startswith("OpenSpiel (")
