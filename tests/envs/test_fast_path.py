@@ -353,27 +353,3 @@ def test_wide_layers_take_a_few_rows_one_by_one_with_the_same_answers():
     by_row = fast_path._linear(x, weight_t)
     assert by_row.dtype == np.float32 and by_row.shape == (3, 256)
     np.testing.assert_allclose(by_row, x @ weight_t, rtol=1e-5, atol=1e-5)
-
-
-def test_q_network_groups_of_one_step_run_one_pass_over_stacked_weights_as_their_own_act(
-    dqn_model, monkeypatch
-):
-    # four distinct Q-networks, groups of 1 to 4 rows: one stacked forward pass answers them all,
-    # each row as its own network's act would
-    opponents, plans, parts, expected, start = [], [], [], [], 0
-    for k, rows in enumerate((1, 3, 2, 4)):
-        model = DQN("MlpPolicy", dqn_model.get_env(), seed=k, learning_starts=16, buffer_size=100)
-        opponent = SB3Policy(model, deterministic=True)
-        obs, masks = connect_four_rows(rows, seed=k)
-        plan = FastSB3().route(opponent, obs, masks)
-        assert isinstance(plan, NumpyPlan)
-        expected.append(opponent.act(obs, masks, np.random.default_rng(0)))
-        generators = [np.random.default_rng(i) for i in range(rows)]
-        parts.append((plan, obs, masks, True, generators, list(range(start, start + rows))))
-        start += rows
-    own = fast_path._numpy_logits
-    calls: list[int] = []
-    monkeypatch.setattr(fast_path, "_numpy_logits", lambda *a: calls.append(1) or own(*a))
-    answers = FastSB3.sample_merged(parts, "q")
-    np.testing.assert_array_equal(answers, np.concatenate(expected))
-    assert calls == []  # no network ran alone

@@ -203,9 +203,7 @@ class FastSB3:
         groups' own are then not joined again). Squashed-Gaussian plans go to
         :meth:`squash_merged`.
         """
-        blocks = _stacked_logits(parts) if len(parts) > 1 else None
-        if blocks is None:
-            blocks = [_numpy_logits(part[0], part[1]) for part in parts]
+        blocks = [_numpy_logits(part[0], part[1]) for part in parts]
         logits = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
         scores = _normalised(logits, scoring)
         if scoring != "q":  # Q-values are only compared: float32 picks the same argmax
@@ -454,40 +452,6 @@ def _numpy_logits(plan: list[tuple], obs: np.ndarray) -> np.ndarray:
         else:
             np.maximum(x, 0.0, out=x)
     return x
-
-
-def _stacked_logits(parts: list[tuple]) -> list[np.ndarray] | None:
-    """Every group's logits from one forward pass over the groups' stacked weights (``parts``
-    as for :meth:`FastSB3.sample_merged`): each layer is one batched matrix product of the
-    groups' rows (padded to the largest group) by their weights, instead of one product per
-    group. ``None`` when the plans differ in shape or a layer is wide enough to be taken row by
-    row (:func:`_linear`); then each group runs its own plan. Row by row the sums are those of
-    :func:`_numpy_logits` (to float rounding)."""
-    plans = [part[0] for part in parts]
-    first = plans[0]
-    shapes = [(s[0], s[1].shape if s[0] == "linear" else None) for s in first]
-    for plan in plans[1:]:
-        if len(plan) != len(first) or any(
-            s[0] != kind or (kind == "linear" and s[1].shape != shape)
-            for s, (kind, shape) in zip(plan, shapes, strict=True)
-        ):
-            return None
-    if any(shape is not None and shape[0] * shape[1] >= _ROW_BY_ROW_WEIGHTS for _, shape in shapes):
-        return None
-    counts = [len(part[1]) for part in parts]
-    width = max(counts)
-    x = np.zeros((len(parts), width, shapes[0][1][0]), dtype=np.float32)
-    for g, part in enumerate(parts):
-        x[g, : counts[g]] = np.asarray(part[1], dtype=np.float32).reshape(counts[g], -1)
-    for k, (kind, _) in enumerate(shapes):
-        if kind == "linear":
-            x = np.matmul(x, np.stack([plan[k][1] for plan in plans]))
-            x += np.stack([plan[k][2] for plan in plans])[:, None, :]
-        elif kind == "tanh":
-            np.tanh(x, out=x)
-        else:
-            np.maximum(x, 0.0, out=x)
-    return [x[g, : counts[g]] for g in range(len(parts))]
 
 
 #: layers with at least this many weights take a few rows one row at a time (``gemv``): BLAS's
