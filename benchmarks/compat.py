@@ -649,6 +649,36 @@ What `SelfPlayEnv` and `SelfPlayVecEnv` do for any PettingZoo game, whatever its
 """
 
 
+def game_names_section() -> list[str]:
+    """The names the commands take (``sp-wrappers train GAME``), both lists in full."""
+    from sp_wrappers.games.registry import LIST_COMMAND, OPENSPIEL_PREFIX, game_names
+
+    names = game_names()
+    spiel = names["openspiel"]
+    return [
+        "## Game names the commands take",
+        "",
+        "`sp-wrappers train`, `league` and `psro` take a registered game "
+        f"({', '.join(f'`{n}`' for n in names['registered'])}: tuned recipes, reference "
+        "players), every PettingZoo environment by its own name (`sp-wrappers train chess_v6`; "
+        "an environment whose extra is missing answers with the `pip install` line), every "
+        "OpenSpiel game by its OpenSpiel name (`sp-wrappers psro kuhn_poker`; "
+        f"`{OPENSPIEL_PREFIX}NAME` where the name is also another game's, as `chess` is "
+        "PettingZoo's `chess_v6` too), or an import path `module:function` to any PettingZoo "
+        f"env constructor. `{LIST_COMMAND}` prints the lists below for the installed versions.",
+        "",
+        f"**PettingZoo** ({len(names['pettingzoo'])}): "
+        + ", ".join(f"`{n}`" for n in names["pettingzoo"]),
+        "",
+        f'**OpenSpiel** ({len(spiel)}; `pip install "sp-wrappers[openspiel]"`): '
+        + (
+            ", ".join(f"`{n}`" for n in spiel)
+            or "OpenSpiel was not installed when this page was built"
+        ),
+        "",
+    ]
+
+
 def render(rows: list[Row], command: str) -> str:
     """The Markdown of docs/compatibility.md."""
     counted = [r for r in rows if r.status != "n/a"]
@@ -695,6 +725,7 @@ def render(rows: list[Row], command: str) -> str:
         "without its early truncation of games with chance events).",
         "",
     ]
+    lines += game_names_section()
     lines += BRING_YOUR_OWN_GAME.splitlines()
     lines += LEARNERS.splitlines()
     for family in FAMILIES:

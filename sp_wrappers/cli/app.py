@@ -64,6 +64,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "report": ("report",),
     "exploitability": ("exploitability",),
     "exploit": ("exploit",),
+    "games": ("games",),
 }
 
 

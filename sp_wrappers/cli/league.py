@@ -43,7 +43,11 @@ __all__ = ["add_league_parser", "run_league_command", "main_league"]
 
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
-        "game", nargs="?", metavar="GAME", help=f"{', '.join(GAMES)} or module:function"
+        "game",
+        nargs="?",
+        metavar="GAME",
+        help=f"{', '.join(GAMES)}, a PettingZoo or OpenSpiel game by its name (chess_v6) or "
+        "module:function",
     )
     roles = parser.add_argument_group("league")
     roles.add_argument(

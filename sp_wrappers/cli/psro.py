@@ -5,8 +5,8 @@ The command turns the options given into overrides, resolves the run once
 run), starts it (:func:`~sp_wrappers.runs.start`, which runs
 :class:`~sp_wrappers.runs.psro.PSRORun`) and prints one line per iteration::
 
-    sp-wrappers psro sp_wrappers.games.openspiel_games:kuhn_poker --out runs/psro-kuhn
-    sp-wrappers psro sp_wrappers.games.openspiel_games:leduc_poker --seconds 3600
+    sp-wrappers psro kuhn_poker --out runs/psro-kuhn
+    sp-wrappers psro leduc_poker --seconds 3600
     sp-wrappers psro --resume runs/psro-kuhn --iterations 14     # continue to 14 iterations
 
 The run directory holds ``archive/`` (the members, the meta-weights), ``psro.json`` (every
@@ -104,7 +104,11 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         "game can be walked) and solves for the new meta-mixture.",
     )
     parser.add_argument(
-        "game", nargs="?", metavar="GAME", help=f"{', '.join(GAMES)} or module:function"
+        "game",
+        nargs="?",
+        metavar="GAME",
+        help=f"{', '.join(GAMES)}, a PettingZoo or OpenSpiel game by its name (kuhn_poker, "
+        "leduc_poker, liars_dice) or module:function",
     )
     parser.add_argument("--out", default=None, metavar="DIR", help="the run directory")
     parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a PSRO run")

@@ -52,8 +52,9 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "game",
         nargs="?",
         metavar="GAME",
-        help=f"a registered game ({games}) or an import path module:function to a PettingZoo "
-        "env constructor; optional with --resume or --config",
+        help=f"a registered game ({games}), a PettingZoo or OpenSpiel game by its name "
+        "(chess_v6, kuhn_poker; `python -m sp_wrappers.games` lists them) or an import path "
+        "module:function to a PettingZoo env constructor; optional with --resume or --config",
     )
     parser.add_argument(
         "--algo",

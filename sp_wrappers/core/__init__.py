@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from .errors import IllegalActionError, SpWrappersError
 from .lazy import lazy_exports
-from .policies import CallablePolicy, Policy, PolicyPlayer, RandomPolicy, SB3Policy
-from .teams import TeamLayout, team_outcome
 
 if TYPE_CHECKING:  # pragma: no cover
     from .networks import BoardExtractor
+    from .policies import CallablePolicy, Policy, PolicyPlayer, RandomPolicy, SB3Policy
+    from .teams import TeamLayout, team_outcome
 
 __all__ = [
     "SpWrappersError",
@@ -30,6 +30,19 @@ __all__ = [
     "BoardExtractor",
 ]
 
-# BoardExtractor is a torch module: it loads on first use, so that ``import sp_wrappers``
-# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
-__getattr__, __dir__ = lazy_exports(__name__, {"BoardExtractor": ".networks"})
+# Names load on first use (BoardExtractor is a torch module; the policies import numpy and
+# Gymnasium), so that ``import sp_wrappers`` (which registers the Gymnasium ids through this
+# package) imports neither torch nor PettingZoo, and the command line starts quickly.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "CallablePolicy": ".policies",
+        "Policy": ".policies",
+        "PolicyPlayer": ".policies",
+        "RandomPolicy": ".policies",
+        "SB3Policy": ".policies",
+        "TeamLayout": ".teams",
+        "team_outcome": ".teams",
+        "BoardExtractor": ".networks",
+    },
+)

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from ..core.lazy import lazy_exports
 from .errors import ObservationWrapperError
 from .registration import ENV_IDS, register_envs
-from .selfplay_env import SelfPlayEnv
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .selfplay_env import SelfPlayEnv
     from .shaping import DrawReward
 
 __all__ = [
@@ -30,4 +30,6 @@ __all__ = [
 # DrawReward is an SB3 VecEnv wrapper, which imports torch: it loads on first use, so that
 # ``import sp_wrappers`` (which registers the Gymnasium ids through this package) imports
 # neither torch nor PettingZoo.
-__getattr__, __dir__ = lazy_exports(__name__, {"DrawReward": ".shaping"})
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"SelfPlayEnv": ".selfplay_env", "DrawReward": ".shaping"}
+)

@@ -12,22 +12,27 @@ It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``g
 
 from __future__ import annotations
 
-from ..ratings.archive_ratings import (
-    ArchiveRatings,
-    SnapshotRating,
-    archive_ratings,
-    store_archive_ratings,
-)
-from .backends import BACKENDS
-from .errors import PlayError, UnplayableGameError
-from .exploitability import ExploitabilityReport, GameNotWalkableError, exploitability
-from .human_play import PlayOutcome, play_session
-from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
-from .openings import OpeningsResult, legal_openings, play_openings
-from .replay import Replay, play_replay
-from .replay_video import write_replay
-from .round_robin import RoundRobinResult, pair_seed, round_robin
-from .web_play import WebPlay, WebReplay, WebServer
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ratings.archive_ratings import (
+        ArchiveRatings,
+        SnapshotRating,
+        archive_ratings,
+        store_archive_ratings,
+    )
+    from .backends import BACKENDS
+    from .errors import PlayError, UnplayableGameError
+    from .exploitability import ExploitabilityReport, GameNotWalkableError, exploitability
+    from .human_play import PlayOutcome, play_session
+    from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
+    from .openings import OpeningsResult, legal_openings, play_openings
+    from .replay import Replay, play_replay
+    from .replay_video import write_replay
+    from .round_robin import RoundRobinResult, pair_seed, round_robin
+    from .web_play import WebPlay, WebReplay, WebServer
 
 __all__ = [
     "play_match",
@@ -59,3 +64,39 @@ __all__ = [
     "ArchiveRatings",
     "SnapshotRating",
 ]
+
+# Names load on first use: the command line imports one module of this layer (the terminal play,
+# the round robin's backends) without the others (web pages, exact exploitability, ratings).
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ArchiveRatings": "..ratings.archive_ratings",
+        "SnapshotRating": "..ratings.archive_ratings",
+        "archive_ratings": "..ratings.archive_ratings",
+        "store_archive_ratings": "..ratings.archive_ratings",
+        "BACKENDS": ".backends",
+        "PlayError": ".errors",
+        "UnplayableGameError": ".errors",
+        "ExploitabilityReport": ".exploitability",
+        "GameNotWalkableError": ".exploitability",
+        "exploitability": ".exploitability",
+        "PlayOutcome": ".human_play",
+        "play_session": ".human_play",
+        "EVALUATION_SOURCE": ".match",
+        "MatchResult": ".match",
+        "as_policy": ".match",
+        "play_match": ".match",
+        "OpeningsResult": ".openings",
+        "legal_openings": ".openings",
+        "play_openings": ".openings",
+        "Replay": ".replay",
+        "play_replay": ".replay",
+        "write_replay": ".replay_video",
+        "RoundRobinResult": ".round_robin",
+        "pair_seed": ".round_robin",
+        "round_robin": ".round_robin",
+        "WebPlay": ".web_play",
+        "WebReplay": ".web_play",
+        "WebServer": ".web_play",
+    },
+)

@@ -4,8 +4,8 @@ This module holds the backends of :func:`~sp_wrappers.evaluation.round_robin.rou
 one :class:`PairTask` per pair of players, run serially, in spawned worker processes
 (``"process"``) or as Ray tasks (``"ray"``), and :data:`BACKENDS`, their names. A task names its
 snapshots by id and carries the archive *path*, never a policy object: each worker reopens the
-archive and loads the weights itself. With :mod:`sp_wrappers.league.backends`, this is the only
-module that imports Ray.
+archive and loads the weights itself. This is the one module that imports Ray:
+:func:`import_ray` and :func:`start_local_ray` serve the league's backends too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..core.policies import Policy
 from ..core.processes import require_main_guard
 from .match import MatchResult, play_match
 
-__all__ = ["BACKENDS", "PAIR_RUNNERS", "PairTask", "check_backend"]
+__all__ = ["BACKENDS", "PAIR_RUNNERS", "PairTask", "check_backend", "import_ray", "start_local_ray"]
 
 
 BACKENDS = ("process", "ray", "serial")
@@ -115,7 +115,12 @@ def _process_backend(
                 future.cancel()
 
 
-def _import_ray() -> Any:
+def import_ray() -> Any:
+    """Import Ray, or fail with the command that installs it (the tournament's and the league's
+    ``backend="ray"``: the one place the package imports Ray).
+
+    :raises ImportError: Ray is not installed; the message names the extra and the other backend.
+    """
     try:
         import ray
     except ImportError:
@@ -126,12 +131,26 @@ def _import_ray() -> Any:
     return ray
 
 
+def start_local_ray(num_cpus: float | None = None) -> bool:
+    """Start a Ray of this process's own (``address="local"``) unless this process already has
+    one; another cluster on the machine (``RAY_ADDRESS``, a ``ray start``, another job's Ray) is
+    never joined, so its nodes are never measured nor used.
+
+    :param num_cpus: the CPUs the new Ray offers; ``None``: the machine's.
+    :return: whether this call started Ray (the caller then shuts it down).
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    return True
+
+
 def _ray_backend(
     tasks: Sequence[PairTask], archive: Any, n_workers: int | None
 ) -> Iterator[tuple[int, MatchResult]]:
-    ray = _import_ray()
-    if not ray.is_initialized():  # a Ray of its own, whatever other cluster the machine has
-        ray.init(address="local", num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
+    ray = import_ray()
+    start_local_ray(n_workers)  # a Ray of its own, whatever other cluster the machine has
     remote = ray.remote(num_cpus=1)(_run_pair)
     pending = [remote.remote(task) for task in tasks]
     try:
@@ -155,4 +174,4 @@ def check_backend(backend: str) -> None:
     if backend not in PAIR_RUNNERS:
         raise ValueError(f"Unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}.")
     if backend == "ray":
-        _import_ray()
+        import_ray()

@@ -62,13 +62,19 @@ def check_turn_based(name: str | None, game: Any = None) -> None:
     :raises UnplayableGameError: with a message pointing to ``sp-wrappers watch``.
 
     >>> check_turn_based("tictactoe_v3")
+    >>> check_turn_based("boxing_v2")  # PettingZoo's Atari Boxing, by its name
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.evaluation.errors.UnplayableGameError: `sp-wrappers play` is for turn-based ...
     >>> check_turn_based("pong_v3")
     Traceback (most recent call last):
     ...
     sp_wrappers.evaluation.errors.UnplayableGameError: `sp-wrappers play` is for turn-based ...
     """
     label = name or type(game).__name__
-    module = (name or "").partition(":")[0]
+    from ..games.registry import game_import_path
+
+    module = (name and game_import_path(name) or name or "").partition(":")[0]
     if name in REAL_TIME_GAMES or module.startswith(REAL_TIME_PACKAGES):
         raise _refuse(label, "is played in real time, frame by frame")
     if game is None:

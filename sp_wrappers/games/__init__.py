@@ -12,22 +12,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.lazy import lazy_exports
-from .adapters import openspiel_env
-from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
 from .errors import MissingGameError, MoveError, UnknownGameError
-from .notation import Notation, notation_for
-from .registry import (
-    GAMES,
-    QUADRAPONG_TEAMS,
-    GameSpec,
-    game_factory,
-    make_game,
-    reference_opponents,
-    resolve_game,
-)
-from .symmetries import Symmetry, symmetries_for
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .adapters import openspiel_env
+    from .baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
+    from .notation import Notation, notation_for
+    from .registry import (
+        GAMES,
+        QUADRAPONG_TEAMS,
+        GameSpec,
+        game_factory,
+        make_game,
+        reference_opponents,
+        resolve_game,
+    )
+    from .symmetries import Symmetry, symmetries_for
     from .wrappers import RandomOpenings
 
 __all__ = [
@@ -51,6 +51,25 @@ __all__ = [
     "notation_for",
 ]
 
-# RandomOpenings is a PettingZoo wrapper: it loads on first use, so that ``import sp_wrappers``
-# (which registers the Gymnasium ids through this package) imports neither torch nor PettingZoo.
-__getattr__, __dir__ = lazy_exports(__name__, {"RandomOpenings": ".wrappers"})
+# Names load on first use: the registry's names without the reference players, notations and
+# symmetries, and RandomOpenings (a PettingZoo wrapper) only when asked for, so that ``import
+# sp_wrappers`` (which registers the Gymnasium ids through this package) stays cheap.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    modules={
+        ".adapters": ["openspiel_env"],
+        ".baselines": ["AlphaBetaConnectFourPolicy", "PerfectTicTacToePolicy"],
+        ".notation": ["Notation", "notation_for"],
+        ".registry": [
+            "GAMES",
+            "QUADRAPONG_TEAMS",
+            "GameSpec",
+            "game_factory",
+            "make_game",
+            "reference_opponents",
+            "resolve_game",
+        ],
+        ".symmetries": ["Symmetry", "symmetries_for"],
+        ".wrappers": ["RandomOpenings"],
+    },
+)

@@ -66,6 +66,15 @@ __all__ = [
     "BOTS",
     "make_bot",
     "FRAME_STACK",
+    "PETTINGZOO_EXTRAS",
+    "OPENSPIEL_PREFIX",
+    "OPENSPIEL_CONSTRUCTORS",
+    "LIST_COMMAND",
+    "pettingzoo_games",
+    "openspiel_games",
+    "game_import_path",
+    "same_game",
+    "game_names",
 ]
 
 
@@ -234,14 +243,177 @@ GAMES: dict[str, GameSpec] = {
 }
 
 
+#: How to install what each PettingZoo family's environments need (the ``sisl`` games need
+#: Box2D and pymunk, which no extra of this package installs).
+PETTINGZOO_EXTRAS: dict[str, str] = {
+    "classic": 'pip install "sp-wrappers[games]"',
+    "atari": 'pip install "sp-wrappers[games]"',
+    "butterfly": 'pip install "sp-wrappers[butterfly]"',
+    "sisl": 'pip install "pettingzoo[sisl]"',
+}
+#: The prefix that names an OpenSpiel game whatever other game has its name
+#: (``openspiel:kuhn_poker``); OpenSpiel's own names work without it.
+OPENSPIEL_PREFIX = "openspiel:"
+#: OpenSpiel games with a constructor of their own (the observation each needs,
+#: :mod:`sp_wrappers.games.openspiel_games`); every other OpenSpiel name is
+#: :func:`~sp_wrappers.games.adapters.openspiel_env` with Shimmy's observation.
+OPENSPIEL_CONSTRUCTORS: dict[str, str] = {
+    "kuhn_poker": "sp_wrappers.games.openspiel_games:kuhn_poker",
+    "leduc_poker": "sp_wrappers.games.openspiel_games:leduc_poker",
+}
+#: Where the whole lists of game names are printed (the error of an unknown name points here).
+LIST_COMMAND = "sp-wrappers games"
+_OPENSPIEL_EXAMPLES = ("kuhn_poker", "leduc_poker", "liars_dice")
+
+
+@functools.cache
+def pettingzoo_games() -> dict[str, str]:
+    """Every PettingZoo environment by its own name (``chess_v6``), with the ``module:function``
+    that builds it: the ``<family>/<name>_v<N>`` modules that ``pettingzoo.utils.all_modules``
+    lists, found as files (that table imports every environment, and fails without every
+    extra; this imports none, not even PettingZoo).
+
+    >>> pettingzoo_games()["chess_v6"]
+    'pettingzoo.classic.chess_v6:env'
+    """
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("pettingzoo")
+    found: dict[str, str] = {}
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        for family in PETTINGZOO_EXTRAS:
+            try:
+                files = os.listdir(os.path.join(root, family))
+            except OSError:
+                continue
+            for file in files:
+                match = re.fullmatch(r"([a-z0-9_]+_v[0-9]+)\.py", file)
+                if match:
+                    found[match[1]] = f"pettingzoo.{family}.{match[1]}:env"
+    return dict(sorted(found.items()))
+
+
+@functools.cache
+def openspiel_games() -> tuple[str, ...]:
+    """OpenSpiel's game names (``pyspiel.registered_names()``); empty without OpenSpiel.
+
+    >>> "liars_dice" in openspiel_games()
+    True
+    """
+    try:
+        import pyspiel
+    except ImportError:
+        return ()
+    return tuple(sorted(pyspiel.registered_names()))
+
+
+def game_import_path(name: str) -> str | None:
+    """The ``module:function`` that a PettingZoo or OpenSpiel game name stands for, where one
+    does (recipes tuned for an import path serve the short name too), else ``None``.
+
+    >>> game_import_path("go_v5"), game_import_path("kuhn_poker")
+    ('pettingzoo.classic.go_v5:env', 'sp_wrappers.games.openspiel_games:kuhn_poker')
+    """
+    if name in GAMES or ":" in name and not name.startswith(OPENSPIEL_PREFIX):
+        return None
+    bare = name.removeprefix(OPENSPIEL_PREFIX)
+    if bare == name and name in pettingzoo_games():
+        return pettingzoo_games()[name]
+    return OPENSPIEL_CONSTRUCTORS.get(bare)
+
+
+def same_game(name: str) -> tuple[str, ...]:
+    """``name`` and the import path it stands for (:func:`game_import_path`), to look a game
+    up in a table keyed by either.
+
+    >>> same_game("kuhn_poker")
+    ('kuhn_poker', 'sp_wrappers.games.openspiel_games:kuhn_poker')
+    """
+    path = game_import_path(name)
+    return (name,) if path is None else (name, path)
+
+
+def game_names() -> dict[str, list[str]]:
+    """Every game name the commands take, by source: ``"registered"``, ``"pettingzoo"`` and
+    ``"openspiel"`` (empty without OpenSpiel); ``sp-wrappers games`` prints them.
+
+    >>> names = game_names()
+    >>> "tictactoe_v3" in names["registered"], "chess_v6" in names["pettingzoo"]
+    (True, True)
+    """
+    return {
+        "registered": list(GAMES),
+        "pettingzoo": list(pettingzoo_games()),
+        "openspiel": list(openspiel_games()),
+    }
+
+
+def _unknown(name: str) -> UnknownGameError:
+    import difflib
+
+    pettingzoo, openspiel = list(pettingzoo_games()), list(openspiel_games())
+    typed = [n if not _clashes(n) else OPENSPIEL_PREFIX + n for n in openspiel]
+    candidates = [*GAMES, *pettingzoo, *typed]
+    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    spiel = (
+        f"OpenSpiel's {len(openspiel)} games by their names ({', '.join(_OPENSPIEL_EXAMPLES)}, "
+        f"...; {OPENSPIEL_PREFIX}NAME where a name clashes)"
+        if openspiel
+        else f"OpenSpiel's games ({', '.join(_OPENSPIEL_EXAMPLES)}, ...: pip install "
+        '"sp-wrappers[openspiel]")'
+    )
+    return UnknownGameError(
+        f"Unknown game {name!r}{hint}; use a registered game ({', '.join(GAMES)}), one of "
+        f"PettingZoo's {len(pettingzoo)} environments by its name (chess_v6, go_v5, ...), "
+        f"{spiel}, or an import path 'module:function' to a PettingZoo env constructor; "
+        f"`{LIST_COMMAND}` lists every name."
+    )
+
+
+def _missing(name: str, error: BaseException, install: str) -> MissingGameError:
+    what = getattr(error, "name", None) or str(error).splitlines()[0]
+    return MissingGameError(f"The game {name} needs {what}, which is not installed: {install}.")
+
+
+def _pettingzoo_constructor(name: str, path: str) -> Callable[..., Any]:
+    module_name, _, attribute = path.partition(":")
+    install = PETTINGZOO_EXTRAS.get(module_name.split(".")[1], 'pip install "pettingzoo[all]"')
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:  # the family's extra (Box2D, chess, pymunk...) is missing
+        if getattr(error, "name", None) == "pyspiel":
+            install = 'pip install "sp-wrappers[openspiel]"'
+        raise _missing(name, error, install) from None
+    return getattr(module, attribute)
+
+
+def _clashes(name: str) -> list[str]:
+    """The other games an OpenSpiel name could mean (``chess``: PettingZoo's ``chess_v6``)."""
+    others = dict.fromkeys([*GAMES, *pettingzoo_games()])
+    return [o for o in others if o.rpartition("_v")[0].replace("_", "") == name.replace("_", "")]
+
+
+def _openspiel_constructor(name: str) -> Callable[..., Any]:
+    try:
+        import pyspiel  # noqa: F401
+        import shimmy  # noqa: F401 - the adapter
+    except ImportError as error:
+        raise _missing(name, error, 'pip install "sp-wrappers[openspiel]"') from None
+    if name in OPENSPIEL_CONSTRUCTORS:
+        return _import_constructor(OPENSPIEL_CONSTRUCTORS[name])
+    if name not in openspiel_games():
+        raise _unknown(OPENSPIEL_PREFIX + name)
+    from .adapters import openspiel_env
+
+    return functools.partial(openspiel_env, name)
+
+
 def _import_constructor(path: str) -> Callable[..., Any]:
-    registered = ", ".join(GAMES)
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
-        raise UnknownGameError(
-            f"Unknown game {path!r}; use one of {registered} or an import path "
-            "'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env)."
-        )
+        raise _unknown(path)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -259,18 +431,45 @@ def _import_constructor(path: str) -> Callable[..., Any]:
 
 
 def resolve_game(name: str) -> Callable[..., Any]:
-    """The constructor of a registered game or of an import path; raises
-    :class:`UnknownGameError` naming the registered games.
+    """The constructor of the game called ``name``: a registered game, a PettingZoo
+    environment by its own name (``chess_v6``), an OpenSpiel game by its OpenSpiel name
+    (``kuhn_poker``, or ``openspiel:kuhn_poker`` whatever else has the name) or an import path
+    ``module:function``.
 
+    :raises UnknownGameError: no such game; the message names what is accepted.
+    :raises MissingGameError: the game's package is missing; the message has the install line.
+
+    >>> resolve_game("chess_v6").__module__
+    'pettingzoo.classic.chess.chess'
     >>> resolve_game("chess")
     Traceback (most recent call last):
     ...
-    sp_wrappers.games.errors.UnknownGameError: Unknown game 'chess'; use one of tictactoe_v3, \
-connect_four_v3, texas_holdem_v4, pong_v3, simple_tag_v3, quadrapong_v4 or an import path \
-'module:function' to a PettingZoo env constructor (e.g. pettingzoo.classic.go_v5:env).
+    sp_wrappers.games.errors.UnknownGameError: Game 'chess' is OpenSpiel's chess and also \
+chess_v6: name the one you mean (chess_v6 or openspiel:chess).
+    >>> resolve_game("chess_v9")
+    Traceback (most recent call last):
+    ...
+    sp_wrappers.games.errors.UnknownGameError: Unknown game 'chess_v9' (did you mean chess_v6...
     """
     spec = GAMES.get(name)
-    return spec.factory if spec is not None else _import_constructor(name)
+    if spec is not None:
+        return spec.factory
+    if name.startswith(OPENSPIEL_PREFIX):
+        return _openspiel_constructor(name.removeprefix(OPENSPIEL_PREFIX))
+    if ":" in name:
+        return _import_constructor(name)
+    path = pettingzoo_games().get(name)
+    if path is not None:
+        return _pettingzoo_constructor(name, path)
+    if name in OPENSPIEL_CONSTRUCTORS or name in _OPENSPIEL_EXAMPLES or name in openspiel_games():
+        clashes = _clashes(name)
+        if clashes:
+            raise UnknownGameError(
+                f"Game {name!r} is OpenSpiel's {name} and also {' and '.join(clashes)}: name "
+                f"the one you mean ({', '.join(clashes)} or {OPENSPIEL_PREFIX}{name})."
+            )
+        return _openspiel_constructor(name)
+    raise _unknown(name)
 
 
 #: The game keyword argument that every game takes: ``frame_stack=k`` gives every agent its own

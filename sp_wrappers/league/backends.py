@@ -10,7 +10,8 @@ While a round runs, a backend that hears from no player for ``stall_seconds`` ha
 :class:`~sp_wrappers.league.faults.StallReport` (who is waiting, and why) to ``on_stall``; a
 player whose process or actor died is reported in a
 :class:`~sp_wrappers.league.faults.PlayersLostError` together with the other players' results.
-Ray is imported here and nowhere else in the league.
+Ray is imported here and nowhere else in the league, through
+:func:`sp_wrappers.evaluation.backends.import_ray`.
 """
 
 from __future__ import annotations
@@ -279,23 +280,12 @@ class ProcessBackend:
         self._conns, self._procs = {}, {}
 
 
-def import_ray() -> Any:
-    """Import Ray or fail with the command that installs it."""
-    try:
-        import ray
-    except ImportError as error:
-        raise ImportError(
-            "backend='ray' needs Ray, which is not installed. Install it with "
-            "`pip install 'ray[default]'`, or use backend='process' on one machine."
-        ) from error
-    return ray
-
-
 class RayBackend:
     """One Ray actor per player, on any node of a Ray cluster.
 
     :param address: the cluster to connect to (``"auto"``, ``"ray://host:10001"``); ``None``
-        starts a local Ray when none is running.
+        starts a Ray of the league's own on this machine (``address="local"``: never a cluster
+        that ``RAY_ADDRESS`` or a ``ray start`` advertises) unless this process has one.
     :param num_cpus: CPUs each player's actor reserves; ``None``: one each, or an equal share of
         the cluster's CPUs when it has fewer than one per player (e.g. 0.6666 for three players
         on two CPUs). A number the cluster cannot hold for every player at once raises
@@ -313,15 +303,17 @@ class RayBackend:
         num_gpus: float = 0,
         actor_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
+        from ..evaluation.backends import import_ray, start_local_ray  # the one Ray import
+
         ray = import_ray()
         self.ray = ray
         self._started_ray = False
-        if not ray.is_initialized():
+        if address is None:
+            self._started_ray = start_local_ray()
+        elif not ray.is_initialized():
             try:
                 ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             except ConnectionError as error:
-                if address is None:
-                    raise
                 raise LeagueSetupError(
                     f"Cannot connect to a Ray cluster at address {address!r} "
                     f"({str(error).splitlines()[0] if str(error) else type(error).__name__}). "
@@ -329,7 +321,6 @@ class RayBackend:
                     "a running cluster), or drop the address (--address) to start a local Ray "
                     "for this run."
                 ) from None
-            self._started_ray = address is None
         options = dict(actor_options or {})
         unknown = sorted(set(options) - set(workers))
         if unknown:

@@ -82,6 +82,7 @@ from ..evaluation.payoffs import ExactPayoffs, SampledPayoffs
 from ..opponents.meta_solvers import META_SOLVERS, meta_strategy
 from ..opponents.sampler import OpponentSampler
 from ..training.nash_games import mixture_statistics
+from ..training.schedules import BudgetSchedules
 from .errors import LeagueSetupError
 
 __all__ = [
@@ -121,7 +122,8 @@ class PSROSettings:
     :param seed: seeds the oracles, their envs and the samplers.
     :param max_doublings: how many times a response that does not improve on the mixture
         trains on with its steps doubled before it joins anyway (0: never; 3: up to 8 times
-        ``steps_per_iteration`` learner steps).
+        ``steps_per_iteration`` learner steps). The learner's schedules (a ``lin_...`` learning
+        rate) then run once over those most steps, whether or not the response trains on.
     :param min_gain: the fraction of the mixture's exploitability a response must win against
         the mixture (per game) to join without training on; where the mixture's exploitability
         is not measured, a response must win more than 0.
@@ -497,8 +499,13 @@ class PSRO:
         start = time.perf_counter()
         steps, chunk, gains, doublings = 0, min(self.budget, s.max_steps), [], 0
         check_seconds = 0.0
+        # the schedules (a "lin_..." learning rate, a clip range) run once over the most steps
+        # this response may train for, never restarting at a doubled ``learn`` call
+        reset = not s.warm_start
+        horizon = s.max_steps if check else chunk
+        schedules = BudgetSchedules((0 if reset else model.num_timesteps) + horizon)
         while True:
-            model.learn(chunk, reset_num_timesteps=steps == 0 and not s.warm_start)
+            model.learn(chunk, reset_num_timesteps=steps == 0 and reset, callback=schedules)
             steps += chunk
             self.steps += chunk
             late = seconds is not None and time.perf_counter() - start >= seconds

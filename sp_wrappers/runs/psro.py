@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..games.registry import game_factory, reference_opponents
+from ..games.registry import UnknownGameError, game_factory, reference_opponents, same_game
 from ..league.psro import PSRO, PSROResult, PSROSettings
 from .config import PSRO_CONFIG_KIND, WHEN_SET, JsonConfig, TrainError
 from .league import RecipeModel
@@ -168,8 +168,12 @@ def resolve_psro(
         return _resumed(RunDir(resume), given)
     if not game:
         raise TrainError("Name the `game` of the PSRO run, or a run to `resume`.")
+    try:
+        game_factory(game)  # an unknown game refused before anything is printed or written
+    except UnknownGameError as error:
+        raise TrainError(str(error)) from None
     base = recipe_for(game)
-    psro = PSRO_RECIPES.get(game, _GENERIC)
+    psro = next((PSRO_RECIPES[n] for n in same_game(game) if n in PSRO_RECIPES), _GENERIC)
     setting_names = {f.name for f in fields(PSROSettings)}
     settings = {"n_envs": base.n_envs, "learner": base.learner, **psro["settings"]}
     settings.update({k: given.pop(k) for k in list(given) if k in setting_names})

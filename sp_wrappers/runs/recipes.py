@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..games.registry import QUADRAPONG_TEAMS
+from ..games.registry import QUADRAPONG_TEAMS, same_game
 from .algos import ALGOS, BOX_ONLY, DISCRETE_ONLY, OFF_POLICY, fit_to_budget, installed_algos
 
 __all__ = [
@@ -539,12 +539,14 @@ RECIPES: dict[str, Recipe] = {
 
 
 def recipe_for(game: str, algo: str | None = None) -> Recipe:
-    """The recipe for ``game``: its tuned one when ``algo`` is ``None`` or the tuned algorithm,
-    else the generic recipe of ``algo`` (``ppo`` when the game has no recipe and no ``algo``).
+    """The recipe for ``game`` (a short name such as ``kuhn_poker`` or ``go_v5`` gets the
+    recipe of the import path it stands for): its tuned one when ``algo`` is ``None`` or the
+    tuned algorithm, else the generic recipe of ``algo`` (``ppo`` when the game has no recipe
+    and no ``algo``).
 
     :raises KeyError: ``algo`` is not a key of :data:`ALGOS`.
     """
-    tuned = RECIPES.get(game)
+    tuned = next((RECIPES[n] for n in same_game(game) if n in RECIPES), None)
     if tuned is not None and (algo is None or algo == tuned.algo):
         return tuned
     if algo is not None and algo not in ALGOS:

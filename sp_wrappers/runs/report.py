@@ -39,7 +39,32 @@ from ..core.state_file import StateFileError
 from .ratings_file import RATINGS_FORMAT
 from .rundir import RunArchive, RunDir, RunDirError, run_trusted_modules
 
-__all__ = ["write_report", "report_at_end", "REPORT_NAME"]
+__all__ = ["write_report", "report_at_end", "REPORT_NAME", "SUPPORT_THRESHOLD", "support_text"]
+
+#: The least meta-weight a PSRO member is listed by name with; lighter members fold into a line.
+SUPPORT_THRESHOLD = 0.01
+
+
+def support_text(weights: dict[str, float], threshold: float = SUPPORT_THRESHOLD) -> str:
+    """A meta-mixture's support as the report lists it: the members of weight ``threshold`` or
+    more, heaviest first, and the rest (of positive weight) folded into one count.
+
+    :param weights: member id -> meta-weight.
+    :param threshold: the least weight listed by name.
+
+    >>> support_text({"a": 0.6, "b": 0.37, "c": 0.01, "d": 0.01, "e": 0.01, "f": 0.0})
+    'a=0.600 b=0.370 c=0.010 d=0.010 e=0.010'
+    >>> support_text({"a": 0.9, **{f"m{i}": 0.004 for i in range(25)}})
+    'a=0.900 and 25 members below 0.01 (0.100 in all)'
+    """
+    shown = sorted(((-w, m) for m, w in weights.items() if w >= threshold))
+    folded = [w for w in weights.values() if 1e-6 < w < threshold]
+    text = " ".join(f"{m}={-w:.3f}" for w, m in shown)
+    if folded:
+        rest = f"{len(folded)} members below {threshold:g} ({sum(folded):.3f} in all)"
+        text = f"{text} and {rest}" if text else rest
+    return text
+
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1f24;
@@ -384,7 +409,7 @@ def _psro_section(run_dir: Path) -> str:
     rows = [
         [r["iteration"], f"{r['steps']:,d}", f"{r['train_seconds']:.0f}"]
         + ["-" if r["exploitability"] is None else f"{r['exploitability']:.4f}"]
-        + [" ".join(f"{k}={v:.3f}" for k, v in r["weights"].items() if v > 1e-6)]
+        + [support_text(r["weights"])]
         for r in state["iterations"]
     ]
     header = ["iteration", "learner steps", "training s", "exploitability", "meta-weights"]

@@ -316,7 +316,8 @@ def _resume(run: Path, game: str | None, given: dict[str, Any]) -> RunConfig | T
 def _check_game(game: str | None, example: str) -> str:
     if not game:
         raise TrainError(
-            f"Name a game: {', '.join(GAMES)} or an import path 'module:function' "
+            f"Name a game: {', '.join(GAMES)}, a PettingZoo or OpenSpiel game by its name "
+            f"(chess_v6, kuhn_poker) or an import path 'module:function' "
             f"(e.g. `sp-wrappers train {example}`)."
         )
     try:
@@ -533,6 +534,7 @@ def resolve_league(
         return config
     if game is None:
         raise LeagueError("Name the game: sp-wrappers league GAME (e.g. tictactoe_v3).")
+    _check_game(game, "tictactoe_v3")  # before anything is printed or written
     algo = given.get("algo")
     try:
         recipe = recipe_for(game, algo)

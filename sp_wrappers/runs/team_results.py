@@ -125,6 +125,9 @@ def team_ratings(selfplay: Any) -> dict[str, dict[str, Any]]:
                 "rating": row.get("bt"),
                 "low": row.get("bt_low"),
                 "high": row.get("bt_high"),
+                "openskill": row.get("openskill"),
+                "openskill_low": row.get("openskill_low"),
+                "openskill_high": row.get("openskill_high"),
             }
             if newest is not None
             else None
@@ -139,7 +142,8 @@ def team_ratings_json(
         "format_version": TEAM_RATINGS_FORMAT_VERSION,
         "kind": TEAM_CONFIG_KIND,
         "method": "elo: each team's online Elo against the other teams' snapshots; bt: "
-        "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals",
+        "Bradley-Terry over every team's archive on one scale (Elo scale), 95% intervals; "
+        "openskill: OpenSkill (Plackett-Luce) over the same games, Elo scale, 95% intervals",
         "models": dict(config.models or {}),
         "teams": {
             team: {

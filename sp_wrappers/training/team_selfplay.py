@@ -95,6 +95,7 @@ from ..core.save_util import save_model
 from ..opponents.sampler import STRATEGIES, OpponentSampler
 from ..opponents.slots import SWAP_UNITS
 from ..ratings.bradley_terry import fit_bradley_terry
+from ..ratings.skill import fit_team_ratings
 from .schedules import BudgetSchedules
 from .team_parts import (
     STATE_NAME,
@@ -490,14 +491,19 @@ class TeamSelfPlay:
         return self.team_names.index(team)
 
     def fit_ratings(self) -> Any:
-        """Fit Bradley-Terry ratings over every team's archive on one scale; store each snapshot's
-        ``bt``, ``bt_low``, ``bt_high`` in its archive. Returns the fit (``None`` without games).
-        Players are named ``<team>/<snapshot id>``."""
+        """Fit Bradley-Terry ratings over every team's archive on one scale, and OpenSkill skill
+        ratings (:func:`~sp_wrappers.ratings.skill.fit_team_ratings`, the games in the archives'
+        order); store each snapshot's ``bt``, ``bt_low``, ``bt_high`` and ``openskill``,
+        ``openskill_low``, ``openskill_high`` (Elo scale, 95% intervals; ``skill`` stays the
+        online rating pruning ranks by) in its archive. Returns the
+        Bradley-Terry fit (``None`` without games). Players are named ``<team>/<snapshot id>``."""
         games = list(team_games(self.archives, self.shared))
         if not games:
             return None
         result = fit_bradley_terry(games)
         self.bt_result = result
+        # a score of 1 ranks a first, 0 second, 0.5 ties them (ranks: lower is better)
+        skill = fit_team_ratings(([[a], [b]], [1.0 - score, score]) for a, b, score in games)
         for team, archive in self.archives.items():
             updates = {}
             for info in archive.snapshots():
@@ -509,14 +515,24 @@ class TeamSelfPlay:
                         "bt_low": low,
                         "bt_high": high,
                     }
+                if name in skill.ratings:
+                    low, high = skill.intervals[name]
+                    updates.setdefault(info.id, {}).update(
+                        {
+                            "openskill": skill.ratings[name],
+                            "openskill_low": low,
+                            "openskill_high": high,
+                        }
+                    )
             if updates:
                 archive.update_ratings(updates)  # keeps the other keys, read inside the lock
         return result
 
     def ratings(self) -> dict[str, dict[str, Any]]:
         """Each team's ratings: ``elo`` (its current model's online Elo), and per snapshot its
-        Elo and its Bradley-Terry rating with interval (``bt``, ``bt_low``, ``bt_high``) from the
-        last fit. Also written to each archive's snapshot ratings."""
+        Elo, its Bradley-Terry rating with interval (``bt``, ``bt_low``, ``bt_high``) and its
+        OpenSkill rating with interval (``openskill``, ``openskill_low``, ``openskill_high``)
+        from the last fit. Also written to each archive's snapshot ratings."""
         out: dict[str, dict[str, Any]] = {}
         for team in self.team_names:
             snapshots = {info.id: dict(info.ratings or {}) for info in self.archives[team]}

@@ -121,12 +121,12 @@ def test_a_refusal_that_needs_no_model_imports_no_learner():
     code = (
         "import sys\n"
         "from sp_wrappers.cli import main\n"
-        "status = main(['train', 'chess'])\n"
+        "status = main(['train', 'chess_v9'])\n"
         f"print(status, sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     result = _run_python(code)
     assert result.stdout.splitlines()[-1] == "2 []", result.stderr
-    assert "Unknown game 'chess'" in result.stderr
+    assert "Unknown game 'chess_v9'" in result.stderr
 
 
 def test_the_name_main_of_the_cli_package_is_one_thing_the_function():

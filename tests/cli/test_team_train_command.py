@@ -119,6 +119,13 @@ def test_train_teams_writes_a_run_directory_with_a_model_and_an_archive_per_team
     ratings = json.loads((tag_run / "ratings.json").read_text())
     assert set(ratings["teams"]) == {"adversary", "agent"}
     assert all(isinstance(r["elo"], float) for r in ratings["teams"].values())
+    # each team's snapshots keep OpenSkill ratings with intervals beside Elo and Bradley-Terry
+    for entry in ratings["teams"].values():
+        assert {"openskill", "openskill_low", "openskill_high"} <= set(entry["latest_snapshot"])
+        rated = [s for s in entry["snapshots"].values() if "openskill" in s]
+        assert rated and all(
+            s["openskill_low"] < s["openskill"] < s["openskill_high"] for s in rated
+        )
     assert set(ratings["evaluation"]) == {"adversary", "agent"}
     assert ratings["evaluation"]["agent"]["games"] == 2
 

@@ -21,7 +21,7 @@ from pettingzoo import ParallelEnv
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.cli import main as cli_main
 from sp_wrappers.cli.train import main_train
-from sp_wrappers.games.registry import GAMES
+from sp_wrappers.games.registry import GAMES, pettingzoo_games
 from sp_wrappers.runs.recipes import ALGOS, RECIPES, recipe_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,9 +210,11 @@ def test_the_sp_wrappers_command_runs_train_and_reports_errors_in_one_line(run, 
     )
     assert status == 0
     capsys.readouterr()
-    assert cli_main(["train", "chess", "--no-progress"]) == 2
+    assert cli_main(["train", "chess_v9", "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("sp-wrappers: error: Unknown game 'chess'") and len(err.splitlines()) == 1
+    assert (
+        err.startswith("sp-wrappers: error: Unknown game 'chess_v9'") and len(err.splitlines()) == 1
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -221,8 +223,11 @@ def test_the_sp_wrappers_command_runs_train_and_reports_errors_in_one_line(run, 
 
 
 def test_unknown_game_lists_the_registered_games(capsys):
-    status, _, err = train(capsys, "chess")
-    assert_exit_2(status, err, "Unknown game 'chess'", *GAMES, "module:function")
+    status, _, err = train(capsys, "chess_v9")
+    assert_exit_2(status, err, "Unknown game 'chess_v9'", *GAMES, "module:function")
+    # and both other lists: a count and the command that prints them
+    assert "did you mean chess_v6" in err and f"PettingZoo's {len(pettingzoo_games())} " in err, err
+    assert "OpenSpiel's" in err and "sp-wrappers games" in err, err
 
 
 def test_unknown_algorithm_lists_the_choices(capsys):

@@ -232,7 +232,7 @@ def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch, tmp_path):
 
     league = League(tictactoe_v3.env, SelfPlayLeague(), _unused_model, tmp_path)
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(ImportError, match=r"pip install 'ray\[default\]'.*backend='process'"):
+    with pytest.raises(ImportError, match=r'pip install "sp-wrappers\[ray\]".*backend="process"'):
         league.run(100, backend="ray")
 
 

@@ -4,11 +4,16 @@ that cannot progress says which player waits and why (slow: each test starts Ray
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,11 +32,13 @@ TINY = [
 ]  # fmt: skip
 
 
-def league_command(*argv: str, timeout: float) -> subprocess.CompletedProcess:
+def league_command(
+    *argv: str, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
         [sys.executable, "-m", "sp_wrappers.cli", "league", *argv],
-        env={**os.environ, "PYTHONPATH": path},
+        env={**os.environ, **(env or {}), "PYTHONPATH": path},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -61,20 +68,68 @@ def test_the_readmes_three_player_league_on_ray_finishes_on_this_machine(tmp_pat
     ]
 
 
-def test_a_num_cpus_the_cluster_cannot_hold_is_refused_before_training(tmp_path):
+def refuses_num_cpus_the_machine_cannot_hold(out: Path, env: dict[str, str] | None = None) -> None:
     cpus = os.cpu_count() or 1  # three players asking this many each never fit
-    out = tmp_path / "run"
     done = league_command(
         "tictactoe_v3", "--backend", "ray", "--num-cpus", str(cpus), *TINY, "--out", str(out),
-        timeout=300,
+        timeout=300, env=env,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     line = done.stderr.strip().splitlines()[-1]
-    assert f"--num-cpus {cpus:g} each" in line and "CPU in all" in line, line
+    # the Ray measured is the one the command started, with this machine's CPUs
+    assert f"--num-cpus {cpus:g} each" in line and f"has {cpus:g} CPU in all" in line, line
     assert "Pass --num-cpus" in line and "num_cpus=" not in line, line
     assert not (out / "league.json").exists()  # stopped before training
     # and left nothing behind: the corrected command starts there, not "already holds a run"
     assert not out.exists()
+
+
+def test_a_num_cpus_the_cluster_cannot_hold_is_refused_before_training(tmp_path):
+    refuses_num_cpus_the_machine_cannot_hold(tmp_path / "run")
+
+
+@pytest.fixture
+def other_ray_cluster() -> Iterator[str]:
+    """Someone else's one-CPU Ray cluster on this machine (``ray start --head --num-cpus 1``),
+    stopped at teardown: its own process group, so no other Ray on the machine is touched."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths have a limit
+    ray_command = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+    if ray_command is None:  # pragma: no cover - Ray without its command line
+        pytest.skip("the ray command is not installed")
+    proc = subprocess.Popen(
+        [ray_command, "start", "--head", "--num-cpus", "1", "--port", str(port),
+         "--temp-dir", temp, "--include-dashboard", "false", "--disable-usage-stats", "--block"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        lines = []
+        for output in proc.stdout:  # waits for the cluster, or for ray start to fail
+            lines.append(output)
+            if "Ray runtime started" in output:
+                break
+        else:
+            pytest.fail("ray start did not start a cluster:\n" + "".join(lines[-30:]))
+        yield f"127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)  # ray start --block stops its processes
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a stuck shutdown
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_the_league_starts_its_own_ray_while_another_cluster_is_advertised(
+    tmp_path, other_ray_cluster
+):
+    # RAY_ADDRESS names a one-CPU cluster: the league used to join it and measure its one CPU
+    # ("the largest node of the Ray cluster has 1") instead of this machine's
+    refuses_num_cpus_the_machine_cannot_hold(tmp_path / "run", {"RAY_ADDRESS": other_ray_cluster})
 
 
 def test_an_address_with_no_ray_running_is_one_line_naming_ray_start(tmp_path):

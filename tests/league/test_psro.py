@@ -319,3 +319,23 @@ def test_the_psro_command_takes_the_reference_share_and_refuses_it_without_bots(
     err = capsys.readouterr().err
     assert "has none" in err and "--reference-ratio" in err
     assert not (tmp_path / "k" / PSRO_STATE).exists()
+
+
+def test_a_learning_rate_schedule_runs_once_over_a_doubled_response(tmp_path: Path) -> None:
+    # a linear learning rate too small to learn, warm-started: the response never improves and
+    # trains on doubled; its schedule used to restart at each doubled learn call (from 1.0 to
+    # 0, then from 0.5 again), now it decays once over the most steps the response may take
+    run = tmp_path / "run"
+    argv = ["psro", KUHN_POKER, "--out", str(run), "--steps", "256", "--n-envs", "2"]
+    argv += ["--hp", "n_steps=128", "--hp", "batch_size=64", "--hp", "n_epochs=1"]
+    argv += ["--hp", "learning_rate=lin_1e-9", "--start", "warm", "--doublings", "2"]
+    argv += ["--min-gain", "0.5", "--iterations", "1"]
+    assert main(argv) == 0
+    [_, first] = read_psro(run / PSRO_STATE)["iterations"]
+    assert first["doublings"] == 2 and first["response_steps"] == 1024
+    header, *rows = (run / "progress.csv").read_text().splitlines()
+    column = header.split(",").index("train/learning_rate")
+    rates = [float(r.split(",")[column]) for r in rows if r.split(",")[column]]
+    assert len(rates) >= 3, rates
+    assert all(b <= a for a, b in zip(rates, rates[1:], strict=False)), rates  # never back up
+    assert rates[0] == pytest.approx(1e-9 * (1 - 256 / 1024), rel=0.05), rates

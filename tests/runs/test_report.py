@@ -402,3 +402,16 @@ def test_one_rated_snapshot_beside_a_later_unrated_one_is_not_called_all_at_one_
     assert f"Only {first.id} (learner step 0) has an Elo, so there is no curve" in section
     assert f"<td>{second.id}</td><td>6,144</td><td>-</td>" in section
     assert f"no game rated them yet): {second.id}." in section
+
+
+def test_the_psro_support_lists_members_above_the_threshold_and_folds_the_rest():
+    from sp_wrappers.runs.report import SUPPORT_THRESHOLD, support_text
+
+    # a mixture of dozens of members at 0.003 each used to fill the table cell with all of them
+    weights = {"snapshot-0009": 0.55, "snapshot-0002": 0.25, "snapshot-0001": 0.0}
+    weights.update({f"snapshot-{i:04d}": 0.2 / 40 for i in range(10, 50)})
+    text = support_text(weights)
+    assert text.startswith("snapshot-0009=0.550 snapshot-0002=0.250 and 40 members below")
+    assert f"below {SUPPORT_THRESHOLD:g} (0.200 in all)" in text
+    assert "snapshot-0010" not in text and "snapshot-0001" not in text
+    assert support_text({"a": 0.004, "b": 0.006}) == "2 members below 0.01 (0.010 in all)"
