@@ -1,9 +1,9 @@
 """The evaluation layer: play players against each other and count the results.
 
 Single matches, round robins over an archive (serial, in processes, or on Ray), forced
-openings, exact exploitability (:func:`exploitability` and its :class:`ExploitabilityReport`),
-games between a person and a policy (in the terminal or a web page), replays, and plots of
-ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
+openings, one-move tactics (:func:`tactics_check`), exact exploitability (:func:`exploitability`
+and its :class:`ExploitabilityReport`), games between a person and a policy (in the terminal
+or a web page), replays, and plots of ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
 them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
@@ -19,7 +19,7 @@ from ..ratings.archive_ratings import (
     store_archive_ratings,
 )
 from .backends import BACKENDS
-from .errors import PlayError, UnplayableGameError
+from .errors import LookAheadError, PlayError, UnplayableGameError
 from .exploitability import ExploitabilityReport, GameNotWalkableError, exploitability
 from .human_play import PlayOutcome, play_session
 from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
@@ -27,6 +27,7 @@ from .openings import OpeningsResult, legal_openings, play_openings
 from .replay import Replay, play_replay
 from .replay_video import write_replay
 from .round_robin import RoundRobinResult, pair_seed, round_robin
+from .tactics import TacticsReport, game_tactics, tactics_check
 from .web_play import WebPlay, WebReplay, WebServer
 
 __all__ = [
@@ -51,6 +52,10 @@ __all__ = [
     "WebServer",
     "PlayError",
     "UnplayableGameError",
+    "LookAheadError",
+    "tactics_check",
+    "game_tactics",
+    "TacticsReport",
     "exploitability",
     "ExploitabilityReport",
     "GameNotWalkableError",
