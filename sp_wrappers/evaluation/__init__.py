@@ -3,8 +3,8 @@
 Single matches, round robins over an archive (serial, in processes, or on Ray), forced
 openings, one-move tactics (:func:`tactics_check`), exact exploitability (:func:`exploitability`
 and its :class:`ExploitabilityReport`), games between a person and a policy (in the terminal
-or a web page), replays, and plots of ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
-them.
+or a web page), replays, and plots of ratings and payoffs. The ratings of an archive's
+snapshots are also here, where 0.1 had them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
 ``core``.
