@@ -67,6 +67,7 @@ def report(trained_run) -> Path:
 
 def test_the_report_is_one_self_contained_page(report):
     text = report.read_text(encoding="utf-8")
+    assert "One-move tactics" not in text  # the run measured no strength curve
     page = _parse(report)
     assert not [tag for tag, _ in page.tags if tag in ("script", "link", "iframe", "object")]
     for tag, attrs in page.tags:
@@ -402,3 +403,25 @@ def test_one_rated_snapshot_beside_a_later_unrated_one_is_not_called_all_at_one_
     assert f"Only {first.id} (learner step 0) has an Elo, so there is no curve" in section
     assert f"<td>{second.id}</td><td>6,144</td><td>-</td>" in section
     assert f"no game rated them yet): {second.id}." in section
+
+
+@pytest.mark.learning
+def test_a_run_with_a_strength_curve_gets_a_tactics_section_per_evaluation(tmp_path):
+    from sp_wrappers import runs
+
+    overrides = {"timesteps": 128, "n_envs": 2, "save_every": 64, "eval_games": 2}
+    hyperparams = {"n_steps": 32, "batch_size": 64, "n_epochs": 1}
+    config = runs.resolve(
+        "tictactoe_v3", {**overrides, "strength_every": 64, "hyperparams": hyperparams}
+    )
+    run = tmp_path / "run"
+    runs.start(config, run, runs.RunOptions(progress=False, plots=False))
+    history = json.loads((run / "strength.json").read_text())
+    evaluations = [e for e in history["evaluations"] if "tactics" in e]
+    assert len(evaluations) == len(history["evaluations"]) >= 2
+    text = html.unescape(write_report(run, out=tmp_path / "report.html").read_text())
+    assert "<h2>One-move tactics</h2>" in text
+    section = text.split("<h2>One-move tactics</h2>")[1].split("</section>")[0]
+    last = evaluations[-1]["tactics"]
+    cell = f"{last['wins_handed']} of {last['safe_chances']}"
+    assert cell in section and section.count("<tr>") == len(evaluations) + 1
