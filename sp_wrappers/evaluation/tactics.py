@@ -23,8 +23,10 @@ move ``c`` (the forced moves of the openings are not ``p``'s choices and are not
   (there is at least one such ``m``). Positions with two threats, or whose only block hands
   over another win, are lost whatever ``p`` plays and are left out, so a player that never
   misses a one-move tactic scores 1. *Blocked* when ``c`` is safe;
-- **wins handed over**: among positions where ``c`` does not win at once and some move is safe,
-  those where ``c`` is not safe.
+- **wins handed over**: among positions where ``c`` does not win at once and the legal moves
+  split into safe and unsafe ones (the choice mattered: a position whose every move is safe
+  cannot hand anything over, one whose every move is unsafe is lost), those where ``c`` is not
+  safe.
 
 >>> from pettingzoo.classic import connect_four_v3
 >>> from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
@@ -66,7 +68,8 @@ class TacticsReport:
     :param threats_blocked: single-threat positions where the player's move was safe.
     :param single_threats: positions with no win, one opponent threat and a safe move.
     :param wins_handed: positions counted in ``safe_chances`` where the player's move was unsafe.
-    :param safe_chances: positions where the player's move did not win and some move was safe.
+    :param safe_chances: positions where the player's move did not win at once and some moves
+        were safe, others not.
 
     >>> report = TacticsReport(positions=40, wins_taken=13, win_chances=20, threats_blocked=3,
     ...                        single_threats=4, wins_handed=1, safe_chances=30)
@@ -96,7 +99,7 @@ class TacticsReport:
 
     @property
     def wins_handed_share(self) -> float:
-        """Wins handed over / positions where a safe move existed (NaN when there were none)."""
+        """Wins handed over / positions where safe and unsafe moves existed (NaN when none)."""
         return _share(self.wins_handed, self.safe_chances)
 
     def shares(self) -> dict[str, float]:
@@ -306,13 +309,14 @@ def _score(position: _Position, chosen: int, legal: bool) -> TacticsReport:
     chosen_safe = legal and position.safe(chosen)
     safe_exists = chosen_safe or any(position.safe(m) for m in position.after)
     single = not position.winning and safe_exists and len(position.threats()) == 1
+    choice = safe_exists and (not chosen_safe or not all(position.safe(m) for m in position.after))
     return TacticsReport(
         positions=1,
         win_chances=int(bool(position.winning)),
         threats_blocked=int(single and chosen_safe),
         single_threats=int(single),
-        wins_handed=int(safe_exists and not chosen_safe),
-        safe_chances=int(safe_exists),
+        wins_handed=int(choice and not chosen_safe),
+        safe_chances=int(choice),
     )
 
 

@@ -114,7 +114,7 @@ class StrengthCallback(BaseCallback):
         (the first rung), a rung's ``policy_id``, or ``False`` (off). The game's state must copy
         (:func:`~sp_wrappers.evaluation.tactics.copy_game`); when it does not, a warning says so
         and the curve goes on without tactics. It replays each game and plays every move and
-        reply on a copy: about 20 s per evaluation for Connect Four's 98 games.
+        reply on a copy: about 10 s of one core per evaluation for Connect Four's 98 games.
 
     >>> from pettingzoo.classic import tictactoe_v3
     >>> from sp_wrappers.games.baselines import PerfectTicTacToePolicy
