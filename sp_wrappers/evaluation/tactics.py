@@ -29,12 +29,12 @@ move ``c`` (the forced moves of the openings are not ``p``'s choices and are not
   safe.
 
 >>> from pettingzoo.classic import connect_four_v3
+>>> from sp_wrappers.core.policies import RandomPolicy
 >>> from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
 >>> depth1 = AlphaBetaConnectFourPolicy(depth=1, tie_break="first")
->>> report = tactics_check(connect_four_v3.env, depth1, AlphaBetaConnectFourPolicy(depth=1),
-...                        openings=[(3, 3)])
->>> report.wins_taken_share, report.wins_handed_share
-(1.0, 0.0)
+>>> report = tactics_check(connect_four_v3.env, depth1, RandomPolicy(), openings=[(3, 3), (0, 6)])
+>>> report.summary()
+'wins taken 4/4 (1.00), single threats blocked 1/1 (1.00), wins handed over 0/2 (0.00)'
 """
 
 from __future__ import annotations
