@@ -168,9 +168,13 @@ def test_a_screening_arm_on_two_seeds_reports_its_tactics_mean_and_spread(tmp_pa
 
 def test_an_arm_trained_by_an_older_version_is_evaluated_with_tactics_not_retrained(tmp_path):
     benchmark = load_benchmark()
-    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "0", "--arms", "board",
+    argv = ["--out", str(tmp_path / "trained"), *SMOKE, "--eval-every", "0", "--arms", "board",
             "--depths", "2"]  # fmt: skip
     assert benchmark.main(argv) == 0
+    # the arms trained elsewhere and copied here: done.json names the model where it was trained
+    (tmp_path / "trained").rename(tmp_path / "here")
+    tmp_path = tmp_path / "here"
+    argv[1] = str(tmp_path)
     done = tmp_path / "board" / "done.json"
     old = json.loads(done.read_text())
     for key in ("arm", "seed"):  # what a done.json of before #47 lacks
