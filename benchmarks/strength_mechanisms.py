@@ -1,4 +1,4 @@
-"""Which mechanism makes Connect Four self-play strong at a stated budget? Six arms, one table.
+"""Which mechanism makes Connect Four self-play strong at a stated budget? Arms, seeds, one table.
 
 Every arm learns the same number of learner steps (`--timesteps`, default 2M; a league counts
 the steps of all its players together) on Connect Four with no reference bot in training
@@ -13,15 +13,26 @@ the steps of all its players together) on Connect Four with no reference bot in 
 5. `pfsp`: board_sym with its snapshot opponents drawn by prioritized fictitious self-play
    (`--strategy pfsp`: the snapshots the learner beats least are drawn most), the first of the
    next mechanisms after the first three arms fell short of the targets;
-6. `league`: the best of arms 2 and 3 (the higher ladder rating at the end of training, when
+6. the screening arms of #47, each board_sym plus one change (`--arms NAME`, not in the default
+   set): `gamma90` and `gamma97` (discount 0.9, 0.97), `openings16` (every learner game started
+   after 0-16 random moves: `--random-openings 0-16`), `ent003` (ent_coef 0.03), `lr1e3`
+   (learning rate lin_1e-3), `wide` (BoardExtractor with 64 channels, 256 features, net_arch
+   [256]) and `epochs` (n_epochs 16, batch_size 1024);
+7. `league`: the best of arms 2 and 3 (the higher ladder rating at the end of training, when
    they were trained in OUT; else board_sym; or `--league-features`) as an AlphaStarLeague of
    1 main agent, 1 main exploiter and 1 league exploiter, the main agent taking half of the
    league's learner steps (compute shares).
 
+`--seeds 0 1 2` trains and evaluates each arm once per seed, in OUT/ARM (seed 0, so arms
+trained before seeds existed count as seed 0) and OUT/ARM-sK (seed K); the table then gives each
+arm's mean and spread over its seeds.
+
 Then every arm's final learner (deterministic; the league's main agent) plays, from every
 two-move opening (49) in both seats:
 
-- alpha-beta at depths 1, 2, 4 and 6 (`--depths`): W-D-L per depth;
+- alpha-beta at depths 1, 2, 4 and 6 (`--depths`): W-D-L per depth, and its one-move tactics in
+  the games against depth 1 (`sp_wrappers.evaluation.tactics`: immediate wins taken, single
+  threats blocked, wins handed over when a safe move existed, each with its count);
 - each other arm: the arms head to head;
 - with `--exploit-steps N`, a learned best response (`sp_wrappers.learned_best_response`): a fresh
   learner of the recipe, the same for every arm, trained N steps against the arm's final learner
@@ -30,14 +41,16 @@ two-move opening (49) in both seats:
 
 and gets a rating on the ladder's Bradley-Terry scale (the depths' games among themselves
 pin the scale, depth 1 = 1000) with its 95% interval. During training each arm measures its
-strength curve every `--eval-every` steps against depths 1, 2 and 4
-(`sp_wrappers.training.strength.StrengthCallback`; `ARM/strength.json`, `ARM/plots/
+strength curve every `--eval-every` steps against depths 1, 2 and 4, with its tactics against
+depth 1 (`sp_wrappers.training.strength.StrengthCallback`; `ARM/strength.json`, `ARM/plots/
 strength.png`). Learner steps per second exclude those evaluations.
 
 Run (about 2.5 hours on 2 CPU cores at 2M steps per arm), one arm at a time so that each
 survives a session's end:
     python benchmarks/strength_mechanisms.py --out runs/mechanisms --arms board --resume
     python benchmarks/strength_mechanisms.py --out runs/mechanisms --arms league --resume
+    python benchmarks/strength_mechanisms.py --out runs/mechanisms --timesteps 1000000 \
+        --arms gamma90 --seeds 0 1 2 --resume                                    # a screen
     python benchmarks/strength_mechanisms.py --out runs/mechanisms --report     # the table
     python benchmarks/strength_mechanisms.py --out runs/smoke --timesteps 200000 --arms mlp board
 
@@ -47,7 +60,8 @@ whole rollouts so that a resumed arm ends on the step an uninterrupted one does)
 arm's league.json, model files and strength.json at the end of every round. With `--resume`
 an arm killed mid-way continues from its last checkpoint (the steps after it are trained
 again; without `--resume` a half-trained arm is refused). An arm already trained in OUT (its
-`done.json`) is evaluated again, not retrained.
+`done.json`, also one written by an older version) is evaluated again, tactics included, not
+retrained.
 
 Writes, as it goes, OUT/results.jsonl: one JSON line per event (`start` of a session,
 `heartbeat` every `--heartbeat` seconds with the arm's checkpointed step and the load average,
@@ -76,6 +90,7 @@ import torch
 from sp_wrappers.cli.train import main_train
 from sp_wrappers.core.policies import SB3Policy
 from sp_wrappers.evaluation.openings import legal_openings, play_openings
+from sp_wrappers.evaluation.tactics import TacticsReport, game_tactics
 from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy
 from sp_wrappers.games.registry import game_factory
 from sp_wrappers.league import AlphaStarLeague, League
@@ -87,16 +102,54 @@ from sp_wrappers.training.best_response import LOWER_BOUND, learned_best_respons
 from sp_wrappers.training.strength import StrengthCallback
 
 GAME = "connect_four_v3"
-ARMS = ("mlp", "board", "board_sym", "mlp_sym", "pfsp", "league")
-MIRRORED = ("board_sym", "mlp_sym", "pfsp")  # the arms that train on random left-right views
+#: The arms run when `--arms` is not given (#39's).
+DEFAULT_ARMS = ("mlp", "board", "board_sym", "mlp_sym", "pfsp", "league")
+BOARD = "sp_wrappers.core.networks:BoardExtractor"
+#: #47's screening arms: board_sym plus one change each, as (--hp overrides, train options).
+SCREENS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "gamma90": ({"gamma": 0.9}, []),
+    "gamma97": ({"gamma": 0.97}, []),
+    "openings16": ({}, ["--random-openings", "0-16"]),
+    "ent003": ({"ent_coef": 0.03}, []),
+    "lr1e3": ({"learning_rate": "lin_1e-3"}, []),
+    "wide": (
+        {
+            "policy_kwargs": {
+                "features_extractor_class": BOARD,
+                "features_extractor_kwargs": {"channels": 64, "n_layers": 3, "features_dim": 256},
+                "net_arch": [256],
+            }
+        },
+        [],
+    ),
+    "epochs": ({"n_epochs": 16, "batch_size": 1024}, []),
+}
+ARMS = (*DEFAULT_ARMS[:-1], *SCREENS, "league")  # the league last: it may pick the best
+#: The arms that train on random left-right views.
+MIRRORED = ("board_sym", "mlp_sym", "pfsp", *SCREENS)
 MLP = {"net_arch": [256, 256]}
+TACTICS_DEPTH = 1  # the tactics are counted in the games against this alpha-beta depth
+
+
+def run_key(arm: str, seed: int) -> str:
+    """An arm's directory and results key for one seed: ``ARM`` for seed 0, else ``ARM-sK``."""
+    return arm if seed == 0 else f"{arm}-s{seed}"
+
+
+def arm_of(key: str, info: dict[str, Any]) -> str:
+    """The arm a results key belongs to (``done.json`` files of older versions name none)."""
+    if info.get("arm"):
+        return str(info["arm"])
+    base, sep, seed = key.rpartition("-s")
+    return base if sep and seed.isdigit() else key
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the benchmark's directory")
     parser.add_argument("--timesteps", type=int, default=2_000_000, help="learner steps per arm")
-    parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
+    parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(DEFAULT_ARMS),
+                        help="default: #39's six; the screening arms are named")  # fmt: skip
     parser.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 6])
     parser.add_argument("--plies", type=int, default=2, help="forced opening moves (2: 49)")
     parser.add_argument(
@@ -122,7 +175,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="KEY=VALUE",
         help="more hyperparameters for every arm (smoke: n_steps=32)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the seed (OUT/ARM-sK unless 0)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=None,
+        help="train and evaluate every arm once per seed (default: --seed)",
+    )
+    parser.add_argument(
+        "--no-head-to-head",
+        action="store_true",
+        help="skip the arms' games against each other (many runs: n(n-1)/2 pairs)",
+    )
     parser.add_argument("--resume", action="store_true",
                         help="continue a half-trained arm from its last checkpoint")  # fmt: skip
     parser.add_argument(
@@ -278,6 +343,12 @@ def single_argv(arm: str, args: argparse.Namespace, directory: Path, timesteps: 
         argv += ["--hp", f"policy_kwargs={json.dumps(MLP)}"]
     if arm == "pfsp":
         argv += ["--strategy", "pfsp"]
+    if arm in SCREENS:
+        hyperparams, options = SCREENS[arm]
+        argv += options
+        for key, value in hyperparams.items():
+            text = value if isinstance(value, str) else json.dumps(value)
+            argv += ["--hp", f"{key}={text}"]
     if args.n_envs:
         argv += ["--n-envs", str(args.n_envs)]
     for pair in args.hp:
@@ -362,7 +433,7 @@ def league_features(args: argparse.Namespace) -> str:
         return args.league_features
     rated = {}
     for arm in ("board", "board_sym"):
-        done = args.out / arm / "done.json"
+        done = args.out / run_key(arm, args.seed) / "done.json"
         if done.exists():
             curve = json.loads(done.read_text())["curve"]
             if curve:
@@ -464,7 +535,12 @@ def wdl(result: Any) -> list[int]:
     return list(result.wdl())
 
 
-def evaluate(arms: dict[str, dict], depths: list[int], plies: int) -> dict[str, Any]:
+def evaluate(
+    arms: dict[str, dict], depths: list[int], plies: int, head_to_head: bool = True
+) -> dict[str, Any]:
+    """Every run's final learner against the depths (its tactics counted in the games against
+    depth 1), their ratings on the ladder's scale, and (``head_to_head``) the runs against each
+    other."""
     env_fn = game_factory(GAME)
     openings = legal_openings(env_fn, plies)
     rungs = [AlphaBetaConnectFourPolicy(depth=d) for d in depths]
@@ -475,6 +551,7 @@ def evaluate(arms: dict[str, dict], depths: list[int], plies: int) -> dict[str, 
             result = play_openings(env_fn, a, b, openings)
             games += [(a.policy_id, b.policy_id, g.outcome) for g in result.games]
     table: dict[str, Any] = {}
+    tactics: dict[str, Any] = {}
     for arm, learner in learners.items():
         table[arm] = {}
         for rung in rungs:
@@ -488,12 +565,19 @@ def evaluate(arms: dict[str, dict], depths: list[int], plies: int) -> dict[str, 
                 "distinct_games": result.distinct_games(),
                 "seconds": round(time.perf_counter() - start, 1),
             }
+            if rung.depth == TACTICS_DEPTH:
+                tactics[arm] = arm_tactics(env_fn, result, rung.policy_id)
+        if arm not in tactics:  # depth 1 is not among the depths: its games for the tactics
+            rung = AlphaBetaConnectFourPolicy(depth=TACTICS_DEPTH)
+            result = play_openings(env_fn, learner, rung, openings)
+            tactics[arm] = arm_tactics(env_fn, result, rung.policy_id)
     fit = fit_bradley_terry(games, anchor=rungs[0].policy_id, anchor_rating=1000.0)
     names = list(learners)
     head_to_head = {
         f"{a} vs {b}": wdl(play_openings(env_fn, learners[a], learners[b], openings))
         for i, a in enumerate(names)
         for b in names[i + 1 :]
+        if head_to_head
     }
     return {
         "openings": len(openings),
@@ -502,6 +586,18 @@ def evaluate(arms: dict[str, dict], depths: list[int], plies: int) -> dict[str, 
         "ratings": {p: fit.ratings[p] for p in [*names, *(r.policy_id for r in rungs)]},
         "intervals": {p: list(fit.intervals[p]) for p in names},
         "head_to_head": head_to_head,
+        "tactics": tactics,
+    }
+
+
+def arm_tactics(env_fn: Callable[[], Any], result: Any, opponent: str) -> dict[str, Any]:
+    """A learner's one-move tactics in its games of ``result`` (played from seed 0)."""
+    start = time.perf_counter()
+    report = game_tactics(env_fn, result, seed=0)
+    return {
+        "opponent": opponent,
+        **report.as_dict(),
+        "seconds": round(time.perf_counter() - start, 1),
     }
 
 
@@ -548,20 +644,22 @@ def checkpoint_step(directory: Path) -> int | None:
 
 
 def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) -> dict:
-    """Train one arm (or continue it, with ``--resume``) and write its ``done.json``."""
-    directory = args.out / arm
+    """Train one arm for ``args.seed`` (or continue it, with ``--resume``) and write its
+    ``done.json`` in OUT/ARM (seed 0) or OUT/ARM-sK."""
+    key = run_key(arm, args.seed)
+    directory = args.out / key
     started = any((directory / name).exists() for name in ("config.json", "league.json"))
     if started and not args.resume:
         raise SystemExit(
-            f"arm {arm} in {directory} was started and not finished: pass --resume to continue "
+            f"arm {key} in {directory} was started and not finished: pass --resume to continue "
             "it from its last checkpoint, or remove the directory to train it again."
         )
     quiet = None
     if arm != "league" and args.quiet_steps and checkpoint_step(directory) is None:
         quiet = quiet_speed(arm, args, journal)  # before the arm, alone
-    journal.write("start", arm, step=checkpoint_step(directory) or 0, threads=args.threads,
+    journal.write("start", key, step=checkpoint_step(directory) or 0, threads=args.threads,
                   num_workers=args.num_workers, timesteps=args.timesteps)  # fmt: skip
-    with heartbeat(journal, arm, lambda: checkpoint_step(directory), args.heartbeat):
+    with heartbeat(journal, key, lambda: checkpoint_step(directory), args.heartbeat):
         if arm == "league":
             info = train_league(args, directory, every)
         else:
@@ -569,10 +667,11 @@ def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) 
     if math.isfinite(info.get("learn_seconds", math.nan)):
         info["steps_per_second"] = info["measured_steps"] / max(info["learn_seconds"], 1e-9)
     else:  # the last training session was killed: its own lines say how fast it went
-        info["steps_per_second"] = heartbeat_rate(args.out, arm)
+        info["steps_per_second"] = heartbeat_rate(args.out, key)
         info["steps_per_second_source"] = "heartbeats (evaluations included: a lower bound)"
-    journal.write("trained", arm, step=info["steps"], steps_per_second=info["steps_per_second"])
-    info.update(journal.wall_and_load(arm), threads=args.threads, num_workers=args.num_workers)
+    journal.write("trained", key, step=info["steps"], steps_per_second=info["steps_per_second"])
+    info.update(journal.wall_and_load(key), threads=args.threads, num_workers=args.num_workers)
+    info.update(arm=arm, seed=args.seed)
     quiet_path = args.out / f"{arm}-quiet.json"
     quiet = quiet or (json.loads(quiet_path.read_text()) if quiet_path.exists() else None)
     if quiet is not None and info["steps_per_second"] is not None:
@@ -581,7 +680,8 @@ def train_arm(arm: str, args: argparse.Namespace, journal: Journal, every: int) 
     history = directory / "strength.json"
     info["curve"] = [
         {"step": e["step"], "scores": e["scores"], "rating": e["rating"],
-         "rating_interval": e["rating_interval"]}
+         "rating_interval": e["rating_interval"],
+         **({"tactics": e["tactics"]} if "tactics" in e else {})}
         for e in (json.loads(history.read_text())["evaluations"] if history.exists() else [])
     ]  # fmt: skip
     (directory / "done.json").write_text(json.dumps(info, indent=1))
@@ -604,28 +704,39 @@ def main(argv: list[str] | None = None) -> int:
     journal = Journal(args.out)
     every = max(1, args.timesteps // 10) if args.eval_every is None else args.eval_every
     trained: dict[str, dict] = {}
+    seeded: dict[str, argparse.Namespace] = {}
+    seeds = args.seeds if args.seeds is not None else [args.seed]
     for arm in [a for a in ARMS if a in args.arms]:  # the league last: it may pick the best
-        done = args.out / arm / "done.json"
-        if done.exists():
-            trained[arm] = json.loads(done.read_text())
-            continue
-        trained[arm] = train_arm(arm, args, journal, every)
-        results = read_results(args.out)  # what later arms (the league) read
-        results["arms"].setdefault(arm, {}).update(trained[arm])
-        (args.out / "results.json").write_text(json.dumps(results, indent=1))
-    evaluation = evaluate(trained, args.depths, args.plies)
+        for seed in seeds:
+            key = run_key(arm, seed)
+            seeded[key] = argparse.Namespace(**{**vars(args), "seed": seed})
+            done = args.out / key / "done.json"
+            if done.exists():  # trained, perhaps by an older version: evaluated again
+                info = {"arm": arm, "seed": seed, **json.loads(done.read_text())}
+                moved = args.out / key / Path(info["model"]).name
+                if not Path(info["model"]).exists() and moved.exists():  # OUT was moved
+                    info["model"] = str(moved)
+                trained[key] = info
+                continue
+            trained[key] = train_arm(arm, seeded[key], journal, every)
+            results = read_results(args.out)  # what later arms (the league) read
+            results["arms"].setdefault(key, {}).update(trained[key])
+            (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    evaluation = evaluate(trained, args.depths, args.plies, not args.no_head_to_head)
     results = read_results(args.out)
-    for arm, info in trained.items():
-        results["arms"].setdefault(arm, {}).update(info)
-        results["arms"][arm]["rating"] = evaluation["ratings"][arm]
-        results["arms"][arm]["rating_interval"] = evaluation["intervals"][arm]
-        results["arms"][arm]["against"] = evaluation["against"][arm]
-        against = {d: r["wdl"] for d, r in evaluation["against"][arm].items()}
-        journal.write("evaluated", arm, rating=evaluation["ratings"][arm], against=against)
+    for key, info in trained.items():
+        results["arms"].setdefault(key, {}).update(info)
+        results["arms"][key]["rating"] = evaluation["ratings"][key]
+        results["arms"][key]["rating_interval"] = evaluation["intervals"][key]
+        results["arms"][key]["against"] = evaluation["against"][key]
+        results["arms"][key]["tactics"] = evaluation["tactics"][key]
+        against = {d: r["wdl"] for d, r in evaluation["against"][key].items()}
+        journal.write("evaluated", key, rating=evaluation["ratings"][key], against=against,
+                      tactics=evaluation["tactics"][key])  # fmt: skip
         if args.exploit_steps:
-            exploit = exploit_arm(arm, info, args)
-            results["arms"][arm]["exploit"] = exploit
-            journal.write("exploited", arm, steps=exploit["steps"], score=exploit["score"])
+            exploit = exploit_arm(key, info, seeded[key])
+            results["arms"][key]["exploit"] = exploit
+            journal.write("exploited", key, steps=exploit["steps"], score=exploit["score"])
     results.update(
         timesteps=args.timesteps,
         depths=args.depths,
@@ -640,9 +751,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
-    """The docs/benchmarks.md table: per arm its W-D-L per depth, ladder rating with its 95%
-    interval, steps, learner steps/s, training wall time and load; the head to head; the
-    curves; the commands."""
+    """The docs/benchmarks.md table: per arm (and seed) its W-D-L per depth, its tactics against
+    depth 1, ladder rating with its 95% interval, steps, learner steps/s, training wall time and
+    load; per arm trained on several seeds their mean and spread; the head to head; the curves;
+    the commands."""
     depths = [f"alphabeta-d{d}" for d in results["depths"]]
     lines = [
         f"Connect Four, {results['timesteps']:,d} learner steps per arm, from "
@@ -650,8 +762,9 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
         "",
         "| arm | "
         + " | ".join(f"vs d{d[11:]} W-D-L" for d in depths)
+        + " | wins taken | single threats blocked | wins handed over"
         + " | rating [95%] | steps | steps/s (quiet, ratio) | wall time | load (mean / max) |",
-        "|---" * (len(depths) + 6) + "|",
+        "|---" * (len(depths) + 9) + "|",
     ]
     for arm in arms:
         info = results["arms"][arm]
@@ -667,13 +780,16 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
             speed += " (heartbeats)"
         if rate is not None and "quiet_steps_per_second" in info:
             speed += f" ({info['quiet_steps_per_second']:.0f}, {info['speed_ratio']:.2f})"
+        cells += tactics_cells(info.get("tactics"))
         lines.append(
             f"| {arm} | " + " | ".join(cells) + f" | {info['rating']:.0f} [{low:.0f}, {high:.0f}]"
             f" | {info['steps']:,d} | {speed} | {wall_text} | {load_text} |"
         )
-    lines += ["", "Head to head (first arm's W-D-L): " + ", ".join(
-        f"{pair} {'-'.join(map(str, r))}" for pair, r in results["head_to_head"].items()
-    )]  # fmt: skip
+    lines += seeds_table(results, arms, depths)
+    if results.get("head_to_head"):
+        lines += ["", "Head to head (first arm's W-D-L): " + ", ".join(
+            f"{pair} {'-'.join(map(str, r))}" for pair, r in results["head_to_head"].items()
+        )]  # fmt: skip
     exploited = [arm for arm in arms if "exploit" in results["arms"][arm]]
     if exploited:
         lines += ["", f"Learned best response ({LOWER_BOUND}):", ""]
@@ -698,8 +814,78 @@ def report(results: dict[str, Any], arms: dict[str, dict]) -> str:
             for e in results["arms"][arm]["curve"]
         )
         lines += ["", f"{arm} curve (score vs d1/d2/d4 by step): {curve}"]
+        points = [e for e in results["arms"][arm]["curve"] if e.get("tactics")]
+        if points:
+            tactics = ", ".join(
+                f"{e['step']:,d}: " + "/".join(share(e["tactics"], n) for n in TACTICS)
+                for e in points
+            )
+            lines += [
+                "",
+                f"{arm} tactics curve (wins taken/threats blocked/handed over): {tactics}",
+            ]
     lines += ["", "Commands:"] + [f"- {arm}: `{results['arms'][arm]['command']}`" for arm in arms]
     return "\n".join(lines)
+
+
+TACTICS = {"wins_taken": "win_chances", "threats_blocked": "single_threats",
+           "wins_handed": "safe_chances"}  # fmt: skip
+
+
+def share(tactics: dict[str, Any], name: str) -> str:
+    value = tactics.get(f"{name}_share")
+    return "-" if value is None else f"{value:.2f}"
+
+
+def tactics_cells(tactics: dict[str, Any] | None) -> list[str]:
+    """``count of chances (share)`` for the three tactics (``-`` for a run evaluated without)."""
+    if not tactics:
+        return ["-"] * len(TACTICS)
+    report = TacticsReport.from_dict(tactics)
+    return [
+        f"{getattr(report, name)} of {getattr(report, chances)} ({share(tactics, name)})"
+        for name, chances in TACTICS.items()
+    ]
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    """``mean ± sd (min-max)`` of a few seeds' values."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not values:
+        return "-"
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
+    low, high = min(values), max(values)
+    return f"{mean:.{digits}f} ± {sd:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+
+
+def seeds_table(results: dict[str, Any], keys: dict[str, dict], depths: list[str]) -> list[str]:
+    """Per arm evaluated on two seeds or more: the mean, standard deviation and range over its
+    seeds of the score against each depth, the tactics shares and the rating."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for key in keys:
+        info = results["arms"][key]
+        groups.setdefault(arm_of(key, info), []).append(info)
+    groups = {arm: infos for arm, infos in groups.items() if len(infos) > 1}
+    if not groups:
+        return []
+    lines = [
+        "",
+        "Over seeds: mean ± standard deviation (range)",
+        "",
+        "| arm | seeds | "
+        + " | ".join(f"score vs d{d[11:]}" for d in depths)
+        + " | wins taken | single threats blocked | wins handed over | rating |",
+        "|---" * (len(depths) + 6) + "|",
+    ]
+    for arm, infos in groups.items():
+        seeds = ",".join(str(i.get("seed", "?")) for i in infos)
+        cells = [spread([i["against"][d]["score"] for i in infos]) for d in depths]
+        for name in TACTICS:
+            cells.append(spread([(i.get("tactics") or {}).get(f"{name}_share") for i in infos]))
+        cells.append(spread([i["rating"] for i in infos], digits=0))
+        lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
+    return lines
 
 
 if __name__ == "__main__":

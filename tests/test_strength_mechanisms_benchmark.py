@@ -141,3 +141,52 @@ def test_an_arm_whose_last_session_was_killed_takes_its_speed_from_its_heartbeat
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert benchmark.heartbeat_rate(tmp_path, "a") == 2000.0
     assert benchmark.heartbeat_rate(tmp_path, "c") is None
+
+
+def test_a_screening_arm_on_two_seeds_reports_its_tactics_mean_and_spread(tmp_path, capsys):
+    benchmark = load_benchmark()
+    argv = ["--out", str(tmp_path), *SMOKE, "--eval-every", "0", "--arms", "gamma90",
+            "openings16", "--seeds", "0", "1"]  # fmt: skip
+    assert benchmark.main(argv) == 0
+    out = capsys.readouterr().out
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results["arms"]) == {"gamma90", "gamma90-s1", "openings16", "openings16-s1"}
+    for key, info in results["arms"].items():
+        assert (info["arm"], info["seed"]) == (key.split("-s")[0], 1 if "-s1" in key else 0)
+        config = json.loads((tmp_path / key / "config.json").read_text())
+        assert config["seed"] == info["seed"] and config["symmetries"] == "auto"
+        tactics = info["tactics"]  # the final learner's, in its 14 games against depth 1
+        assert tactics["opponent"] == "alphabeta-d1" and tactics["positions"] > 0
+        assert tactics["safe_chances"] >= tactics["wins_handed"]
+    configs = {k: json.loads((tmp_path / k / "config.json").read_text()) for k in results["arms"]}
+    assert configs["gamma90"]["hyperparams"]["gamma"] == 0.9
+    assert configs["openings16"]["random_openings"] == "0-16"
+    assert "random_openings" not in configs["gamma90"]
+    assert "| gamma90-s1 |" in out and "Over seeds: mean ± standard deviation" in out
+    assert "| gamma90 | 0,1 |" in out and " of " in out  # tactics counts in the table
+
+
+def test_an_arm_trained_by_an_older_version_is_evaluated_with_tactics_not_retrained(tmp_path):
+    benchmark = load_benchmark()
+    argv = ["--out", str(tmp_path / "trained"), *SMOKE, "--eval-every", "0", "--arms", "board",
+            "--depths", "2"]  # fmt: skip
+    assert benchmark.main(argv) == 0
+    # the arms trained elsewhere and copied here: done.json names the model where it was trained
+    (tmp_path / "trained").rename(tmp_path / "here")
+    tmp_path = tmp_path / "here"
+    argv[1] = str(tmp_path)
+    done = tmp_path / "board" / "done.json"
+    old = json.loads(done.read_text())
+    for key in ("arm", "seed"):  # what a done.json of before #47 lacks
+        old.pop(key)
+    done.write_text(json.dumps(old))
+    results = json.loads((tmp_path / "results.json").read_text())
+    results["arms"]["board"].pop("tactics")
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert benchmark.main(["--out", str(tmp_path), "--report"]) == 0  # read as it is
+    model = (tmp_path / "board" / "model.zip").stat().st_mtime_ns
+    assert benchmark.main(argv) == 0
+    assert (tmp_path / "board" / "model.zip").stat().st_mtime_ns == model
+    tactics = json.loads((tmp_path / "results.json").read_text())["arms"]["board"]["tactics"]
+    # depth 1 is not among --depths 2: its games are played for the tactics alone
+    assert tactics["opponent"] == "alphabeta-d1" and tactics["positions"] > 0

@@ -313,6 +313,14 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "49)",
     )
     parser.add_argument(
+        "--random-openings",
+        default=None,
+        metavar="LO-HI",
+        help="start every learner game after a random number of random legal moves in [LO, HI] "
+        "(e.g. 0-16), which the learner does not learn from; evaluations play the plain game "
+        "(default: off)",
+    )
+    parser.add_argument(
         "--symmetries",
         default=None,
         metavar="auto|none|GAME",

@@ -1,10 +1,10 @@
 """The evaluation layer: play players against each other and count the results.
 
 Single matches, round robins over an archive (serial, in processes, or on Ray), forced
-openings, exact exploitability (:func:`exploitability` and its :class:`ExploitabilityReport`),
-games between a person and a policy (in the terminal or a web page), replays, and plots of
-ratings and payoffs. The ratings of an archive's snapshots are also here, where 0.1 had
-them.
+openings, one-move tactics (:func:`tactics_check`), exact exploitability (:func:`exploitability`
+and its :class:`ExploitabilityReport`), games between a person and a policy (in the terminal
+or a web page), replays, and plots of ratings and payoffs. The ratings of an archive's
+snapshots are also here, where 0.1 had them.
 
 It may import ``sp_wrappers.envs``, ``ratings``, ``opponents``, ``archive``, ``games`` and
 ``core``.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
         store_archive_ratings,
     )
     from .backends import BACKENDS
-    from .errors import PlayError, UnplayableGameError
+    from .errors import LookAheadError, PlayError, UnplayableGameError
     from .exploitability import ExploitabilityReport, GameNotWalkableError, exploitability
     from .human_play import PlayOutcome, play_session
     from .match import EVALUATION_SOURCE, MatchResult, as_policy, play_match
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .replay import Replay, play_replay
     from .replay_video import write_replay
     from .round_robin import RoundRobinResult, pair_seed, round_robin
+    from .tactics import TacticsReport, game_tactics, tactics_check
     from .web_play import WebPlay, WebReplay, WebServer
 
 __all__ = [
@@ -56,6 +57,10 @@ __all__ = [
     "WebServer",
     "PlayError",
     "UnplayableGameError",
+    "LookAheadError",
+    "tactics_check",
+    "game_tactics",
+    "TacticsReport",
     "exploitability",
     "ExploitabilityReport",
     "GameNotWalkableError",
@@ -75,6 +80,7 @@ __getattr__, __dir__ = lazy_exports(
         "archive_ratings": "..ratings.archive_ratings",
         "store_archive_ratings": "..ratings.archive_ratings",
         "BACKENDS": ".backends",
+        "LookAheadError": ".errors",
         "PlayError": ".errors",
         "UnplayableGameError": ".errors",
         "ExploitabilityReport": ".exploitability",
@@ -95,6 +101,9 @@ __getattr__, __dir__ = lazy_exports(
         "RoundRobinResult": ".round_robin",
         "pair_seed": ".round_robin",
         "round_robin": ".round_robin",
+        "TacticsReport": ".tactics",
+        "game_tactics": ".tactics",
+        "tactics_check": ".tactics",
         "WebPlay": ".web_play",
         "WebReplay": ".web_play",
         "WebServer": ".web_play",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.errors import SpWrappersError
 
-__all__ = ["PlayError", "UnplayableGameError"]
+__all__ = ["PlayError", "UnplayableGameError", "LookAheadError"]
 
 
 class PlayError(SpWrappersError, ValueError):
@@ -22,3 +22,8 @@ class PlayError(SpWrappersError, ValueError):
 class UnplayableGameError(PlayError):
     """A game that a person cannot play move by move: not turn-based, or without action
     masks."""
+
+
+class LookAheadError(SpWrappersError, TypeError):
+    """A game the tactics check cannot look one move ahead in: its state does not copy, or its
+    games do not replay from their seeds; the message names the part and the fix."""

@@ -33,6 +33,7 @@ from .match import MatchResult, as_policy, with_action_space
 
 __all__ = [
     "legal_openings",
+    "legal_actions",
     "play_openings",
     "OpeningsResult",
     "OpeningGame",
@@ -41,7 +42,9 @@ __all__ = [
 ]
 
 
-def _legal_actions(game: Any, agent: str) -> list[int]:
+def legal_actions(game: Any, agent: str) -> list[int]:
+    """The legal actions of ``agent`` in an AEC game: its action mask (in the observation or in
+    ``info``), else every action of its ``Discrete`` space."""
     obs = game.observe(agent)
     if isinstance(obs, dict) and "action_mask" in obs:
         return [int(a) for a in np.flatnonzero(obs["action_mask"])]
@@ -81,7 +84,7 @@ def legal_openings(env_fn: Callable[[], Any], plies: int) -> list[tuple[int, ...
             if not game.agents or game.terminations[agent] or game.truncations[agent]:
                 game.close()
                 continue
-            longer.extend(opening + (a,) for a in _legal_actions(game, agent))
+            longer.extend(opening + (a,) for a in legal_actions(game, agent))
             game.close()
         openings = longer
     return openings

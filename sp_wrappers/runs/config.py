@@ -58,6 +58,7 @@ __all__ = [
     "option_name",
     "probe_or_fail",
     "read_json_object",
+    "random_openings_range",
 ]
 
 CONFIG_FORMAT_VERSION = 1
@@ -185,6 +186,10 @@ class RunConfig(JsonConfig):
         tenth of the run).
     :param strength_plies: forced opening moves of the strength evaluations (``None``: the
         game's).
+    :param random_openings: ``"LO-HI"`` (or ``[LO, HI]``): every learner game starts after a
+        random number of random legal moves in [LO, HI] (:class:`~sp_wrappers.games.wrappers.
+        RandomOpenings`), which the learner does not learn from; evaluations play the plain
+        game. ``None``: off.
     :param exploitability_every: exact exploitability measurement interval in learner steps,
         for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
         :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
@@ -218,6 +223,7 @@ class RunConfig(JsonConfig):
     symmetries: Any = None
     strength_every: int | None = None
     strength_plies: int | None = field(default=None, metadata=WHEN_SET)
+    random_openings: Any = field(default=None, metadata=WHEN_SET)
     exploitability_every: int | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
@@ -418,6 +424,27 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
+def random_openings_range(value: Any) -> tuple[int, int] | None:
+    """A run's ``random_openings`` as ``(low, high)`` random moves (``None``: off), checked.
+
+    >>> random_openings_range("0-16"), random_openings_range([2, 4]), random_openings_range(None)
+    ((0, 16), (2, 4), None)
+    """
+    if value is None:
+        return None
+    parts: Any = value.split("-") if isinstance(value, str) else value
+    try:
+        low, high = (int(str(p).strip()) for p in parts)
+    except (TypeError, ValueError):
+        low, high = -1, -1
+    if not 0 <= low <= high or high < 1:
+        raise TrainError(
+            f"`random_openings` must be LO-HI random moves with 0 <= LO <= HI and HI >= 1 (e.g. "
+            f"0-16), got {value!r}."
+        )
+    return low, high
+
+
 def check_config(config: RunConfig) -> None:
     """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
     s = config.sampler
@@ -445,6 +472,7 @@ def check_config(config: RunConfig) -> None:
     plies = config.strength_plies
     if plies is not None and (int(plies) != plies or plies < 0):
         raise TrainError(f"`strength_plies` must be a number of moves >= 0, got {plies!r}.")
+    random_openings_range(config.random_openings)
     if config.fit_every < 0:
         raise TrainError(f"`fit_every` must be at least 0 (0: off), got {config.fit_every}.")
     if not -1.0 <= float(config.draw_reward) <= 1.0:

@@ -8,6 +8,7 @@ against its training step, Bradley-Terry ratings with 95% intervals over the who
 (:func:`~sp_wrappers.ratings.archive_ratings.archive_ratings`), the payoff matrix
 (:func:`~sp_wrappers.evaluation.plots.plot_payoff`), the strength against the reference players
 (``ratings.json``'s evaluation games and each snapshot's record against the baselines), the
+learner's one-move tactics at each strength evaluation (``strength.json``), the
 exact exploitability curve where the run measured it (``exploitability.json``), the archive's
 size and a replay of the latest snapshot against the best earlier one
 (:mod:`sp_wrappers.evaluation.replay`, an animated GIF).
@@ -339,6 +340,49 @@ def _reference_section(run_dir: Path, ratings: Any, snapshots: list[str]) -> str
     return _section(title, body or _note("This run has no games against reference players."))
 
 
+def _tactics_cell(tactics: Mapping[str, Any], count: str, chances: str) -> str:
+    done, total = int(tactics.get(count, 0)), int(tactics.get(chances, 0))
+    return f"{done} of {total} ({done / total:.2f})" if total else f"{done} of {total}"
+
+
+def _tactics_section(run_dir: Path) -> str:
+    """The learner's one-move tactics at each strength evaluation (``strength.json``'s
+    ``tactics``; empty when the run has none)."""
+    from ..training.strength import HISTORY_NAME
+
+    evaluations = [
+        e
+        for e in _read_json(run_dir / HISTORY_NAME).get("evaluations") or []
+        if isinstance(e, dict) and isinstance(e.get("tactics"), dict)
+    ]
+    if not evaluations:
+        return ""
+    rows = [
+        [
+            f"{int(e.get('step', 0)):,d}",
+            e["tactics"].get("opponent", "-"),
+            _tactics_cell(e["tactics"], "wins_taken", "win_chances"),
+            _tactics_cell(e["tactics"], "threats_blocked", "single_threats"),
+            _tactics_cell(e["tactics"], "wins_handed", "safe_chances"),
+        ]
+        for e in evaluations
+    ]
+    header = [
+        "learner step",
+        "games against",
+        "immediate wins taken",
+        "single threats blocked",
+        "wins handed over (lower is better)",
+    ]
+    text = (
+        "<p class='sub'>In the positions the learner met (deterministic, every opening in both "
+        "seats; strength.json): the moves that won at once which it took, the single threats "
+        "it blocked, and how often it handed the opponent an immediate win when a safe move "
+        "existed. Each move and reply is played on a copy of the game.</p>"
+    )
+    return _section("One-move tactics", text + _table(header, rows))
+
+
 def _exploitability_section(run_dir: Path) -> str:
     """The exploitability curve of ``exploitability.json`` (empty when the run has none)."""
     from ..training.exploitability import (
@@ -578,6 +622,7 @@ def _page(
         _ratings_section(ratings, problem),
         _payoff_section(archive),
         _reference_section(home, ratings, [s.id for s in archive.snapshots(include_pruned=True)]),
+        _tactics_section(home),
         _exploitability_section(home),
         _psro_section(home),
         _archive_section(archive, archive_path, disk),

@@ -9,6 +9,7 @@ callbacks, learns, evaluates the final learner and writes the run directory (its
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -32,6 +33,7 @@ from .config import (
     TeamRunConfig,
     TrainError,
     probe_or_fail,
+    random_openings_range,
 )
 from .kinds import kind_of_json
 from .models import algo_class, build_model, build_sampler, check_algo_fits
@@ -54,6 +56,7 @@ __all__ = [
     "TrainError",
     "check_algo_fits",
     "make_training_env",
+    "learner_games",
     "ProgressBar",
     "ModelCheckpoint",
     "CONFIG_FORMAT_VERSION",
@@ -65,6 +68,30 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------
 # The training env and the algorithm checks
 # ------------------------------------------------------------------------------------------------
+
+
+def _opened_game(env_fn: Callable[[], Any], plies: tuple[int, int]) -> Any:
+    from ..games.wrappers import RandomOpenings
+
+    return RandomOpenings(env_fn(), plies=plies)
+
+
+def learner_games(
+    env_fn: Callable[[], Any], random_openings: tuple[int, int] | None
+) -> Callable[[], Any]:
+    """The games the learner trains on: ``env_fn``'s, each started after a random number of
+    random legal moves in ``random_openings`` (``(low, high)``; ``None``: as they are). The
+    random moves are played inside the game's reset, so the learner learns only its own moves.
+
+    >>> from pettingzoo.classic import tictactoe_v3
+    >>> game = learner_games(tictactoe_v3.env, (2, 2))()
+    >>> game.reset(seed=0)
+    >>> int(game.observe("player_1")["observation"].sum())
+    2
+    """
+    if random_openings is None:
+        return env_fn
+    return functools.partial(_opened_game, env_fn, random_openings)
 
 
 def make_training_env(
@@ -338,7 +365,7 @@ class SingleRun(Run):
             probe.has_masks,
         )
         self.venv = make_training_env(
-            self.env_fn,
+            learner_games(self.env_fn, random_openings_range(config.random_openings)),
             int(config.n_envs),
             config.learner,
             opponent,

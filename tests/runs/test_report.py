@@ -67,6 +67,7 @@ def report(trained_run) -> Path:
 
 def test_the_report_is_one_self_contained_page(report):
     text = report.read_text(encoding="utf-8")
+    assert "One-move tactics" not in text  # the run measured no strength curve
     page = _parse(report)
     assert not [tag for tag, _ in page.tags if tag in ("script", "link", "iframe", "object")]
     for tag, attrs in page.tags:
@@ -415,3 +416,25 @@ def test_the_psro_support_lists_members_above_the_threshold_and_folds_the_rest()
     assert f"below {SUPPORT_THRESHOLD:g} (0.200 in all)" in text
     assert "snapshot-0010" not in text and "snapshot-0001" not in text
     assert support_text({"a": 0.004, "b": 0.006}) == "2 members below 0.01 (0.010 in all)"
+
+
+@pytest.mark.learning
+def test_a_run_with_a_strength_curve_gets_a_tactics_section_per_evaluation(tmp_path):
+    from sp_wrappers import runs
+
+    overrides = {"timesteps": 128, "n_envs": 2, "save_every": 64, "eval_games": 2}
+    hyperparams = {"n_steps": 32, "batch_size": 64, "n_epochs": 1}
+    config = runs.resolve(
+        "tictactoe_v3", {**overrides, "strength_every": 64, "hyperparams": hyperparams}
+    )
+    run = tmp_path / "run"
+    runs.start(config, run, runs.RunOptions(progress=False, plots=False))
+    history = json.loads((run / "strength.json").read_text())
+    evaluations = [e for e in history["evaluations"] if "tactics" in e]
+    assert len(evaluations) == len(history["evaluations"]) >= 2
+    text = html.unescape(write_report(run, out=tmp_path / "report.html").read_text())
+    assert "<h2>One-move tactics</h2>" in text
+    section = text.split("<h2>One-move tactics</h2>")[1].split("</section>")[0]
+    last = evaluations[-1]["tactics"]
+    cell = f"{last['wins_handed']} of {last['safe_chances']}"
+    assert cell in section and section.count("<tr>") == len(evaluations) + 1

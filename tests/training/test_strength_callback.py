@@ -163,3 +163,92 @@ def test_an_evaluation_shows_a_progress_bar_over_its_matches_when_asked(progress
     err = capsys.readouterr().err
     assert ("the ladder's own games" in err and "strength at step 0" in err) is progress, err
     assert "vs minimax" in err or not progress
+
+
+TACTICS_KEYS = [
+    "eval/tactics/wins_taken",
+    "eval/tactics/threats_blocked",
+    "eval/tactics/wins_handed",
+]
+
+
+@pytest.mark.learning
+def test_each_evaluation_counts_the_learners_tactics_logs_and_draws_them(
+    tmp_path, single_thread_torch
+):
+    model = tiny_model()
+    model.set_logger(configure(str(tmp_path / "log"), ["csv"]))
+    strength = callback(tmp_path / "run", tactics="minimax")
+    model.learn(64, callback=strength)
+
+    history = json.loads((tmp_path / "run" / HISTORY_NAME).read_text())
+    for evaluation in history["evaluations"]:
+        tactics = evaluation["tactics"]
+        assert tactics["opponent"] == "minimax" and tactics["positions"] > 0
+        # against perfect play the learner meets threats whenever it leaves one open
+        assert tactics["safe_chances"] > 0
+        assert tactics["wins_handed_share"] == tactics["wins_handed"] / tactics["safe_chances"]
+    rows = [r for r in csv_rows(tmp_path / "log") if r.get("eval/rating")]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["eval/tactics/wins_handed"] != ""
+    assert (tmp_path / "run" / "plots" / PLOT_NAME).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tactics_are_on_for_the_board_games_against_the_first_rung():
+    assert callback(None).tactics == "random"
+    assert StrengthCallback.for_game("connect_four_v3").tactics == "alphabeta-d1"
+    assert StrengthCallback(tictactoe_v3.env, [RandomPolicy()]).tactics is None
+    with pytest.raises(ValueError, match=r"tactics must be True, False or one of the ladder's"):
+        callback(None, tactics="alphabeta-d9")
+
+
+def test_a_game_that_cannot_be_copied_keeps_its_curve_without_tactics():
+    import threading
+
+    def locked_tictactoe():
+        game = tictactoe_v3.env()
+        game.unwrapped.lock = threading.Lock()
+        return game
+
+    strength = StrengthCallback(
+        locked_tictactoe, [RandomPolicy()], openings=[(0,), (4,)], tactics=True
+    )
+    strength.init_callback(tiny_model())
+    with pytest.warns(
+        RuntimeWarning, match=r"No tactics in the strength curve: .*cannot be copied"
+    ):
+        record = strength.evaluate()
+    assert "tactics" not in record and record["scores"]["random"] >= 0.0
+    assert "tactics" not in strength.evaluate()  # off from then on, without a second warning
+
+
+def test_a_history_written_before_tactics_is_read_and_drawn(tmp_path):
+    from sp_wrappers.training.strength import plot_strength
+
+    history = {
+        "ladder": ["random"],
+        "ladder_ratings": {"random": 1000.0},
+        "evaluations": [
+            {
+                "step": 0,
+                "rating": 1000.0,
+                "rating_interval": [900.0, 1100.0],
+                "scores": {"random": 0.5},
+            },
+            {
+                "step": 64,
+                "rating": 1100.0,
+                "rating_interval": [1000.0, 1200.0],
+                "scores": {"random": 0.6},
+                "tactics": {
+                    "opponent": "random",
+                    "wins_taken_share": 0.5,
+                    "threats_blocked_share": None,
+                    "wins_handed_share": 0.25,
+                },
+            },
+        ],
+    }
+    path = plot_strength(history, tmp_path / PLOT_NAME)
+    assert (tmp_path / PLOT_NAME).read_bytes()[:4] == b"\x89PNG" and path
