@@ -349,12 +349,17 @@ def _tactics_section(run_dir: Path) -> str:
     """The learner's one-move tactics at each strength evaluation (``strength.json``'s
     ``tactics``; empty when the run has none)."""
     from ..training.strength import HISTORY_NAME
+    from ..training.strength_history import STRENGTH_FORMAT
 
-    evaluations = [
-        e
-        for e in _read_json(run_dir / HISTORY_NAME).get("evaluations") or []
-        if isinstance(e, dict) and isinstance(e.get("tactics"), dict)
-    ]
+    title = "One-move tactics"
+    path = run_dir / HISTORY_NAME
+    if not path.is_file():
+        return ""
+    try:
+        history = STRENGTH_FORMAT.read(path)
+    except StateFileError as error:
+        return _section(title, _note(str(error)))
+    evaluations = [e for e in history["evaluations"] if "tactics" in e]
     if not evaluations:
         return ""
     rows = [
@@ -380,7 +385,7 @@ def _tactics_section(run_dir: Path) -> str:
         "it blocked, and how often it handed the opponent an immediate win when a safe move "
         "existed. Each move and reply is played on a copy of the game.</p>"
     )
-    return _section("One-move tactics", text + _table(header, rows))
+    return _section(title, text + _table(header, rows))
 
 
 def _exploitability_section(run_dir: Path) -> str:

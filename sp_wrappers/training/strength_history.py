@@ -27,6 +27,30 @@ def _check_rungs(data: Mapping[str, Any], refuse: Callable[[str, str], Exception
 
 
 _WDL = List(Int(min=0), max_length=3)
+_COUNT = Int(min=0)
+#: One evaluation's one-move tactics (:class:`~sp_wrappers.evaluation.tactics.TacticsReport`'s
+#: ``as_dict`` and the rung it played): counts, with shares that are ``null`` when empty.
+_TACTICS = Obj(
+    {
+        name: _COUNT
+        for name in (
+            "positions",
+            "wins_taken",
+            "win_chances",
+            "threats_blocked",
+            "single_threats",
+            "wins_handed",
+            "safe_chances",
+        )
+    },
+    optional={
+        "opponent": Str(),
+        **{
+            f"{name}_share": Optional(Num(min=0, max=1))
+            for name in ("wins_taken", "threats_blocked", "wins_handed")
+        },
+    },
+)
 _EVALUATION = Obj(
     {"step": Int(min=0), "scores": Map(Num(min=0, max=1))},
     optional={
@@ -38,6 +62,7 @@ _EVALUATION = Obj(
         "rating": Optional(Num(finite=False)),
         "rating_std_error": Optional(Num(finite=False)),
         "rating_interval": Optional(List(Optional(Num(finite=False)))),
+        "tactics": _TACTICS,
     },
 )
 _RUNG_MATCH = Obj(

@@ -59,6 +59,14 @@ def strength_run(tmp_path_factory) -> Path:
         (lambda d: d["evaluations"][0].update(step=-5), "evaluations[0].step"),
         (lambda d: d["evaluations"][0]["scores"].pop("minimax"), "evaluations[0].scores"),
         (lambda d: d.update(ladder="../../../../tmp/evil"), "ladder"),
+        (
+            lambda d: d["evaluations"][0]["tactics"].update(wins_taken=-3),
+            "evaluations[0].tactics.wins_taken",
+        ),
+        (
+            lambda d: d["evaluations"][0]["tactics"].update(wins_handed_share="NaN-ish"),
+            "evaluations[0].tactics.wins_handed_share",
+        ),
         (lambda d: d.update(format_version="1"), "format_version '1'"),
     ],
 )
