@@ -10,9 +10,10 @@ and one league exploiter; ``--resume RUN_DIR --timesteps T`` continues a league 
 learner steps (all players together).
 
 >>> import contextlib, io, tempfile
+>>> from sp_wrappers.cli.app import run_command
 >>> out = tempfile.mkdtemp()
 >>> with contextlib.redirect_stdout(io.StringIO()):
-...     status = main_league(["tictactoe_v3", "--timesteps", "256", "--chunk-steps", "64",
+...     status = run_command("league", ["tictactoe_v3", "--timesteps", "256", "--chunk-steps", "64",
 ...                           "--main-exploiters", "1", "--league-exploiters", "0",
 ...                           "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=32",
 ...                           "--eval-games", "2", "--backend", "serial", "--out", out,
@@ -38,7 +39,7 @@ from ..runs.rundir import RunDir
 from .common import PROG, add_trust_option, flag_names, say_trust
 from .run_options import command_line, given_settings
 
-__all__ = ["add_league_parser", "run_league_command", "main_league"]
+__all__ = ["add_league_parser", "run_league_command"]
 
 
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -288,11 +289,3 @@ def run_league_command(args: argparse.Namespace, argv: Sequence[str] | None = No
     )
     print(flag_names(start(config, run, options).summary()), flush=True)
     return 0
-
-
-def main_league(argv: Sequence[str] | None = None) -> int:
-    """``sp-wrappers league ARGV`` (kept from 0.2): :func:`sp_wrappers.cli.main` runs it; the
-    exit status is returned (2 on a user error), ``--help`` and usage errors included."""
-    from .app import run_command
-
-    return run_command("league", argv)

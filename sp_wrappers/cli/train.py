@@ -9,15 +9,16 @@ Run ``sp-wrappers train tictactoe_v3``; ``sp-wrappers train --resume runs/tictac
 --timesteps 200000`` adds 200k steps to that run with the same archive.
 
 >>> import contextlib, io, os, tempfile
+>>> from sp_wrappers.cli.app import run_command
 >>> out = tempfile.mkdtemp()
 >>> with contextlib.redirect_stdout(io.StringIO()):
-...     status = main_train(["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
-...                          "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
-...                          "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
+...     status = run_command("train", ["tictactoe_v3", "--timesteps", "256", "--n-envs", "2",
+...         "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-every", "128",
+...         "--eval-games", "2", "--out", out, "--no-progress", "--no-plots"])
 >>> written = set(os.listdir(out))  # and tb/ when tensorboard is installed
 >>> status, sorted(written & {"archive", "config.json", "model.zip", "ratings.json"})
 (0, ['archive', 'config.json', 'model.zip', 'ratings.json'])
->>> main_train(["chess"])  # one line on stderr naming the registered games
+>>> run_command("train", ["chess"])  # one line on stderr naming the registered games
 2
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..core.seats import ILLEGAL_ACTION_MODES
@@ -37,9 +39,8 @@ from ..runs.resolve import resolve
 from ..runs.rundir import CONFIG_NAME, RunDir
 from .common import add_trust_option, flag_names, say_trust
 from .run_options import command_line, resume_dir, train_overrides
-from .team_train import team_run_banner
 
-__all__ = ["add_train_parser", "build_train_parser", "run_train_command", "main_train"]
+__all__ = ["add_train_parser", "run_train_command", "team_run_banner"]
 
 # ------------------------------------------------------------------------------------------------
 # The command
@@ -347,11 +348,13 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     return _configure_parser(parser)
 
 
-def build_train_parser() -> argparse.ArgumentParser:
-    """The ``train`` command's parser: the ``sp-wrappers`` parser's own (kept from 0.2)."""
-    from .app import build_parser
-
-    return build_parser().command_parser("train")
+def team_run_banner(config: TeamRunConfig, run: Path, resume: bool) -> str:
+    """The line printed before a team run starts."""
+    source = CONFIG_NAME if resume else config.recipe
+    return (
+        f"{'Resuming' if resume else 'Training'} {config.algo} teams on {config.game} "
+        f"({source}) into {run}"
+    )
 
 
 def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
@@ -397,11 +400,3 @@ def run_train_command(args: argparse.Namespace, argv: Sequence[str] | None = Non
     )
     print(flag_names(start(config, run, options).summary()), flush=True)
     return 0
-
-
-def main_train(argv: Sequence[str] | None = None) -> int:
-    """``sp-wrappers train ARGV`` (kept from 0.2): :func:`sp_wrappers.cli.main` runs it; the
-    exit status is returned (2 on a user error), ``--help`` and usage errors included."""
-    from .app import run_command
-
-    return run_command("train", argv)

@@ -157,7 +157,7 @@ class RunConfig(JsonConfig):
     """The configuration of a single-learner run (``sp-wrappers train GAME``): ``config.json``.
 
     Build one with :func:`~sp_wrappers.runs.resolve.resolve_run` (the game's recipe, a config
-    file, the user's overrides, checked) and start it with :func:`sp_wrappers.runs.train`.
+    file, the user's overrides, checked) and start it with :func:`sp_wrappers.runs.start`.
 
     :param game: a registered game or ``module:function``.
     :param game_kwargs: the game constructor's keyword arguments.
@@ -188,7 +188,7 @@ class RunConfig(JsonConfig):
     :param exploitability_every: exact exploitability measurement interval in learner steps,
         for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
         :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
-    :param history: one entry per ``train`` call on the run (written by :func:`train`).
+    :param history: one entry per call on the run (written by the run).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
     :param kind: ``"single"`` (0.2's files have none; they read as this).
@@ -232,7 +232,7 @@ class TeamRunConfig(JsonConfig):
     """The configuration of a team run (``sp-wrappers train --teams``): ``config.json``.
 
     ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps. Start
-    one with :func:`sp_wrappers.runs.train_teams`.
+    one with :func:`sp_wrappers.runs.start`.
 
     :param game: a registered game or ``module:function``.
     :param game_kwargs: the game constructor's keyword arguments.
@@ -250,7 +250,7 @@ class TeamRunConfig(JsonConfig):
     :param seed: the run's seed.
     :param timesteps: each team's learner steps over the whole run.
     :param eval_games: end-of-run games of each team against random teams.
-    :param models: which teams each model plays (written by :func:`train_teams`).
+    :param models: which teams each model plays (written by the run).
     :param history: one entry per call on the run.
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys this version does not know, kept as they are.
@@ -327,13 +327,11 @@ class LeagueConfig(JsonConfig):
     :param symmetries: ``"auto"`` or a game's name: every player's learner episodes in a random
         symmetric view of the board, as a train run's; ``None``: the real view only.
     :param history: one entry per call on the run.
-    :param extra: keys this version does not know, kept as they are.
-    :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
-        reads it); ``kind`` says the same.
+    :param extra: keys this version does not know, kept as they are (0.2's ``"command"``
+        among them).
     """
 
     format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
-    command: str = LEAGUE_CONFIG_KIND
     kind: str = LEAGUE_CONFIG_KIND
     game: str
     game_kwargs: Mapping[str, Any] = field(default_factory=dict)

@@ -13,7 +13,7 @@ Overrides are keyed by the configuration's field names (:class:`~sp_wrappers.run
 :class:`~sp_wrappers.runs.config.TeamRunConfig`, :class:`~sp_wrappers.runs.config.LeagueConfig`)
 and by the sampler's settings (``window``, ``latest_ratio``, ..., ``deterministic``); a key
 missing from the mapping is a choice the user did not make. :func:`resolve_run` (single learner
-or teams) and :func:`resolve_league` are 0.2's names for the two halves.
+or teams) and :func:`resolve_league` are its two halves.
 
 >>> config = resolve("simple_tag_v3", {"team_change": 5000})
 >>> type(config).__name__, config.teams, config.team_change, config.sampler["swap_every"]
@@ -168,7 +168,7 @@ def resolve_run(
     :param game: a registered game or ``module:function`` (optional with ``resume`` or
         ``config_file``).
     :param overrides: the user's choices (see :data:`OVERRIDES`). On ``resume``, ``timesteps``
-        is the steps of this call, not the run's, and is left for :func:`~sp_wrappers.runs.train`.
+        is the steps of this call, not the run's: ``RunOptions.timesteps``.
     :param resume: a run directory to continue (its ``config.json``).
     :param config_file: a run's ``config.json`` to start a new run from.
     :raises TrainError: a bad game, option or file, with the fix.
@@ -478,7 +478,7 @@ def _new_team_run(
         raise TrainError(f"{game} has no teams; pass `teams` prefix or a JSON mapping.")
     _refuse_single_options(given)
     config = _with_overrides(config, given)
-    # No team_change: train_teams picks one that fits every team's rollout once the models
+    # No team_change: the team run picks one that fits every team's rollout once the models
     # exist (about a tenth of the run, a multiple of each rollout).
     config = _fit(config, given, from_file)
     check_team_config(config)
@@ -496,7 +496,7 @@ _SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "m
 #: Every key a league's overrides may have: the configuration's own settings, and its roles'.
 LEAGUE_OVERRIDES = frozenset(
     {f.name for f in dataclasses.fields(LeagueConfig)}
-    - {"format_version", "command", "kind", "game", "league", "history", "extra"}
+    - {"format_version", "kind", "game", "league", "history", "extra"}
     | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
 )
 

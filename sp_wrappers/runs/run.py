@@ -33,7 +33,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -44,7 +44,7 @@ from .models import limited_torch_threads
 from .report import report_at_end
 from .rundir import RunDir, run_trusted_modules, tensorboard_dir
 
-__all__ = ["RunOptions", "RunResult", "Run", "start", "options_from"]
+__all__ = ["RunOptions", "RunResult", "Run", "start"]
 
 
 @dataclass(frozen=True)
@@ -88,17 +88,6 @@ class RunOptions:
     num_cpus: float | None = None
     num_gpus: float = 0
     stall_seconds: float | None = 120.0
-
-
-def options_from(arguments: Mapping[str, Any]) -> RunOptions:
-    """The :class:`RunOptions` among ``arguments`` (0.2's entry points, ``train(config, run_dir,
-    resume=..., ...)``, take the options as keyword arguments of the same names).
-
-    >>> options_from({"config": None, "resume": True, "device": "cuda"}).device
-    'cuda'
-    """
-    names = {f.name for f in fields(RunOptions)}
-    return RunOptions(**{key: value for key, value in arguments.items() if key in names})
 
 
 class RunResult(ABC):

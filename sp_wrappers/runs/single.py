@@ -1,5 +1,5 @@
 """A single-learner run from start to finish: :class:`SingleRun`, the :class:`RunConfig` kind of
-:func:`sp_wrappers.runs.start`; :func:`train`, 0.2's entry point, calls the same.
+:func:`sp_wrappers.runs.start`.
 
 :class:`SingleRun` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
 :func:`~sp_wrappers.runs.resolve.resolve`), builds the game's vector env, the learner and its
@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
@@ -30,13 +30,11 @@ from .config import (
     CONFIG_FORMAT_VERSION,
     SINGLE_CONFIG_KIND,
     RunConfig,
-    TeamRunConfig,
     TrainError,
     probe_or_fail,
 )
-from .kinds import kind_of_json
 from .models import algo_class, build_model, build_sampler, check_algo_fits
-from .run import Run, RunResult, options_from, start
+from .run import Run, RunResult
 from .run_logs import (
     checked_symmetries,
     exploitability_callback,
@@ -49,7 +47,6 @@ from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
     "SingleRun",
-    "train",
     "TrainResult",
     "TrainError",
     "check_algo_fits",
@@ -197,7 +194,7 @@ class ModelCheckpoint(BaseCallback):
 
 @dataclass
 class TrainResult(RunResult):
-    """What :func:`train` produced.
+    """What a single-learner run produced (:func:`sp_wrappers.runs.start`'s result).
 
     :param run_dir: the run directory.
     :param config: the run's configuration, as written to ``config.json`` at the end.
@@ -484,48 +481,6 @@ class SingleRun(Run):
             self.strength.history["evaluations"][-1] if self.strength is not None else None,
             self.exploit.last if self.exploit is not None else None,
         )
-
-
-def train(
-    config: RunConfig | Mapping[str, Any],
-    run_dir: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    timesteps: int | None = None,
-    progress: bool = True,
-    plots: bool = True,
-    device: str = "cpu",
-    torch_threads: int | None = 1,
-    command: str | None = None,
-    html_report: bool = True,
-    trusted_modules: Sequence[str] = (),
-) -> TrainResult:
-    """Train a learner by self-play and write the run directory (its layout:
-    :mod:`sp_wrappers.runs.rundir`): 0.2's entry point, now :func:`sp_wrappers.runs.start` with a
-    :class:`RunConfig` and these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
-
-    :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
-        the content of a single-learner run's ``config.json``.
-    :param run_dir: where the run lives (default: ``runs/<game>``).
-    :param resume: continue the run in ``run_dir`` from its ``model.zip`` and archive.
-    :param timesteps: learner steps for this call (default: ``config.timesteps`` for a new run,
-        the steps still missing to reach it when resuming).
-    :param progress: show a progress bar.
-    :param plots: write ``plots/`` (when matplotlib is installed).
-    :param device: torch device of the learner.
-    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
-    :param command: the command line, recorded in ``config.json``'s history.
-    :param html_report: write ``report.html`` at the end.
-    :param trusted_modules: modules whose classes the archive's snapshots may name, on top of
-        those the run's configuration names.
-    """
-    if isinstance(config, TeamRunConfig) or (
-        isinstance(config, Mapping) and kind_of_json(config) != SINGLE_CONFIG_KIND
-    ):
-        raise TrainError("A team run's configuration: start it with sp_wrappers.runs.train_teams.")
-    if not isinstance(config, RunConfig):
-        config = RunConfig.from_json(config)
-    options = options_from(locals())
-    return cast(TrainResult, start(config, run_dir, options))
 
 
 def model_steps(algo: str, path: Path) -> int:
