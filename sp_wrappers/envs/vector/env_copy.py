@@ -60,6 +60,7 @@ class OpponentPlacement:
     :param device: a torch device (``"cpu"``, ``"cuda"``), or ``None`` to leave opponents where
         they are.
 
+    >>> from gymnasium import spaces
     >>> from sp_wrappers.core.policies import RandomPolicy
     >>> placement = OpponentPlacement("cpu")
     >>> placement.place(RandomPolicy(spaces.Discrete(3)))  # nothing to move
