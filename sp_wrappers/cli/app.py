@@ -208,12 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status = args.func(args)
-    except user_errors() as error:
+    except user_errors() as error:  # a missing optional extra too: DependencyNotInstalled
         return _fail(str(error))
-    except ImportError as error:
-        if "pip install" in str(error):  # a missing optional extra, named in the message
-            return _fail(str(error))
-        raise
     except KeyboardInterrupt:
         hint = getattr(args, "on_interrupt", "")
         print(f"{PROG} {args.command}: interrupted{'; ' + hint if hint else ''}", file=sys.stderr)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..core.extras import require
 from ..games.registry import BOTS, GAMES, make_bot
 from ..runs.rundir import RunArchive, RunDir
 from .common import (
@@ -177,12 +178,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from ..evaluation.round_robin import RoundRobinResult
 
     run, archive = _archive_with_games(args)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise CLIError(
-            'The plot command needs matplotlib: pip install "sp-wrappers[plots]".'
-        ) from None
+    require("matplotlib", "plots", "The plot command")
     ratings = _ratings(archive, args, None)
     out = Path(args.out) if args.out else RunDir(args.run_dir).plots_path
     try:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.errors import DependencyNotInstalled
 from ..core.policies import Policy
 from ..core.processes import require_main_guard
 from .match import MatchResult, play_match
@@ -119,7 +120,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ImportError(
+        raise DependencyNotInstalled(
             'backend="ray" needs Ray, which is not installed: pip install "sp-wrappers[ray]" '
             '(or use backend="process").'
         ) from None

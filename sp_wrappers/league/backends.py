@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import wait as wait_for_connections
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import DependencyNotInstalled
 from ..core.processes import require_main_guard
 from .errors import LeagueSetupError
 from .faults import (
@@ -284,7 +285,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError as error:
-        raise ImportError(
+        raise DependencyNotInstalled(
             "backend='ray' needs Ray, which is not installed. Install it with "
             "`pip install 'ray[default]'`, or use backend='process' on one machine."
         ) from error

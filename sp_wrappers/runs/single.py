@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
 from ..core.jsonio import write_json
 from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
@@ -115,52 +115,32 @@ def make_training_env(
 # ------------------------------------------------------------------------------------------------
 
 
-class ProgressBar(BaseCallback):
-    """A tqdm progress bar over learner steps, showing the self-play callback's statistics.
+class ProgressBar(ProgressBarCallback):
+    """SB3's progress bar over this ``learn`` call's learner steps, its description showing the
+    self-play callback's win and draw rates, Elo and snapshot count (after each rollout).
 
-    :param total: the steps this ``learn`` call will take.
-    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose win rate, Elo and snapshot
-        count are shown (optional).
+    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose statistics are shown
+        (optional: without one, SB3's bar as it is).
     """
 
-    def __init__(self, total: int, selfplay: Any = None) -> None:
+    def __init__(self, selfplay: Any = None) -> None:
         super().__init__()
-        self.total = int(total)
         self.selfplay = selfplay
-        self.bar: Any = None
-        self._start = 0
+        #: the statistics last shown (``""`` before the first)
+        self.stats = ""
 
     def _on_training_start(self) -> None:
-        from tqdm.auto import tqdm
-
-        self._start = self.num_timesteps
-        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, dynamic_ncols=True)
-        self._show_stats(refresh=True)  # a resumed run shows the Elo it goes on from
-
-    def _on_step(self) -> bool:
-        if self.bar is not None:
-            done = min(self.num_timesteps - self._start, self.total)
-            self.bar.update(done - self.bar.n)
-        return True
+        super()._on_training_start()
+        self._on_rollout_end()  # a resumed run shows the Elo it goes on from
 
     def _on_rollout_end(self) -> None:
-        self._show_stats(refresh=False)
-
-    def _show_stats(self, refresh: bool) -> None:
         sp = self.selfplay
-        if self.bar is not None and sp is not None:
-            self.bar.set_postfix(
-                win=f"{sp.win_rate:.2f}",
-                draw=f"{sp.draw_rate:.2f}",
-                elo=f"{sp.elo.rating(sp.learner_id):.0f}",
-                snapshots=len(sp.archive),
-                refresh=refresh,
+        if sp is not None:
+            self.stats = (
+                f"win {sp.win_rate:.2f} draw {sp.draw_rate:.2f} "
+                f"elo {sp.elo.rating(sp.learner_id):.0f} snapshots {len(sp.archive)}"
             )
-
-    def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
+            self.pbar.set_description_str(self.stats, refresh=False)
 
 
 class ModelCheckpoint(BaseCallback):
@@ -400,7 +380,7 @@ class SingleRun(Run):
         self.exploit = exploitability_callback(config, run.path, self.archive, self.notes)
         callbacks += [c for c in (envgen, self.strength, self.exploit) if c is not None]
         if options.progress:
-            callbacks.append(ProgressBar(self.steps, self.selfplay))
+            callbacks.append(ProgressBar(self.selfplay))
         from_step = int(self.entry["from_step"])
         logger, self.csv_name = progress_logger(run.path, self.tb, from_step, options.resume)
         self.model.set_logger(logger)

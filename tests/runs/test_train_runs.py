@@ -199,3 +199,23 @@ print([m for m in sys.modules if m.startswith("sp_wrappers.cli")])
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout.splitlines()
     assert out[-2:] == ["[]", "[]"]
+
+
+def test_the_progress_bar_is_sb3s_with_the_selfplay_statistics(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import ProgressBarCallback
+
+    from sp_wrappers import OpponentSampler, SelfPlayCallback, SelfPlayVecEnv, SnapshotArchive
+    from sp_wrappers.runs.single import ProgressBar
+
+    archive = SnapshotArchive(tmp_path / "archive")
+    env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=2, opponent=OpponentSampler(archive))
+    selfplay = SelfPlayCallback(archive, save_every=64)
+    bar = ProgressBar(selfplay)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, seed=0)
+    model.learn(128, callback=[selfplay, bar])
+    assert isinstance(bar, ProgressBarCallback) and bar.pbar.n == 128
+    assert bar.stats.startswith("win ") and f"snapshots {len(archive)}" in bar.stats
+    env.close()
+    archive.close()
