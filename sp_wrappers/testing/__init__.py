@@ -10,6 +10,26 @@ It may import every layer up to ``sp_wrappers.training``; nothing in the package
 
 from __future__ import annotations
 
-from .checks import SelfPlayCheckError, SelfPlayReport, check_selfplay
+from .checks import (
+    SelfPlayCheckError,
+    SelfPlayReport,
+    check_gymnasium_env,
+    check_learner,
+    check_pettingzoo_api,
+    check_seats,
+    check_seeding,
+    check_selfplay,
+    check_vec_env,
+)
 
-__all__ = ["check_selfplay", "SelfPlayReport", "SelfPlayCheckError"]
+__all__ = [
+    "check_selfplay",
+    "check_pettingzoo_api",
+    "check_seeding",
+    "check_seats",
+    "check_gymnasium_env",
+    "check_vec_env",
+    "check_learner",
+    "SelfPlayReport",
+    "SelfPlayCheckError",
+]
