@@ -153,8 +153,8 @@ def resolve_psro(
     the run in ``resume`` (its stored configuration; only ``iterations`` and ``seconds`` change).
 
     :param game: a registered game or ``module:function`` (``None`` with ``resume``).
-    :param overrides: any :class:`PSROConfig` field, any :class:`PSROSettings` field, and
-        ``hp`` (learner hyperparameters merged over the recipe's).
+    :param overrides: any :class:`PSROConfig` field (``hyperparams``, merged over the recipe's;
+        0.2's ``hp`` too) and any :class:`PSROSettings` field.
     :param resume: a PSRO run directory to continue.
 
     >>> config = resolve_psro(KUHN_POKER, {"steps_per_iteration": 2048, "iterations": 2})
@@ -171,7 +171,8 @@ def resolve_psro(
     setting_names = {f.name for f in fields(PSROSettings)}
     settings = {"n_envs": base.n_envs, "learner": base.learner, **psro["settings"]}
     settings.update({k: given.pop(k) for k in list(given) if k in setting_names})
-    hyperparams = {**base.hyperparams, **psro["hyperparams"], **dict(given.pop("hp", {}) or {})}
+    mine = {**dict(given.pop("hp", {}) or {}), **dict(given.pop("hyperparams", {}) or {})}
+    hyperparams = {**base.hyperparams, **psro["hyperparams"], **mine}
     seconds = given.pop("seconds", None)
     iterations = given.pop("iterations", None if seconds is not None else psro["iterations"])
     config = PSROConfig(

@@ -31,23 +31,28 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.settings import declared
 from ..games.registry import GAMES, UnknownGameError, game_factory
 from .config import (
     LEAGUE_CONFIG_KIND,
+    SINGLE_CONFIG_KIND,
     TEAM_CONFIG_KIND,
     TEAM_SAMPLER_KEYS,
     LeagueConfig,
     LeagueError,
+    LeagueRoles,
     RunConfig,
     TeamRunConfig,
     TrainError,
     check_config,
     check_team_config,
+    declared_settings,
     option_name,
     probe_or_fail,
     read_json_object,
 )
 from .kinds import kind_of_json, kind_resolver
+from .options import RunOptions
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from .rundir import RunDir
 
@@ -72,27 +77,22 @@ _RECORDED = {
     "sp_wrappers_version",
     "extra",
 }
-#: Every key an override may have.
-OVERRIDES = frozenset(
-    (_PLAIN_FIELDS | _TEAM_FIELDS | set(SAMPLER_DEFAULTS)) - _RECORDED - {"game", "sampler"}
-)
+#: What a call chooses, not the run (``RunOptions``): no override.
+_OPTIONS = set(declared(RunOptions))
+_SINGLE, _TEAMS = declared_settings(SINGLE_CONFIG_KIND), declared_settings(TEAM_CONFIG_KIND)
+#: Every key an override may have: the settings a single-learner or a team run takes.
+OVERRIDES = frozenset((set(_SINGLE) | set(_TEAMS)) - _OPTIONS)
 #: Overrides of single-learner runs only, refused on a team run.
-_SINGLE_ONLY = (
-    "random_ratio",
-    "reference_ratio",
-    "draw_reward",
-    "opponent_draw",
-    "illegal_action",
-    "deterministic",
-    "learner",
-    "max_snapshots",
-    "prune_by",
-    "fit_every",
-)
+_SINGLE_ONLY = tuple(sorted(OVERRIDES - set(_TEAMS)))
 #: What cannot change when a run resumes (``config_file``: a config file given with a run).
-_FIXED_ON_RESUME = ("algo", "hyperparams", "game_kwargs", "config_file", "seed")
-_FIXED_ON_PLAIN_RESUME = (*_FIXED_ON_RESUME, "learner", "env_generator")
-_FIXED_ON_TEAM_RESUME = (*_FIXED_ON_RESUME, "teams", "shared", "team_change", "n_envs")
+_FIXED_ON_PLAIN_RESUME = (
+    *(key for key, (what, _) in _SINGLE.items() if SINGLE_CONFIG_KIND in what.fixed),
+    "config_file",
+)
+_FIXED_ON_TEAM_RESUME = (
+    *(key for key, (what, _) in _TEAMS.items() if TEAM_CONFIG_KIND in what.fixed),
+    "config_file",
+)
 #: What a new run takes from a config file of the same game (the rest: the recipe's).
 _FROM_FILE = _PLAIN_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
 _TEAM_FROM_FILE = _TEAM_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
@@ -490,15 +490,10 @@ def _new_team_run(
 # ------------------------------------------------------------------------------------------------
 
 #: The AlphaStar settings a user may override (the others keep the league's defaults).
-_SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
+_SETTINGS = LeagueRoles.ALPHASTAR
 
-
-#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
-LEAGUE_OVERRIDES = frozenset(
-    {f.name for f in dataclasses.fields(LeagueConfig)}
-    - {"format_version", "kind", "game", "league", "history", "extra"}
-    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
-)
+#: Every key a league's overrides may have: the settings a league takes.
+LEAGUE_OVERRIDES = frozenset(set(declared_settings(LEAGUE_CONFIG_KIND)) - _OPTIONS)
 
 
 def resolve_league(

@@ -10,26 +10,7 @@ It may import every layer up to ``sp_wrappers.training``; nothing in the package
 
 from __future__ import annotations
 
-from .checks import (
-    SelfPlayCheckError,
-    SelfPlayReport,
-    check_gymnasium_env,
-    check_learner,
-    check_pettingzoo_api,
-    check_seats,
-    check_seeding,
-    check_selfplay,
-    check_vec_env,
-)
+from . import checks
+from .checks import *  # noqa: F403 (the checks' public names are the package's)
 
-__all__ = [
-    "check_selfplay",
-    "check_pettingzoo_api",
-    "check_seeding",
-    "check_seats",
-    "check_gymnasium_env",
-    "check_vec_env",
-    "check_learner",
-    "SelfPlayReport",
-    "SelfPlayCheckError",
-]
+__all__ = list(checks.__all__)
