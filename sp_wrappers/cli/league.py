@@ -10,6 +10,7 @@ and one league exploiter; ``--resume RUN_DIR --timesteps T`` continues a league 
 learner steps (all players together).
 
 >>> import contextlib, io, tempfile
+>>> from pathlib import Path
 >>> from sp_wrappers.cli.app import run_command
 >>> out = tempfile.mkdtemp()
 >>> with contextlib.redirect_stdout(io.StringIO()):

@@ -199,7 +199,7 @@ def test_shared_is_refused_when_the_teams_spaces_differ(tmp_path, capsys):
 @pytest.mark.parametrize(
     "options, fragments",
     [
-        (("--team-change", "0"), ["--team-change must be a positive number"]),
+        (("--team-change", "0"), ["--team-change must be at least 1"]),
         (("--random-ratio", "0.2"), ["--random-ratio applies to single-learner runs"]),
         (("--teams", "{nope"), ["--teams takes 'prefix' or a JSON object"]),
         (
