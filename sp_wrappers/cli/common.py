@@ -184,7 +184,7 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar=what.metavar,
-        help=what.help,
+        help=what.text(),
     )
 
 

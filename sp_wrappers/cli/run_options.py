@@ -84,7 +84,7 @@ def add_run_arguments(
             continue
         if what.group not in groups:
             groups[what.group] = parser.add_argument_group(what.group)
-        options: dict[str, Any] = {"dest": key, "help": what.help, "default": argparse.SUPPRESS}
+        options: dict[str, Any] = {"dest": key, "help": what.text(), "default": argparse.SUPPRESS}
         if what.type is bool:  # --no-x for a default that is on, else --x / --no-x
             options["action"] = "store_false" if default is True else argparse.BooleanOptionalAction
         elif what.type in (dict, list):  # repeatable: KEY=VALUE pairs, or plain values

@@ -52,7 +52,8 @@ RUN_KINDS_ALL = ("single", "teams", "league", "psro")
 class Setting:
     """What one setting is, beside its key and default (a field's ``metadata["setting"]``).
 
-    :param help: one line for the option's help (what it does, its unit, what ``0`` means).
+    :param help: one line for the option's help (what it does, its unit, what ``0`` means), or
+        a function that writes it (a default that lives in a module only some runs import).
     :param flag: the option's name when it is not the key's with dashes (``"hp"``), or ``""``
         for a setting with no option.
     :param choices: the values it may take (or a function that returns them, asked when they
@@ -70,7 +71,7 @@ class Setting:
     :param group: the help's group of options.
     """
 
-    help: str
+    help: str | Callable[[], str]
     flag: str | None = None
     choices: tuple[Any, ...] | Callable[[], Any] | None = None
     low: float | None = None
@@ -81,6 +82,10 @@ class Setting:
     metavar: str | None = None
     type: Any = None
     group: str = "run"
+
+    def text(self) -> str:
+        """The help line."""
+        return self.help() if callable(self.help) else self.help
 
     def allowed(self) -> tuple[Any, ...] | None:
         """The choices (``None``: any value)."""

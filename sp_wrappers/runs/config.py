@@ -40,7 +40,6 @@ from ..core.settings import (
     share,
 )
 from ..games.registry import GAMES, reference_opponents
-from ..league.builders import ALPHASTAR_DEFAULTS
 from ..opponents.settings import SAMPLER_GROUP, SamplerSettings
 from ..opponents.slots import OPPONENT_DRAWS
 from .options import RunOptions
@@ -497,6 +496,20 @@ class GameConfig(JsonConfig):
 
 #: The help's group of the league's roles.
 LEAGUE_GROUP = "league"
+
+
+def _alphastar(text: str) -> Callable[[], str]:
+    """A help line naming AlphaStar's defaults (``league.builders``, loaded when it is shown:
+    a single-learner run imports no league code)."""
+
+    def written() -> str:
+        from ..league.builders import ALPHASTAR_DEFAULTS
+
+        return text.format(**ALPHASTAR_DEFAULTS)
+
+    return written
+
+
 _role = functools.partial(count, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
 _role_share = functools.partial(share, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
 _role_setting = functools.partial(setting, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
@@ -532,25 +545,32 @@ class LeagueRoles:
     )
     snapshot_min_steps: int | None = _role(
         None,
-        help="learner steps since a player's last snapshot before it may be snapshotted into "
-        f"the frozen pool (default: {ALPHASTAR_DEFAULTS['snapshot_min_steps']:,d})",
+        help=_alphastar(
+            "learner steps since a player's last snapshot before it may be snapshotted into "
+            "the frozen pool (default: {snapshot_min_steps:,d})"
+        ),
     )
     snapshot_max_steps: int | None = _role(
         None,
-        help="learner steps since a player's last snapshot after which it is snapshotted "
-        f"whatever its win rate (default: {ALPHASTAR_DEFAULTS['snapshot_max_steps']:,d})",
+        help=_alphastar(
+            "learner steps since a player's last snapshot after which it is snapshotted "
+            "whatever its win rate (default: {snapshot_max_steps:,d})"
+        ),
         low=1,
     )
     snapshot_win_rate: float | None = _role_share(
         None,
-        help="between the two: a player is snapshotted once its lowest win rate against the "
-        "players it is meant to beat exceeds P "
-        f"(default: {ALPHASTAR_DEFAULTS['snapshot_win_rate']})",
+        help=_alphastar(
+            "between the two: a player is snapshotted once its lowest win rate against the "
+            "players it is meant to beat exceeds P (default: {snapshot_win_rate})"
+        ),
     )
     main_agents_compute: float | None = _role_share(
         None,
-        help="the main agents' share of the league's learner steps, at least (default: "
-        f"{ALPHASTAR_DEFAULTS['main_agents_compute']}; the other players split the rest)",
+        help=_alphastar(
+            "the main agents' share of the league's learner steps, at least (default: "
+            "{main_agents_compute}; the other players split the rest)"
+        ),
     )
 
     #: The AlphaStar settings among them (``league["settings"]``).

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.settings import RUN_KINDS_ALL, TRAIN_KINDS, setting
-from ..league.backends import BACKENDS
-from ..league.faults import DEFAULT_STALL_SECONDS
 
 __all__ = ["RunOptions", "RUNNING"]
 
@@ -27,6 +25,13 @@ RUNNING = "running"
 _TRAIN_AND_LEAGUE = (*TRAIN_KINDS, "league")
 _LEAGUE = ("league",)
 _running = functools.partial(setting, group=RUNNING)
+
+
+def _backends() -> tuple[str, ...]:
+    """The league's backends (loaded when asked: a single-learner run imports no league code)."""
+    from ..league.backends import BACKENDS
+
+    return tuple(BACKENDS)
 
 
 def _off(name: str, help: str) -> Any:
@@ -97,7 +102,7 @@ class RunOptions:
         "process",
         help="where the players learn: serial (this process, one after the other), process "
         "(one process each, the default) or ray (one Ray actor each)",
-        choices=BACKENDS,
+        choices=_backends,
         kinds=_LEAGUE,
     )
     address: str | None = _running(None, help="Ray cluster address (--backend ray)", kinds=_LEAGUE)
@@ -110,9 +115,8 @@ class RunOptions:
     )
     num_gpus: float = _running(0, help="Ray GPUs per player", low=0.0, type=float, kinds=_LEAGUE)
     stall_seconds: float | None = _running(
-        DEFAULT_STALL_SECONDS,
-        help="report on stderr a round in which no player finishes for S seconds "
-        f"(default: {DEFAULT_STALL_SECONDS:g})",
+        120.0,
+        help="report on stderr a round in which no player finishes for S seconds (default: 120)",
         low=0.0,
         metavar="S",
         type=float,
