@@ -50,7 +50,7 @@ from typing import Any
 import torch
 
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.evaluation.openings import OpeningsResult, legal_openings, play_openings
 from sp_wrappers.games.baselines import AlphaBetaConnectFourPolicy, PerfectTicTacToePolicy
@@ -196,7 +196,7 @@ def main() -> int:
         argv = [args.game, "--out", str(run), "--seed", str(args.seed), *args.train_args]
         if args.timesteps:
             argv += ["--timesteps", str(args.timesteps)]
-        status = main_train(argv)
+        status = run_command("train", argv)
         if status:
             return status
     config = json.loads((run / "config.json").read_text())

@@ -87,7 +87,7 @@ from typing import Any
 
 import torch
 
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.core.policies import SB3Policy
 from sp_wrappers.evaluation.openings import legal_openings, play_openings
 from sp_wrappers.evaluation.tactics import TacticsReport, game_tactics
@@ -321,7 +321,7 @@ def train_single(arm: str, args: argparse.Namespace, directory: Path, every: int
         command = []  # trained; killed before its done.json
     else:
         command = ["--resume", str(directory), "--no-progress", *runtime]
-    if command and main_train(command) != 0:
+    if command and run_command("train", command) != 0:
         raise SystemExit(f"training arm {arm} failed (see above)")
     return {
         "steps": model_steps("maskable_ppo", model),  # whole rollouts
@@ -370,7 +370,7 @@ def quiet_speed(arm: str, args: argparse.Namespace, journal: Journal) -> dict[st
     argv = single_argv(arm, args, scratch, steps, 0)
     argv += ["--no-plots", "--no-report", "--threads", str(args.threads)]
     load_before = list(os.getloadavg())
-    if main_train(argv) != 0:
+    if run_command("train", argv) != 0:
         raise SystemExit(f"the quiet measurement of arm {arm} failed (see above)")
     timing = single_timing(scratch)
     info = {

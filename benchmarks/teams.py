@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.games.registry import make_game
 
 PREDATORS = ("adversary_0", "adversary_1", "adversary_2")
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         ]  # fmt: skip
         print("sp-wrappers train " + " ".join(command), flush=True)
         start = time.perf_counter()
-        status = main_train(command)
+        status = run_command("train", command)
         if status != 0:
             return status
         print(f"trained in {time.perf_counter() - start:.0f}s", flush=True)

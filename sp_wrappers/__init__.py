@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .core.deprecation import serve_moved_modules
 from .core.lazy import lazy_exports
 from .envs.registration import register_envs
 
@@ -60,38 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover - type checkers read the faces' __all__
     from .runs import *  # noqa: F403
     from .training import *  # noqa: F403
 
-#: The 0.1 module paths that moved in 0.2, ``{old: new}`` (relative to ``sp_wrappers``): each
-#: still imports, with a ``DeprecationWarning`` naming its new home, and goes away in 0.3.
-#: ``sp_wrappers.registration`` is not here: it is a real module, kept without a warning, because
-#: users' Gymnasium and RL Zoo registries store ``sp_wrappers.registration:make_env``.
-MOVED = {
-    "policies": "core.policies",
-    "teams": "core.teams",
-    "baselines": "games.baselines",
-    "game_wrappers": "games.wrappers",
-    "adapters": "games.adapters",
-    "sampler": "opponents.sampler",
-    "env": "envs.selfplay_env",
-    "shaping": "envs.shaping",
-    "vec_env": "envs.vector.vec_env",
-    "snapshot_ratings": "ratings.archive_ratings",
-    "openings": "evaluation.openings",
-    "plots": "evaluation.plots",
-    "callbacks": "training.callbacks",
-    "k_opponents": "training.k_opponents",
-    "env_generator": "training.env_generator",
-    "team_selfplay": "training.team_selfplay",
-    "run_config": "runs.config",
-    "team_train": "runs.team_train",
-    "rundir": "runs.rundir",
-    "summary": "runs.summary",
-    "recipes": "runs.recipes",
-    "train_command": "cli.train",
-    "team_train_command": "cli.team_train",
-}
-
-serve_moved_modules(__name__, MOVED)
-__getattr__, __dir__ = lazy_exports(__name__, faces=FACES, moved=MOVED)
+__getattr__, __dir__ = lazy_exports(__name__, faces=FACES)
 
 # Gymnasium ids (string entry points: registering imports neither torch nor the games).
 register_envs()

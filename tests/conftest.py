@@ -374,3 +374,33 @@ def team_or_league_module(filename: str) -> bool:
 def is_function(code) -> bool:
     """Whether ``code`` is a function's (not a module's or class body's, which run on import)."""
     return bool(code.co_flags & inspect.CO_OPTIMIZED)
+
+
+# ------------------------------------------------------------------------------------------------
+# A real browser: headless Chromium through Selenium (Debian's chromium and chromium-driver)
+# ------------------------------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+needs_browser = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="no Chromium/chromedriver (apt-get install chromium chromium-driver; .ci/run does)",
+)
+
+
+def headless_chromium(profile: Path, width: int = 1100, height: int = 900, logs: bool = False):
+    """Selenium's Chrome driver on Debian's Chromium, headless, in the profile folder ``profile``
+    (``logs``: the browser's console and the DevTools performance log kept for ``get_log``)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.add_argument("--no-first-run")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_argument(f"--window-size={width},{height}")
+    if logs:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)

@@ -10,7 +10,6 @@ import ast
 import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -133,36 +132,34 @@ def test_no_import_cycles_counting_type_only_imports():
     assert _cycles() == []
 
 
-#: The public 0.1 module paths and their homes since 0.2: each imports as its new home, with a
-#: warning (``sp_wrappers.registration`` stays a real module, without a warning).
-MOVED = {
-    "policies": "core.policies",
-    "teams": "core.teams",
-    "baselines": "games.baselines",
-    "game_wrappers": "games.wrappers",
-    "adapters": "games.adapters",
-    "sampler": "opponents.sampler",
-    "env": "envs.selfplay_env",
-    "shaping": "envs.shaping",
-    "vec_env": "envs.vector.vec_env",
-    "snapshot_ratings": "ratings.archive_ratings",
-    "openings": "evaluation.openings",
-    "plots": "evaluation.plots",
-    "callbacks": "training.callbacks",
-    "k_opponents": "training.k_opponents",
-    "env_generator": "training.env_generator",
-    "team_selfplay": "training.team_selfplay",
-    "run_config": "runs.config",
-    "team_train": "runs.team_train",
-    "rundir": "runs.rundir",
-    "summary": "runs.summary",
-    "recipes": "runs.recipes",
-    "train_command": "cli.train",
-    "team_train_command": "cli.team_train",
-}
-
-#: The private 0.1 paths (and the league command's), dropped: CHANGELOG.md names their homes.
+#: The 0.1 module paths, served with a warning by 0.2 and gone in 0.3 (CHANGELOG.md names
+#: their homes), and the private 0.1 paths (and the league command's), dropped earlier.
 DROPPED = [
+    "policies",
+    "teams",
+    "baselines",
+    "game_wrappers",
+    "adapters",
+    "sampler",
+    "env",
+    "shaping",
+    "vec_env",
+    "snapshot_ratings",
+    "openings",
+    "plots",
+    "callbacks",
+    "k_opponents",
+    "env_generator",
+    "team_selfplay",
+    "run_config",
+    "team_train",
+    "rundir",
+    "summary",
+    "recipes",
+    "train_command",
+    "team_train_command",
+    "cli.team_train",
+    "core.deprecation",
     "_seats",
     "_archive_checks",
     "_archive_matches",
@@ -179,91 +176,44 @@ DROPPED = [
     "league.command",
 ]
 
-
-def test_the_package_name_train_stays_the_function_after_every_module_is_imported():
-    # 0.1's module path sp_wrappers.train is gone: a module there would replace the function
-    # `from sp_wrappers import train` once anything imported it (as a doctest run does).
-    import importlib
-    import pkgutil
-
-    import sp_wrappers
-
-    for info in pkgutil.walk_packages(sp_wrappers.__path__, "sp_wrappers."):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            importlib.import_module(info.name)
-    from sp_wrappers import train
-
-    assert callable(train) and train.__module__ == "sp_wrappers.runs.single"
-    with pytest.raises(ImportError):
-        importlib.import_module("sp_wrappers.train")
-
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_old_module_paths_still_import_with_a_deprecation_warning(old, monkeypatch):
-    import importlib
-
-    new = importlib.import_module(f"sp_wrappers.{MOVED[old]}")
-    monkeypatch.delitem(sys.modules, f"sp_wrappers.{old}", raising=False)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = importlib.import_module(f"sp_wrappers.{old}")
-
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert f"sp_wrappers.{MOVED[old]}" in str(caught[0].message)
-    assert caught[0].filename == __file__  # the warning points at the importing code
-    assert module.__all__ == new.__all__
-    assert all(getattr(module, name) is getattr(new, name) for name in new.__all__)
+#: 0.2's entry points, gone in 0.3: ``runs.start`` (or ``sp_wrappers.cli.app.run_command`` for
+#: one command line) is the one way in.
+GONE_NAMES = [
+    ("sp_wrappers", "MOVED"),
+    ("sp_wrappers", "train"),
+    ("sp_wrappers.runs", "train"),
+    ("sp_wrappers.runs", "train_teams"),
+    ("sp_wrappers.runs", "run_league"),
+    ("sp_wrappers.runs", "run_psro"),
+    ("sp_wrappers.runs.run", "options_from"),
+    ("sp_wrappers.cli.train", "main_train"),
+    ("sp_wrappers.cli.train", "build_train_parser"),
+    ("sp_wrappers.cli.league", "main_league"),
+]
 
 
 @pytest.mark.parametrize("old", DROPPED)
-def test_private_old_module_paths_are_gone(old):
+def test_old_module_paths_are_gone(old):
     with pytest.raises(ImportError):
         __import__(f"sp_wrappers.{old}")
 
 
-def test_the_old_paths_are_one_table_and_no_files():
-    import sp_wrappers
+@pytest.mark.parametrize(("module", "name"), GONE_NAMES)
+def test_the_0_2_entry_points_are_gone(module, name):
+    import importlib
 
-    assert sp_wrappers.MOVED == MOVED
-    assert not [old for old in MOVED if (PACKAGE / f"{old}.py").exists()]
+    assert not hasattr(importlib.import_module(module), name)
 
 
-def test_the_old_paths_finder_answers_for_the_table_names_only():
+def test_no_old_path_is_served_and_no_finder_is_added():
     code = (
         "import sys\n"
         "hooks = list(sys.meta_path)\n"
-        "import sp_wrappers\n"
-        "added = [f for f in sys.meta_path if f not in hooks]\n"
-        "import importlib; importlib.reload(sp_wrappers)\n"
-        "again = [f for f in sys.meta_path if f not in hooks]\n"
-        "names = ['json', 'sp_wrappers.nope', 'sp_wrappers.envs.vec_env', 'vec_env',\n"
-        "         'sp_wrappers.registration', 'sp_wrappers.vec_env']\n"
-        "print(len(added), len(again), [bool(added[0].find_spec(n)) for n in names])"
+        "import sp_wrappers, sp_wrappers.cli\n"
+        "print(len([f for f in sys.meta_path if f not in hooks]))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.stdout.split() == ["1", "1", *"[False, False, False, False, False, True]".split()]
-
-
-@pytest.mark.parametrize("form", ["attribute", "from"])
-def test_old_paths_warn_from_the_attribute_and_the_from_import_too(form, monkeypatch):
-    import sp_wrappers
-    from sp_wrappers.envs.vector import vec_env
-
-    monkeypatch.delitem(sys.modules, "sp_wrappers.vec_env", raising=False)
-    monkeypatch.delattr(sp_wrappers, "vec_env", raising=False)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if form == "attribute":
-            module = sp_wrappers.vec_env
-            assert module is vec_env
-        else:
-            from sp_wrappers.vec_env import SelfPlayVecEnv
-
-            assert SelfPlayVecEnv is vec_env.SelfPlayVecEnv
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert caught[0].filename == __file__
-    assert "vec_env" not in sp_wrappers.__all__
+    assert result.stdout.split() == ["0"], result.stderr
 
 
 def test_the_registration_entry_point_keeps_its_old_path_without_a_warning():

@@ -1,7 +1,7 @@
 """The ``sp-wrappers`` command line: one entry point, one parser, one place that ends errors.
 
 This module holds :func:`main` (the console entry point, ``sp_wrappers.cli:main``),
-:func:`run_command` (what 0.2's ``main_train`` and ``main_league`` call), :func:`build_parser`,
+:func:`run_command` (one command, its status returned), :func:`build_parser`,
 :class:`CommandParser` and :data:`COMMANDS`, the table of the command modules. Each command
 family lives in one module of ``sp_wrappers.cli`` that adds its parsers
 (``add_<module>_parser(subparsers)``, each command with
@@ -209,12 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status = args.func(args)
-    except user_errors() as error:
+    except user_errors() as error:  # a missing optional extra too: DependencyNotInstalled
         return _fail(str(error))
-    except ImportError as error:
-        if "pip install" in str(error):  # a missing optional extra, named in the message
-            return _fail(str(error))
-        raise
     except KeyboardInterrupt:
         hint = getattr(args, "on_interrupt", "")
         print(f"{PROG} {args.command}: interrupted{'; ' + hint if hint else ''}", file=sys.stderr)
@@ -224,8 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_command(command: str, argv: Sequence[str] | None = None) -> int:
     """``sp-wrappers COMMAND ARGV`` as :func:`main` runs it, ``--help`` and argument errors
-    included (their status returned, not raised): what ``main_train`` and ``main_league``, kept
-    from 0.2, call.
+    included (their status returned, not raised), as tests and scripts call one command.
 
     :param command: a command name (``"train"``).
     :param argv: its arguments (default: ``sys.argv[1:]``).

@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SpWrappersError
+from ..core.settings import declared
 from ..games import registry as games
 from ..games.registry import GAMES
+from ..runs.config import SETTING_SOURCES
+from ..runs.options import RunOptions
 from ..runs.rundir import CONFIG_NAME, RunArchive, trust_line
 
 __all__ = [
@@ -61,14 +64,16 @@ def error_line(prog: str, error: BaseException) -> str:
 
 
 #: Configuration keys (and run options) whose command-line option is not ``--`` and the key
-#: with dashes.
+#: with dashes: the settings' declared names (``hyperparams`` -> ``--hp``), and the two that
+#: name a call's files.
 FLAG_NAMES = {
-    "hyperparams": "--hp",
-    "game_kwargs": "--game-kwarg",
-    "deterministic": "--deterministic-opponents",
+    **{
+        key: f"--{what.option(key)}"
+        for key, (what, _) in declared(*SETTING_SOURCES).items()
+        if what.option(key) not in (None, key.replace("_", "-"))
+    },
     "config_file": "--config",
     "run_dir": "--out",
-    "trusted_modules": "--trust-module",
 }
 _KEY = re.compile(r"(?<!`)`([a-z][a-z0-9_]*)`(?!`)")  # a key, not RST's ``literal``
 
@@ -170,15 +175,16 @@ def add_command(
 
 
 def add_trust_option(parser: argparse.ArgumentParser) -> None:
-    """``--trust-module MOD`` (repeatable) on a command that opens an archive."""
+    """``--trust-module MOD`` (repeatable) on a command that opens an archive: the run option
+    ``trusted_modules`` as declared (:class:`~sp_wrappers.runs.options.RunOptions`), its values
+    in ``args.trust_module``."""
+    what, _ = declared(RunOptions)["trusted_modules"]
     parser.add_argument(
-        "--trust-module",
+        f"--{what.option('trusted_modules')}",
         action="append",
         default=None,
-        metavar="MOD",
-        help="rebuild snapshots whose policy names classes from module MOD (a custom features "
-        "extractor; importing MOD runs its code). A run's own config.json already trusts the "
-        "modules it names; repeatable",
+        metavar=what.metavar,
+        help=what.text(),
     )
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..core.extras import require
 from ..games.registry import BOTS, GAMES, make_bot
 from ..runs.rundir import RunArchive, RunDir
 from .common import (
@@ -177,12 +178,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from ..evaluation.round_robin import RoundRobinResult
 
     run, archive = _archive_with_games(args)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise CLIError(
-            'The plot command needs matplotlib: pip install "sp-wrappers[plots]".'
-        ) from None
+    require("matplotlib", "plots", "The plot command")
     ratings = _ratings(archive, args, None)
     out = Path(args.out) if args.out else RunDir(args.run_dir).plots_path
     try:
@@ -216,17 +212,29 @@ def add_rating_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_RATINGS_HELP = "rate every snapshot from the archive's match history"
+_RATINGS_DESCRIPTION = (
+    "Fit Bradley-Terry ratings over the whole match history (training and "
+    "evaluation games) and print a table: rating, 95% interval, games, results against "
+    "the baselines."
+)
+
+_TOURNAMENT_HELP = "play the missing round-robin games between snapshots and baselines"
+_TOURNAMENT_DESCRIPTION = (
+    "Play every pair of snapshots and baselines up to --games-per-pair "
+    "evaluation games (games already in the archive count), record them, print the table."
+)
+
+_PLOT_HELP = "write ratings.png and payoff.png"
+_PLOT_DESCRIPTION = (
+    "Plot rating against training step (with 95% intervals) and the payoff "
+    "matrix as a heatmap. Needs matplotlib (the 'plots' extra)."
+)
+
+
 def add_inspect_parser(subparsers: Any) -> None:
     """Register ``ratings``, ``tournament`` and ``plot`` on the ``sp-wrappers`` parser."""
-    ratings = add_command(
-        subparsers,
-        "ratings",
-        cmd_ratings,
-        help="rate every snapshot from the archive's match history",
-        description="Fit Bradley-Terry ratings over the whole match history (training and "
-        "evaluation games) and print a table: rating, 95% interval, games, results against "
-        "the baselines.",
-    )
+    ratings = add_command(subparsers, "ratings", cmd_ratings, _RATINGS_HELP, _RATINGS_DESCRIPTION)
     add_rating_options(ratings)
     ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ratings.add_argument(
@@ -243,12 +251,7 @@ def add_inspect_parser(subparsers: Any) -> None:
     )
 
     tournament = add_command(
-        subparsers,
-        "tournament",
-        cmd_tournament,
-        help="play the missing round-robin games between snapshots and baselines",
-        description="Play every pair of snapshots and baselines up to --games-per-pair "
-        "evaluation games (games already in the archive count), record them, print the table.",
+        subparsers, "tournament", cmd_tournament, _TOURNAMENT_HELP, _TOURNAMENT_DESCRIPTION
     )
     tournament.add_argument(
         "--games-per-pair",
@@ -297,14 +300,7 @@ def add_inspect_parser(subparsers: Any) -> None:
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rating_options(tournament)
 
-    plot = add_command(
-        subparsers,
-        "plot",
-        cmd_plot,
-        help="write ratings.png and payoff.png",
-        description="Plot rating against training step (with 95% intervals) and the payoff "
-        "matrix as a heatmap. Needs matplotlib (the 'plots' extra).",
-    )
+    plot = add_command(subparsers, "plot", cmd_plot, _PLOT_HELP, _PLOT_DESCRIPTION)
     plot.add_argument(
         "--out", default=None, metavar="DIR", help="output directory (default: RUN_DIR/plots)"
     )

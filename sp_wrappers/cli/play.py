@@ -203,19 +203,19 @@ GAME_KWARG_HELP = "a keyword argument of the game constructor (JSON value), repe
 RECORD_HELP = f"store a finished game as a match of {HUMAN!r} against the snapshot"
 
 
+_PLAY_HELP = "play a snapshot yourself in the terminal (turn-based games)"
+_PLAY_DESCRIPTION = (
+    "Play one game against a snapshot: the board is drawn as text after every "
+    "move and moves are typed in the game's notation (tic-tac-toe cells 1-9, Connect Four "
+    "columns 1-7, chess UCI such as e2e4, Go coordinates such as C3 or pass, hold'em "
+    "fold/call/raise/check; other games by action index). Ctrl-C or the end of input stops "
+    "the game without writing anything."
+)
+
+
 def add_play_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``play`` on the ``sp-wrappers`` subparsers (``cmd_play`` runs it)."""
-    play = add_command(
-        subparsers,
-        "play",
-        cmd_play,
-        help="play a snapshot yourself in the terminal (turn-based games)",
-        description="Play one game against a snapshot: the board is drawn as text after every "
-        "move and moves are typed in the game's notation (tic-tac-toe cells 1-9, Connect Four "
-        "columns 1-7, chess UCI such as e2e4, Go coordinates such as C3 or pass, hold'em "
-        "fold/call/raise/check; other games by action index). Ctrl-C or the end of input stops "
-        "the game without writing anything.",
-    )
+    play = add_command(subparsers, "play", cmd_play, _PLAY_HELP, _PLAY_DESCRIPTION)
     add = play.add_argument
     add("--snapshot", default="latest", metavar="latest|best|nash|ID", help=SNAPSHOT_HELP)
     add("--seat", default="random", metavar="N|NAME|random", help=SEAT_HELP)

@@ -17,42 +17,34 @@ iteration: payoffs, weights, exact exploitability where the game can be walked),
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 from typing import Any
 
 from ..games.registry import GAMES
 from ..league.errors import LeagueSetupError
 from ..opponents.meta_solvers import META_SOLVERS
 from ..runs.rundir import RunDir
-from .run_options import parse_pairs
+from .common import say_trust
+from .run_options import add_run_arguments, command_line, resume_dir, run_settings
 
 __all__ = ["add_psro_parser", "cmd_psro"]
 
-_SETTINGS = ("steps", "meta_solver", "n_envs", "seed", "payoffs", "games_per_pair", "min_gain")
-_SETTINGS += ("doublings", "random_ratio", "reference_ratio")
+_KINDS = ("psro",)
+#: PSRO's own options (its settings' names on the command line).
+_NAMES = {"steps": "steps_per_iteration", "doublings": "max_doublings"}
+_OWN = ("steps", "meta_solver", "payoffs", "games_per_pair", "min_gain", "doublings")
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    given: dict[str, Any] = {}
-    names = {"steps": "steps_per_iteration", "doublings": "max_doublings"}
-    for key in _SETTINGS:
-        value = getattr(args, key)
-        if value is not None:
-            given[names.get(key, key)] = value
-    for key in ("iterations", "seconds", "algo"):
+def _overrides(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
+    given = dict(overrides)
+    for key in (*_OWN, "iterations", "seconds"):
         if getattr(args, key) is not None:
-            given[key] = getattr(args, key)
+            given[_NAMES.get(key, key)] = getattr(args, key)
     if args.form is not None:
         given["greedy"] = args.form == "greedy"
     if args.start is not None:
         given["warm_start"] = args.start == "warm"
     if args.budget is not None:
         given["keep_budget"] = args.budget == "keep"
-    if args.hp:
-        given["hp"] = parse_pairs(args.hp, "--hp")
-    if args.game_kwarg:
-        given["game_kwargs"] = parse_pairs(args.game_kwarg, "--game-kwarg")
     return given
 
 
@@ -65,7 +57,9 @@ def cmd_psro(args: argparse.Namespace) -> int:
     from ..runs.resolve import resolve  # torch and SB3: imported once a run starts
     from ..runs.run import RunOptions, start
 
-    if args.resume:
+    resume = resume_dir(args)
+    overrides, chosen = run_settings(args, _KINDS)
+    if resume is not None:
         if args.game:
             raise LeagueSetupError(
                 "A resumed PSRO run keeps its game and settings: pass only --resume RUN_DIR "
@@ -73,17 +67,19 @@ def cmd_psro(args: argparse.Namespace) -> int:
             )
         if args.iterations is None and args.seconds is None:
             raise LeagueSetupError("--resume needs --iterations N or --seconds S to continue to.")
-        run = RunDir(args.resume)
-        config = resolve(overrides=_overrides(args), resume=run.path, kind="psro")
+        run = RunDir(resume)
+        config = resolve(overrides=_overrides(args, overrides), resume=run.path, kind="psro")
     else:
         if not args.game:
             raise LeagueSetupError("Name the game (sp-wrappers psro GAME) or --resume RUN_DIR.")
-        config = resolve(args.game, _overrides(args), kind="psro")
+        config = resolve(args.game, _overrides(args, overrides), kind="psro")
         run = RunDir.new(args.out or RunDir.default_for(config).path, "pass --out")
         print(f"PSRO on {config.game} ({config.algo}) into {run.path}", flush=True)
     options = RunOptions(
-        resume=bool(args.resume), report=_say, command=shlex.join(["sp-wrappers", *sys.argv[1:]])
+        resume=resume is not None, report=_say, command=command_line("psro", None), **chosen
     )
+    if resume is not None:
+        say_trust(config, options.trusted_modules, run.config_path)
     result = start(config, run, options).psro
     if result.best is not None:
         print(
@@ -103,15 +99,13 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         "against the population's meta-mixture, adds it, fills in its payoffs (exact where the "
         "game can be walked) and solves for the new meta-mixture.",
     )
-    parser.add_argument(
-        "game",
-        nargs="?",
-        metavar="GAME",
-        help=f"{', '.join(GAMES)}, a PettingZoo or OpenSpiel game by its name (kuhn_poker, "
+    add_run_arguments(
+        parser,
+        _KINDS,
+        game_help=f"{', '.join(GAMES)}, a PettingZoo or OpenSpiel game by its name (kuhn_poker, "
         "leduc_poker, liars_dice) or module:function",
+        resume_help="continue the PSRO run in RUN_DIR (or --out)",
     )
-    parser.add_argument("--out", default=None, metavar="DIR", help="the run directory")
-    parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a PSRO run")
     parser.add_argument("--iterations", type=int, default=None, help="iterations to reach")
     parser.add_argument(
         "--seconds", type=float, default=None, help="stop once the best responses trained this long"
@@ -154,27 +148,7 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="each response starts at --steps (reset) or at the steps the last one needed (keep)",
     )
-    parser.add_argument(
-        "--random-ratio",
-        type=float,
-        default=None,
-        metavar="F",
-        help="share of the oracle's episodes against a uniformly random player (default 0)",
-    )
-    parser.add_argument(
-        "--reference-ratio",
-        type=float,
-        default=None,
-        metavar="F",
-        help="share of the oracle's episodes against the game's reference players, such as "
-        "tic-tac-toe's minimax (default 0); the meta-mixture gets the rest",
-    )
-    parser.add_argument("--n-envs", type=int, default=None, metavar="N")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--algo", default=None, help="the oracle's learner (default: the recipe's)")
     parser.add_argument("--payoffs", choices=("auto", "exact", "sampled"), default=None)
     parser.add_argument("--games-per-pair", type=int, default=None, metavar="N")
-    parser.add_argument("--hp", action="append", metavar="KEY=VALUE", help="learner setting")
-    parser.add_argument("--game-kwarg", action="append", metavar="KEY=VALUE")
     parser.set_defaults(func=cmd_psro)
     return parser

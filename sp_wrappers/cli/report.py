@@ -49,20 +49,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+_REPORT_HELP = "write report.html: one self-contained page on how the run went"
+_REPORT_DESCRIPTION = (
+    "Write one self-contained HTML page (images embedded, no network when "
+    "opened): the run's config, Elo over learner steps, Bradley-Terry ratings with "
+    "intervals, the payoff matrix, the strength against reference players, the archive's "
+    "size and a replay of the latest snapshot against the best earlier one. Plots need "
+    'matplotlib ("sp-wrappers[plots]"), the replay imageio ("sp-wrappers[video]"); '
+    "without them the page says so in their place."
+)
+
+
 def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``report`` command to ``sp-wrappers``'s subparsers."""
-    parser = add_command(
-        subparsers,
-        "report",
-        cmd_report,
-        help="write report.html: one self-contained page on how the run went",
-        description="Write one self-contained HTML page (images embedded, no network when "
-        "opened): the run's config, Elo over learner steps, Bradley-Terry ratings with "
-        "intervals, the payoff matrix, the strength against reference players, the archive's "
-        "size and a replay of the latest snapshot against the best earlier one. Plots need "
-        'matplotlib ("sp-wrappers[plots]"), the replay imageio ("sp-wrappers[video]"); '
-        "without them the page says so in their place.",
-    )
+    parser = add_command(subparsers, "report", cmd_report, _REPORT_HELP, _REPORT_DESCRIPTION)
     parser.add_argument(
         "--out", default=None, metavar="FILE", help="the page (default: RUN_DIR/report.html)"
     )

@@ -180,19 +180,19 @@ def _watch_web(args: argparse.Namespace, run: Any, archive: Any, name: str) -> i
     return 0
 
 
+_WATCH_HELP = "play one match between two players and write it as a GIF/MP4 (or print it)"
+_WATCH_DESCRIPTION = (
+    "Play one match between two snapshots, or a snapshot and a reference "
+    "player, and write it as an animated GIF or MP4 from the game's rgb_array frames (one "
+    "frame per move, then a closing frame with the names and the result). Without --out, "
+    "turn-based games are printed move by move. Videos need imageio: "
+    'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").'
+)
+
+
 def add_watch_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``watch`` command to ``sp-wrappers``'s subparsers."""
-    parser = add_command(
-        subparsers,
-        "watch",
-        cmd_watch,
-        help="play one match between two players and write it as a GIF/MP4 (or print it)",
-        description="Play one match between two snapshots, or a snapshot and a reference "
-        "player, and write it as an animated GIF or MP4 from the game's rgb_array frames (one "
-        "frame per move, then a closing frame with the names and the result). Without --out, "
-        "turn-based games are printed move by move. Videos need imageio: "
-        'pip install "sp-wrappers[video]" (MP4: "sp-wrappers[video-mp4]").',
-    )
+    parser = add_command(subparsers, "watch", cmd_watch, _WATCH_HELP, _WATCH_DESCRIPTION)
     players = f"a snapshot id, latest, best, nash (the Nash mixture), or {', '.join(BOTS)}"
     parser.add_argument("--a", default="latest", metavar="ID", help=f"{players} (default: latest)")
     parser.add_argument("--b", default="random", metavar="ID", help=f"{players} (default: random)")

@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["SpWrappersError", "IllegalActionError"]
+__all__ = ["SpWrappersError", "IllegalActionError", "DependencyNotInstalled"]
 
 
 class SpWrappersError(Exception):
@@ -33,4 +33,18 @@ class IllegalActionError(SpWrappersError, ValueError):
     ... except IllegalActionError as error:
     ...     print(str(error).split(". ")[0])
     The learner in seat 'player_1' chose illegal action 3; legal actions were [0, 2]
+    """
+
+
+class DependencyNotInstalled(SpWrappersError, ImportError):
+    """An optional dependency that is not installed: the message names what needs it and the
+    ``pip install`` that adds it. :func:`~sp_wrappers.core.extras.require` raises it; the command
+    line prints it on one line, as every user error.
+
+    >>> from sp_wrappers.core.extras import require
+    >>> try:
+    ...     require("no_such_module_here", "plots", "Plotting")
+    ... except DependencyNotInstalled as error:
+    ...     print(error)
+    Plotting needs no_such_module_here, which is not installed: pip install "sp-wrappers[plots]".
     """

@@ -4,15 +4,13 @@
 light: no torch, no Stable-Baselines3, no PettingZoo. A package therefore declares every public
 name in ``__all__`` but imports only the light ones; :func:`lazy_exports` makes the package's
 module ``__getattr__`` and ``__dir__`` that import the others the first time they are used, and
-keep them on the package. Where the names come from is one of three tables:
+keep them on the package. Where the names come from is one of two tables:
 
 - ``homes``, ``{name: module}``: the few heavy names of a layer (``DrawReward`` is an SB3 VecEnv
   wrapper, so ``sp_wrappers.envs`` names it ``{"DrawReward": ".shaping"}``), or ``modules``,
   ``{module: names}``, for a layer whose names nearly all load on first use (``runs``);
 - ``faces``, layers whose ``__all__`` the package re-exports (the top package's public names are
-  its layers' ``__all__``, looked up in order, so a name never imports a later layer);
-- ``moved``, ``{old: new}``: module paths that moved; the name imports ``package.old``, which
-  :mod:`sp_wrappers.core.deprecation` serves with a warning naming the new home.
+  its layers' ``__all__``, looked up in order, so a name never imports a later layer).
 
 >>> import sys
 >>> from sp_wrappers.core.lazy import lazy_exports
@@ -39,7 +37,6 @@ def lazy_exports(
     *,
     modules: Mapping[str, Sequence[str]] | None = None,
     faces: Sequence[str] = (),
-    moved: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of ``package``, loading its names on first use.
 
@@ -48,13 +45,9 @@ def lazy_exports(
     :param modules: ``{module: names}``, the same table by module.
     :param faces: subpackages (relative names, ``"envs.vector"``) whose ``__all__`` names the
         package also serves, looked up in this order; with faces, ``package.__all__`` is theirs.
-    :param moved: ``{old: new}`` module paths relative to ``package`` that moved: the attribute
-        ``old`` is the module ``package.old`` (served with a warning, see
-        :func:`sp_wrappers.core.deprecation.serve_moved_modules`); it is not listed by ``dir``.
     """
     homes = dict(homes or {})
     homes.update({name: module for module, names in (modules or {}).items() for name in names})
-    moved = dict(moved or {})
 
     def face(name: str) -> Any:
         return importlib.import_module(f".{name}", package)
@@ -77,8 +70,6 @@ def lazy_exports(
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __getattr__(name: str) -> Any:
-        if name in moved:  # importing it sets it on the package (and warns once)
-            return importlib.import_module(f"{package}.{name}")
         value = load(name)
         setattr(sys.modules[package], name, value)
         return value

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .errors import SpWrappersError
+from .extras import require
 
 __all__ = ["fixed_openspiel_class", "fix_shimmy_truncation", "OBSERVATIONS", "ObservationError"]
 
@@ -46,13 +47,8 @@ def fixed_openspiel_class() -> type:
     on first use: Shimmy is optional)."""
     if "OpenSpielGame" in _CLASSES:
         return _CLASSES["OpenSpielGame"]
-    try:
-        from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
-    except ImportError as error:  # pragma: no cover - depends on the optional extra
-        raise ImportError(
-            f"openspiel_env needs Shimmy's OpenSpiel adapter ({error}). "
-            'Install it with pip install "sp-wrappers[openspiel]".'
-        ) from None
+    adapter = require("shimmy.openspiel_compatibility", "openspiel", "openspiel_env")
+    OpenSpielCompatibilityV0 = adapter.OpenSpielCompatibilityV0
 
     from gymnasium import spaces
     from gymnasium.utils import EzPickle

@@ -138,12 +138,6 @@ class TeamLayout:
         """The team names, in order."""
         return list(self.teams)
 
-    @property
-    def singletons(self) -> bool:
-        """Whether every agent is its own team named after it (the envs' behaviour without
-        teams)."""
-        return all(members == (team,) for team, members in self.teams.items())
-
     def team_of(self, agent: str) -> str:
         """The team ``agent`` plays for."""
         try:

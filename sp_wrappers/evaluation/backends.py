@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.extras import require
 from ..core.policies import Policy
 from ..core.processes import require_main_guard
 from .match import MatchResult, play_match
@@ -119,16 +120,10 @@ def import_ray() -> Any:
     """Import Ray, or fail with the command that installs it (the tournament's and the league's
     ``backend="ray"``: the one place the package imports Ray).
 
-    :raises ImportError: Ray is not installed; the message names the extra and the other backend.
+    :raises DependencyNotInstalled: Ray is not installed; the message names the extra and
+        the other backend.
     """
-    try:
-        import ray
-    except ImportError:
-        raise ImportError(
-            'backend="ray" needs Ray, which is not installed: pip install "sp-wrappers[ray]" '
-            '(or use backend="process").'
-        ) from None
-    return ray
+    return require("ray", "ray", 'backend="ray"', instead='or use backend="process"')
 
 
 def start_local_ray(num_cpus: float | None = None) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.extras import install_hint, require
 from ..core.save_util import replacing
 
 __all__ = [
@@ -29,21 +30,17 @@ __all__ = [
     "save_figure",
 ]
 
-PLOTS_HINT = 'pip install "sp-wrappers[plots]"'
+PLOTS_HINT = install_hint("plots")
 
 
 def new_figure(width: float, height: float) -> Any:
     """An empty matplotlib figure of ``width`` x ``height`` inches, drawn without a display (an
     ``ImportError`` naming the extra to install when matplotlib is missing)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError(
-            f"Plotting needs matplotlib, which is not installed: {PLOTS_HINT}"
-        ) from None
-    figure = Figure(figsize=(width, height), dpi=100)
-    FigureCanvasAgg(figure)
+    agg = require("matplotlib.backends.backend_agg", "plots", "Plotting")
+    figure = require("matplotlib.figure", "plots", "Plotting").Figure(
+        figsize=(width, height), dpi=100
+    )
+    agg.FigureCanvasAgg(figure)
     return figure
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.extras import install_hint, require
 from ..core.save_util import replacing
 from ..games.lines import winning_lines
 from .replay import Replay
@@ -46,20 +47,17 @@ __all__ = [
     "VIDEO_SUFFIXES",
 ]
 
-VIDEO_HINT = 'pip install "sp-wrappers[video]"'
-MP4_HINT = 'pip install "sp-wrappers[video-mp4]"'
+VIDEO_HINT = install_hint("video")
+MP4_HINT = install_hint("video-mp4")
 #: The file suffixes :func:`write_replay` writes.
 VIDEO_SUFFIXES = (".gif", ".mp4")
 
 
 def _pillow() -> Any:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError:
-        raise ImportError(
-            f"Drawing replay frames needs Pillow, which is not installed: {VIDEO_HINT}"
-        ) from None
-    return Image, ImageDraw, ImageFont
+    what = "Drawing replay frames"
+    return tuple(
+        require(f"PIL.{name}", "video", what) for name in ("Image", "ImageDraw", "ImageFont")
+    )
 
 
 def _font(image_font: Any, size: int) -> Any:
@@ -215,14 +213,8 @@ def replay_captions(replay: Replay) -> list[str]:
 
 
 def _import_imageio() -> Any:
-    try:
-        import imageio.v2 as imageio_v2
-        import imageio.v3 as iio
-    except ImportError:
-        raise ImportError(
-            f"Writing a replay as a GIF or MP4 needs imageio, which is not installed: {VIDEO_HINT}"
-        ) from None
-    return iio, imageio_v2
+    what = "Writing a replay as a GIF or MP4"
+    return require("imageio.v3", "video", what), require("imageio.v2", "video", what)
 
 
 def write_replay(
@@ -252,13 +244,7 @@ def write_replay(
         raise ValueError(f"Cannot tell the video format of {path}; name it *.gif or *.mp4.")
     iio, imageio_v2 = _import_imageio()
     if suffix == ".mp4":
-        try:
-            import imageio_ffmpeg  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                f"Writing an MP4 needs imageio's ffmpeg plugin, which is not installed: {MP4_HINT} "
-                "(or write a .gif)."
-            ) from None
+        require("imageio_ffmpeg", "video-mp4", "Writing an MP4", instead="or write a .gif")
     frames = replay_frames(replay, size)
     step = move_seconds if move_seconds is not None else (0.8 if replay.turn_based else 0.04)
     seconds = [step] * (len(frames) - 1) + [closing_seconds]

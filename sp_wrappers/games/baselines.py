@@ -257,7 +257,6 @@ class PerfectTicTacToePolicy:
 
 _C4_ROWS, _C4_COLS = 6, 7
 _C4_BOTTOM = tuple(1 << (7 * c) for c in range(_C4_COLS))
-_C4_TOP = tuple(1 << (7 * c + _C4_ROWS - 1) for c in range(_C4_COLS))
 _C4_COLUMN = tuple(((1 << _C4_ROWS) - 1) << (7 * c) for c in range(_C4_COLS))
 _C4_BOARD = sum(_C4_COLUMN)
 _C4_BOTTOM_ROW = sum(_C4_BOTTOM)

@@ -9,7 +9,7 @@ True
 
 from __future__ import annotations
 
-from ..core.errors import SpWrappersError
+from ..core.errors import DependencyNotInstalled, SpWrappersError
 
 __all__ = ["UnknownGameError", "UnknownBotError", "MissingGameError", "MoveError"]
 
@@ -22,7 +22,7 @@ class UnknownBotError(SpWrappersError, ValueError):
     """A reference player name that is not registered, or one that does not play the game."""
 
 
-class MissingGameError(SpWrappersError, ImportError):
+class MissingGameError(DependencyNotInstalled):
     """A registered game whose package is not installed; the message names the extra to
     install (``pip install "sp-wrappers[mpe]"``)."""
 

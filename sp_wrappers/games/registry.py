@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.extras import install_hint
 from .errors import MissingGameError, UnknownBotError, UnknownGameError
 
 __all__ = [
@@ -134,7 +135,7 @@ def _mpe(module: str, **kwargs: Any) -> Any:
             raise
         raise MissingGameError(
             f"The game {module} needs the mpe2 package, which is not installed: "
-            'pip install "sp-wrappers[mpe]".'
+            f"{install_hint('mpe')}."
         ) from None
     return game.env(**kwargs)
 

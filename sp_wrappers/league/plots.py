@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.plots import save_figure
+from ..evaluation.plots import new_figure, save_figure
 from ..evaluation.round_robin import RoundRobinResult
 from ..ratings.attribution import league_games
 
@@ -69,20 +69,12 @@ def plot_league_payoff(archive: Any, path: str | os.PathLike[str], title: str | 
 
     :raises ImportError: matplotlib is missing (the message names the extra to install).
     """
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError(
-            'Plotting needs matplotlib, which is not installed: pip install "sp-wrappers[plots]"'
-        ) from None
     players, roles, scores = league_payoff(archive)
     infos = {info.id: info for info in archive.snapshots(include_pruned=True)}
     labels = [_label(p, infos.get(p)) for p in players]
     n = len(players)
     size = min(4.0 + 0.35 * n, 22.0)
-    figure = Figure(figsize=(size + 1.5, size), dpi=100)
-    FigureCanvasAgg(figure)
+    figure = new_figure(size + 1.5, size)
     axes = figure.add_subplot()
     image = axes.imshow(np.ma.masked_invalid(scores), cmap="RdBu", vmin=0.0, vmax=1.0)
     figure.colorbar(image, ax=axes, label="row player's mean score")

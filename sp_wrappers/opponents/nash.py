@@ -25,17 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.extras import require
+
 __all__ = ["solve_zero_sum", "symmetric_nash", "SnapshotPayoffs", "archive_payoffs"]
 
 
 def _linprog() -> Any:
-    try:
-        from scipy.optimize import linprog
-    except ImportError as error:  # pragma: no cover - scipy is a dependency
-        raise ImportError(
-            f"The Nash meta-solver needs SciPy's linear programming ({error}); pip install scipy."
-        ) from None
-    return linprog
+    return require("scipy.optimize", None, "The Nash meta-solver").linprog
 
 
 def _solve(linprog: Any, **problem: Any) -> np.ndarray:

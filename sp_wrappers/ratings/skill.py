@@ -12,22 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from ..core.extras import require
 from .elo import ELO_PER_LOGIT, z_value
 from .results import TeamRatingResult
 
 __all__ = ["OpenSkillRatings", "fit_team_ratings"]
 
 
-_OPENSKILL_HINT = 'team ratings need the openskill library: pip install "sp-wrappers[multiplayer]"'
-
-
 def _openskill_model(model: str | Any) -> Any:
     if not isinstance(model, str):
         return model
-    try:
-        from openskill import models
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError(_OPENSKILL_HINT) from error
+    models = require("openskill.models", "multiplayer", "Team ratings")
     names = [name for name in getattr(models, "__all__", dir(models)) if name[:1].isupper()]
     if not hasattr(models, model):
         raise ValueError(f"unknown openskill model {model!r}; choose one of {sorted(names)}")

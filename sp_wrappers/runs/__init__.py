@@ -12,14 +12,10 @@ of every kind, :func:`start`, in a run directory (:class:`RunDir`, which owns it
     print(result.summary())
 
 :func:`start` looks the :class:`Run` subclass up by the configuration's type (single learner,
-teams, league, PSRO: :mod:`sp_wrappers.runs.kinds`); 0.2's entry points (:func:`resolve_run`,
-:func:`resolve_league`, :func:`train`, :func:`train_teams`, :func:`run_league`) and PSRO's
-(:func:`resolve_psro`, :func:`run_psro`) call the same.
+teams, league, PSRO: :mod:`sp_wrappers.runs.kinds`); it is the one way a run starts.
 Names load on first use (but :func:`resolve`, which the module of its name would hide), so
 importing the package stays cheap (no torch) and a single-learner run never imports team or
-league code. The single-learner run lives in
-:mod:`sp_wrappers.runs.single` (0.2's ``sp_wrappers.runs.train`` module: the name ``runs.train``
-is the function now).
+league code. The single-learner run lives in :mod:`sp_wrappers.runs.single`.
 This layer may import every layer below it: ``league``, ``training``, ``evaluation``, ``envs``,
 ``ratings``, ``opponents``, ``archive``, ``games`` and ``core``.
 """
@@ -45,16 +41,12 @@ __all__ = [
     "LeagueError",
     "resolve_run",
     "resolve_league",
-    "train",
-    "train_teams",
-    "run_league",
     "TrainResult",
     "TeamTrainResult",
     "write_report",
     "PSROConfig",
     "PSRORun",
     "resolve_psro",
-    "run_psro",
     "choose_player",
     "resolve_player",
     "PlayerChoice",
@@ -69,11 +61,10 @@ __getattr__, __dir__ = lazy_exports(
         ".rundir": ("RunDir",),
         ".config": ("RunConfig", "TeamRunConfig", "TrainError", "LeagueConfig", "LeagueError"),
         ".resolve": ("resolve_run", "resolve_league"),
-        ".team_train": ("train_teams", "TeamTrainResult"),
-        ".league": ("run_league",),
-        ".single": ("train", "TrainResult"),
+        ".team_train": ("TeamTrainResult",),
+        ".single": ("TrainResult",),
         ".report": ("write_report",),
-        ".psro": ("PSROConfig", "PSRORun", "resolve_psro", "run_psro"),
+        ".psro": ("PSROConfig", "PSRORun", "resolve_psro"),
         ".players": ("choose_player", "resolve_player", "PlayerChoice"),
         ".exploit": ("exploit_run", "ExploitResult"),
     },

@@ -20,19 +20,30 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..archive.store import PRUNE_BY
 from ..core.errors import SpWrappersError
 from ..core.seats import ILLEGAL_ACTION_MODES
+from ..core.settings import (
+    RUN_KINDS_ALL,
+    TRAIN_KINDS,
+    check_settings,
+    count,
+    declared,
+    setting,
+    share,
+)
 from ..games.registry import GAMES, reference_opponents
-from ..opponents.sampler import STRATEGIES
-from ..opponents.slots import OPPONENT_DRAWS, SWAP_UNITS
-from .recipes import ALGOS, SAMPLER_DEFAULTS
+from ..opponents.settings import SAMPLER_GROUP, SamplerSettings
+from ..opponents.slots import OPPONENT_DRAWS
+from .options import RunOptions
+from .recipes import ALGOS, SAMPLER_DEFAULTS, installed_algos
 from .recipes import linear_schedule as learning_rate_schedule
 
 __all__ = [
@@ -55,6 +66,10 @@ __all__ = [
     "check_config",
     "check_team_config",
     "check_sampler_and_algo",
+    "check_sampler",
+    "LeagueRoles",
+    "declared_settings",
+    "SETTING_SOURCES",
     "option_name",
     "probe_or_fail",
     "read_json_object",
@@ -71,14 +86,28 @@ LEAGUE_CONFIG_KIND = "league"
 #: A PSRO run's (its configuration, :class:`~sp_wrappers.runs.psro.PSROConfig`, is PSRO's).
 PSRO_CONFIG_KIND = "psro"
 LEAGUE_CONFIG_FORMAT_VERSION = 1
+#: The help's group of the team options.
+TEAMS_GROUP = (
+    "teams (one learner per team, TeamSelfPlay; default: the game's recipe, e.g. simple_tag_v3 "
+    "and quadrapong_v4)"
+)
 
 #: The sampler settings a team run uses (TeamSelfPlay's knobs, applied to every team).
-TEAM_SAMPLER_KEYS = ("window", "latest_ratio", "swap_every", "swap_unit", "strategy")
+TEAM_SAMPLER_KEYS = SamplerSettings.keys(TEAM_CONFIG_KIND)
 
 
 class TrainError(SpWrappersError):
     """A user error in a training run (a bad config, game or algorithm); the message names the
     fix. ``sp-wrappers`` prints it on one line and exits with status 2."""
+
+
+def declared_settings(kind: str) -> dict[str, Any]:
+    """``{key: (Setting, default)}`` of every setting a kind of run takes (its configuration's
+    fields, the sampler's, a league's roles and the :class:`~sp_wrappers.runs.run.RunOptions`'
+    are declared in :data:`SETTING_SOURCES` order, each key once)."""
+    return {
+        key: value for key, value in declared(*SETTING_SOURCES).items() if kind in value[0].kinds
+    }
 
 
 def option_name(key: str) -> str:
@@ -158,7 +187,7 @@ class RunConfig(JsonConfig):
     """The configuration of a single-learner run (``sp-wrappers train GAME``): ``config.json``.
 
     Build one with :func:`~sp_wrappers.runs.resolve.resolve_run` (the game's recipe, a config
-    file, the user's overrides, checked) and start it with :func:`sp_wrappers.runs.train`.
+    file, the user's overrides, checked) and start it with :func:`sp_wrappers.runs.start`.
 
     :param game: a registered game or ``module:function``.
     :param game_kwargs: the game constructor's keyword arguments.
@@ -193,7 +222,7 @@ class RunConfig(JsonConfig):
     :param exploitability_every: exact exploitability measurement interval in learner steps,
         for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
         :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
-    :param history: one entry per ``train`` call on the run (written by :func:`train`).
+    :param history: one entry per call on the run (written by the run).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
     :param kind: ``"single"`` (0.2's files have none; they read as this).
@@ -202,29 +231,176 @@ class RunConfig(JsonConfig):
     format_version: int = CONFIG_FORMAT_VERSION
     kind: str = SINGLE_CONFIG_KIND
     game: str
-    game_kwargs: Mapping[str, Any]
-    algo: str
+    game_kwargs: Mapping[str, Any] = setting(
+        help="a keyword argument of the game constructor (JSON value), repeatable",
+        flag="game-kwarg",
+        type=dict,
+        metavar="KEY=VALUE",
+        kinds=RUN_KINDS_ALL,
+        fixed=TRAIN_KINDS,
+    )
+    algo: str = setting(
+        help="the learner, any installed Stable-Baselines3 / sb3-contrib one: on-policy ppo, "
+        "a2c, trpo, maskable_ppo (needs masks), recurrent_ppo (LSTM); off-policy dqn, qrdqn "
+        "(discrete actions), sac, td3, ddpg, tqc, crossq (continuous actions); ars "
+        "(default: the game's recipe; maskable_ppo when the game has action masks, else ppo)",
+        choices=installed_algos,
+        kinds=RUN_KINDS_ALL,
+        fixed=TRAIN_KINDS,
+    )
     recipe: str = "file"
-    hyperparams: Mapping[str, Any]
+    hyperparams: Mapping[str, Any] = setting(
+        help="an algorithm hyperparameter (JSON value), repeatable, e.g. "
+        "--hp ent_coef=0.0 --hp 'policy_kwargs={\"net_arch\": [64, 64]}'",
+        flag="hp",
+        type=dict,
+        metavar="KEY=VALUE",
+        kinds=RUN_KINDS_ALL,
+        fixed=TRAIN_KINDS,
+    )
     sampler: Mapping[str, Any]
-    learner: str
-    n_envs: int
-    save_every: int
-    seed: int
-    timesteps: int
-    eval_games: int
-    draw_reward: float = 0.0
-    max_snapshots: int | None = None
-    prune_by: str | None = field(default=None, metadata=WHEN_SET)
-    fit_every: int = 0
-    opponent_draw: str = "per_env"
-    illegal_action: str = "loss"
-    env_generator: str | None = None
-    symmetries: Any = None
-    strength_every: int | None = None
-    strength_plies: int | None = field(default=None, metadata=WHEN_SET)
-    random_openings: Any = field(default=None, metadata=WHEN_SET)
-    exploitability_every: int | None = field(default=None, metadata=WHEN_SET)
+    learner: str = setting(
+        help="learner seat: random (default), alternate, or an agent name",
+        metavar="SEAT",
+        kinds=("single",),
+        fixed=("single",),
+    )
+    n_envs: int = count(
+        help="game copies stepped together (default: the recipe's)",
+        low=1,
+        kinds=RUN_KINDS_ALL,
+        fixed=("teams",),
+    )
+    save_every: int = count(
+        help="snapshot (and model.zip checkpoint) interval in learner steps",
+        low=1,
+        note="learner steps",
+        kinds=(*TRAIN_KINDS, "league"),
+    )
+    seed: int = setting(help="seed (default: 0)", type=int, kinds=RUN_KINDS_ALL, fixed=TRAIN_KINDS)
+    timesteps: int = count(
+        help="learner steps, per team in a team run (default: the recipe's; with --resume: "
+        "the steps still missing, or N more)",
+        low=1,
+        kinds=(*TRAIN_KINDS, "league"),
+    )
+    eval_games: int = count(
+        help="end-of-run games against each baseline (default: the recipe's)",
+        kinds=(*TRAIN_KINDS, "league"),
+    )
+    draw_reward: float = setting(
+        0.0,
+        help="added to the learner's reward for a drawn game (negative: contempt for draws, "
+        "so it plays for wins); default: the recipe's, usually 0",
+        low=-1.0,
+        high=1.0,
+        note="a win is worth 1",
+        metavar="R",
+        type=float,
+        kinds=("single",),
+    )
+    max_snapshots: int | None = count(
+        None,
+        help="keep at most N snapshots in the archive: the first, the newest N/2 and an even "
+        "spread of the rest; older ones are pruned (their games stay in the match history). "
+        "Default (0): keep all",
+        low=2,
+        note="0 keeps every snapshot",
+        kinds=("single",),
+    )
+    prune_by: str | None = setting(
+        None,
+        help="which snapshots --max-snapshots keeps beside the first and the newest N/2: "
+        "'spread' (default) an even spread over the run; 'rating' the strongest, ranked by the "
+        "lower end of their skill rating's interval (one lucky game keeps none)",
+        choices=PRUNE_BY,
+        kinds=("single",),
+        when_set=True,
+    )
+    fit_every: int = count(
+        0,
+        help="refit the Bradley-Terry ratings over the whole match history every N learner "
+        "steps and store them in the archive as 'bt' (default: 0: off; ratings.json is fitted "
+        "at the end of the run either way)",
+        note="0: off",
+        kinds=("single",),
+    )
+    opponent_draw: str = setting(
+        "per_env",
+        help="per_env (default): each env copy draws its own opponents, so a rollout mixes "
+        "them; shared: one line-up for every copy between swaps (ML-Agents' ghost trainer, one "
+        "forward pass for all copies)",
+        choices=OPPONENT_DRAWS,
+        kinds=("single",),
+        group=SAMPLER_GROUP,
+    )
+    illegal_action: str = setting(
+        "loss",
+        help="what a learner action its mask forbids does: loss (default; the episode ends as a "
+        "loss) or raise (stop with an error naming the action)",
+        choices=ILLEGAL_ACTION_MODES,
+        kinds=("single",),
+    )
+    env_generator: str | None = setting(
+        None,
+        help="an environment generator: FUNCTION(step, index, history) returns each env copy's "
+        "game configuration (game keyword arguments, e.g. a komi) at its episode starts; kept "
+        "in config.json, the current configurations in env_generator.json (see the how-to)",
+        metavar="MODULE:FUNCTION",
+        kinds=("single",),
+        fixed=("single",),
+    )
+    symmetries: Any = setting(
+        None,
+        help="play each learner episode in a random symmetric view of the board (auto: the "
+        "game's built-ins: the 8 of the square for tic-tac-toe and Go, the mirror for Connect "
+        "Four; checked against the game first); none: the real view (default: the recipe's)",
+        metavar="auto|none|GAME",
+        kinds=("single", "league"),
+    )
+    strength_every: int | None = count(
+        None,
+        help="games with reference players (tictactoe_v3, connect_four_v3): play the learner "
+        "against the game's ladder from forced openings every N learner steps, logging "
+        "eval/<opponent>/score and eval/rating (TensorBoard, progress.csv) and writing "
+        "strength.json and plots/strength.png; 0: off (default: the recipe's, else a tenth of "
+        "the run)",
+        note="learner steps, 0: off",
+        kinds=("single",),
+    )
+    strength_plies: int | None = count(
+        None,
+        help="forced opening moves of the strength evaluations, every legal sequence of N moves "
+        "in both seats (default: the game's: 1 for tic-tac-toe, 9 openings; 2 for Connect Four, "
+        "49)",
+        note="moves",
+        kinds=("single",),
+        when_set=True,
+    )
+    random_openings: Any = setting(
+        None,
+        help="start each learner game after LO to HI random legal moves (uniform; the learner "
+        "learns only its own moves), so decisive positions come in many shapes; evaluations "
+        "play the plain game (e.g. 0-16; default: off)",
+        metavar="LO-HI",
+        type=str,
+        kinds=("single",),
+        when_set=True,
+    )
+    exploitability_every: int | None = setting(
+        None,
+        help="games small enough to walk (tictactoe_v3; Kuhn and Leduc poker through "
+        "openspiel_env): measure the exact exploitability of the learner, of the archive's Nash "
+        "mixture and of each snapshot every STEPS learner steps, logging eval/exploitability "
+        "and eval/nash_conv and writing exploitability.json; 0: off (default: a tenth of runs "
+        "of at least 20,000 steps)",
+        low=0,
+        note="learner steps, 0: off",
+        metavar="STEPS",
+        type=int,
+        kinds=("single",),
+        when_set=True,
+    )
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -238,7 +414,7 @@ class TeamRunConfig(JsonConfig):
     """The configuration of a team run (``sp-wrappers train --teams``): ``config.json``.
 
     ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps. Start
-    one with :func:`sp_wrappers.runs.train_teams`.
+    one with :func:`sp_wrappers.runs.start`.
 
     :param game: a registered game or ``module:function``.
     :param game_kwargs: the game constructor's keyword arguments.
@@ -256,7 +432,7 @@ class TeamRunConfig(JsonConfig):
     :param seed: the run's seed.
     :param timesteps: each team's learner steps over the whole run.
     :param eval_games: end-of-run games of each team against random teams.
-    :param models: which teams each model plays (written by :func:`train_teams`).
+    :param models: which teams each model plays (written by the run).
     :param history: one entry per call on the run.
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys this version does not know, kept as they are.
@@ -269,9 +445,33 @@ class TeamRunConfig(JsonConfig):
     algo: str
     recipe: str = "file"
     hyperparams: Mapping[str, Any] = field(default_factory=dict)
-    teams: Any
-    team_change: int | None
-    shared: bool | None = None
+    teams: Any = setting(
+        help="group the agents into teams and train one learner per team: 'prefix' (agent "
+        "names without the trailing _N: adversary_0..2 -> adversary) or a JSON mapping "
+        '\'{"red": ["first_0", "third_0"], "blue": ["second_0", "fourth_0"]}\'',
+        metavar="SPEC",
+        kinds=("teams",),
+        fixed=("teams",),
+        group=TEAMS_GROUP,
+    )
+    team_change: int | None = count(
+        help="learner steps of the learning team before the next team learns (the recipe's, "
+        "else about a tenth of --timesteps, a multiple of every team's rollout)",
+        low=1,
+        kinds=("teams",),
+        fixed=("teams",),
+        group=TEAMS_GROUP,
+    )
+    shared: bool | None = setting(
+        None,
+        help="--shared: one model plays every team (refused when their spaces differ); "
+        "--no-shared: one model per team; default: one model per distinct observation/action "
+        "space (teams whose spaces agree share one)",
+        type=bool,
+        kinds=("teams",),
+        fixed=("teams",),
+        group=TEAMS_GROUP,
+    )
     sampler: Mapping[str, Any]
     n_envs: int
     save_every: int
@@ -309,6 +509,94 @@ class GameConfig(JsonConfig):
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: The help's group of the league's roles.
+LEAGUE_GROUP = "league"
+
+
+def _alphastar(text: str) -> Callable[[], str]:
+    """A help line naming AlphaStar's defaults (``league.builders``, loaded when it is shown:
+    a single-learner run imports no league code)."""
+
+    def written() -> str:
+        from ..league.builders import ALPHASTAR_DEFAULTS
+
+        return text.format(**ALPHASTAR_DEFAULTS)
+
+    return written
+
+
+_role = functools.partial(count, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
+_role_share = functools.partial(share, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
+_role_setting = functools.partial(setting, kinds=(LEAGUE_CONFIG_KIND,), group=LEAGUE_GROUP)
+
+
+@dataclass(frozen=True)
+class LeagueRoles:
+    """The league's players and when they are snapshotted: the settings a league's overrides
+    take for ``config.json``'s ``league`` object (AlphaStar's roles, or plain self-play).
+
+    >>> LeagueRoles().main_agents, LeagueRoles(selfplay=True).selfplay
+    (1, True)
+    """
+
+    main_agents: int = _role(
+        1,
+        help="players trained against the whole league by PFSP and against themselves; the "
+        "run's result (default: 1)",
+    )
+    main_exploiters: int = _role(
+        1,
+        help="players trained against the main agents only, to find their weaknesses (default: 1)",
+    )
+    league_exploiters: int = _role(
+        1,
+        help="players trained against the whole league by PFSP, to find the league's blind "
+        "spots (default: 1)",
+    )
+    selfplay: bool = _role_setting(
+        False,
+        help="plain self-play instead: one learner and its snapshot pool",
+        type=bool,
+    )
+    snapshot_min_steps: int | None = _role(
+        None,
+        help=_alphastar(
+            "learner steps since a player's last snapshot before it may be snapshotted into "
+            "the frozen pool (default: {snapshot_min_steps:,d})"
+        ),
+    )
+    snapshot_max_steps: int | None = _role(
+        None,
+        help=_alphastar(
+            "learner steps since a player's last snapshot after which it is snapshotted "
+            "whatever its win rate (default: {snapshot_max_steps:,d})"
+        ),
+        low=1,
+    )
+    snapshot_win_rate: float | None = _role_share(
+        None,
+        help=_alphastar(
+            "between the two: a player is snapshotted once its lowest win rate against the "
+            "players it is meant to beat exceeds P (default: {snapshot_win_rate})"
+        ),
+    )
+    main_agents_compute: float | None = _role_share(
+        None,
+        help=_alphastar(
+            "the main agents' share of the league's learner steps, at least (default: "
+            "{main_agents_compute}; the other players split the rest)"
+        ),
+    )
+
+    #: The AlphaStar settings among them (``league["settings"]``).
+    ALPHASTAR: ClassVar[tuple[str, ...]] = (
+        "snapshot_min_steps",
+        "snapshot_max_steps",
+        "snapshot_win_rate",
+        "main_agents_compute",
+    )
+
+
 class LeagueError(TrainError):
     """A user error in a league run: printed on one line, exit status 2."""
 
@@ -333,24 +621,33 @@ class LeagueConfig(JsonConfig):
     :param symmetries: ``"auto"`` or a game's name: every player's learner episodes in a random
         symmetric view of the board, as a train run's; ``None``: the real view only.
     :param history: one entry per call on the run.
-    :param extra: keys this version does not know, kept as they are.
-    :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
-        reads it); ``kind`` says the same.
+    :param extra: keys this version does not know, kept as they are (0.2's ``"command"``
+        among them).
     """
 
     format_version: int = LEAGUE_CONFIG_FORMAT_VERSION
-    command: str = LEAGUE_CONFIG_KIND
     kind: str = LEAGUE_CONFIG_KIND
     game: str
     game_kwargs: Mapping[str, Any] = field(default_factory=dict)
     algo: str
     hyperparams: Mapping[str, Any] = field(default_factory=dict)
     league: Mapping[str, Any]
-    chunk_steps: int
+    chunk_steps: int = count(
+        help="steps each player learns between league updates, on average; rounded to whole "
+        "rollouts (n_steps x n_envs) in the compute shares, said in one line (default: 4096)",
+        low=1,
+        kinds=("league",),
+    )
     n_envs: int
     seed: int = 0
     timesteps: int
-    max_frozen: int | None = None
+    max_frozen: int | None = count(
+        None,
+        help="cap on frozen players in matchmaking (default: no cap)",
+        low=1,
+        kinds=("league",),
+        group=LEAGUE_GROUP,
+    )
     eval_games: int
     symmetries: str | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
@@ -406,6 +703,11 @@ def probe_or_fail(
         ) from None
 
 
+#: Where the run settings are declared, in the order a key's declaration is looked up: the
+#: configurations' fields, the sampler's, a league's roles, and how a call runs.
+SETTING_SOURCES = (RunConfig, TeamRunConfig, LeagueConfig, LeagueRoles, SamplerSettings, RunOptions)
+
+
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """The JSON object in ``path``; a missing file says ``what`` to do."""
     try:
@@ -446,52 +748,14 @@ def random_openings_range(value: Any) -> tuple[int, int] | None:
 
 
 def check_config(config: RunConfig) -> None:
-    """Range checks with one-line messages (the sampler and SB3 would raise less clearly)."""
-    s = config.sampler
-    _check_counts(config, " step")
-    if config.max_snapshots is not None and config.max_snapshots < 2:
-        raise TrainError(
-            "`max_snapshots` must be at least 2 (0 keeps every snapshot), got "
-            f"{config.max_snapshots}."
-        )
-    if config.prune_by is not None and config.prune_by not in PRUNE_BY:
-        raise TrainError(
-            f"`prune_by` must be one of {', '.join(PRUNE_BY)}, got {config.prune_by!r}."
-        )
-    every = config.strength_every
-    if every is not None and (int(every) != every or every < 0):
-        raise TrainError(
-            f"`strength_every` must be a number of learner steps >= 0 (0: off), got {every!r}."
-        )
-    every = config.exploitability_every
-    if every is not None and (int(every) != every or every < 0):
-        raise TrainError(
-            f"`exploitability_every` must be a number of learner steps >= 0 (0: off), got "
-            f"{every!r}."
-        )
-    plies = config.strength_plies
-    if plies is not None and (int(plies) != plies or plies < 0):
-        raise TrainError(f"`strength_plies` must be a number of moves >= 0, got {plies!r}.")
+    """The declared ranges and choices of every setting (sampler included), with one-line
+    messages, then what one setting cannot say alone."""
+    check_settings(config, TrainError)
     random_openings_range(config.random_openings)
-    if config.fit_every < 0:
-        raise TrainError(f"`fit_every` must be at least 0 (0: off), got {config.fit_every}.")
-    if not -1.0 <= float(config.draw_reward) <= 1.0:
-        raise TrainError(
-            f"`draw_reward` must be between -1 and 1 (a win is worth 1), got {config.draw_reward}."
-        )
-    choices = (("opponent_draw", OPPONENT_DRAWS), ("illegal_action", ILLEGAL_ACTION_MODES))
-    for key, allowed in choices:
-        if getattr(config, key) not in allowed:
-            raise TrainError(
-                f"{option_name(key)} must be one of {', '.join(allowed)}, got "
-                f"{getattr(config, key)!r}."
-            )
-    for key in ("latest_ratio", "random_ratio", "reference_ratio"):
-        if not 0.0 <= float(s[key]) <= 1.0:
-            raise TrainError(f"{option_name(key)} must be between 0 and 1, got {s[key]}.")
-    if float(s["random_ratio"]) + float(s["reference_ratio"]) > 1.0:
+    s = check_sampler(config.sampler)
+    if s.random_ratio + s.reference_ratio > 1.0:
         raise TrainError("`random_ratio` and `reference_ratio` add up to more than 1.")
-    if float(s["reference_ratio"]) > 0 and len(reference_opponents(config.game)) < 2:
+    if s.reference_ratio > 0 and len(reference_opponents(config.game)) < 2:
         with_bots = ", ".join(name for name, spec in GAMES.items() if spec.references)
         raise TrainError(
             f"`reference_ratio` needs a game with a reference bot ({with_bots}); "
@@ -508,47 +772,28 @@ def check_config(config: RunConfig) -> None:
 
 
 def check_team_config(config: TeamRunConfig) -> None:
-    """Range checks of a team run with one-line messages."""
-    _check_counts(config, "")
-    if config.team_change is not None and int(config.team_change) < 1:
-        raise TrainError(
-            f"`team_change` must be a positive number of learner steps, got {config.team_change}."
-        )
-    if not 0.0 <= float(config.sampler["latest_ratio"]) <= 1.0:
-        raise TrainError(
-            f"`latest_ratio` must be between 0 and 1, got {config.sampler['latest_ratio']}."
-        )
+    """The declared ranges and choices of a team run's settings, with one-line messages."""
+    check_settings(config, TrainError)
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
 
 
-def _check_counts(config: RunConfig | TeamRunConfig, step: str) -> None:
-    """The counts every run has: at least one step, one env copy, a snapshot interval of one
-    step (``step`` names the unit in the message) and no negative number of games."""
-    for key, least in (("timesteps", 1), ("n_envs", 1), ("save_every", 1), ("eval_games", 0)):
-        value = getattr(config, key)
-        if int(value) < least:
-            unit = step if key == "save_every" else ""
-            raise TrainError(f"{option_name(key)} must be at least {least}{unit}, got {value}.")
+def check_sampler(sampler: Mapping[str, Any]) -> SamplerSettings:
+    """``config.json``'s ``"sampler"`` object as checked :class:`SamplerSettings`."""
+    try:
+        return SamplerSettings(**{**SAMPLER_DEFAULTS, **sampler})
+    except ValueError as error:
+        raise TrainError(str(error)) from None
+    except TypeError:
+        unknown = sorted(set(sampler) - set(SAMPLER_DEFAULTS))
+        raise TrainError(f"Unknown sampler settings {', '.join(unknown)}.") from None
 
 
 def check_sampler_and_algo(
     sampler: Mapping[str, Any], algo: str, hyperparams: Mapping[str, Any]
 ) -> None:
-    """The checks a single-learner and a team run share: the sampler's window, swap interval,
-    unit and strategy, the algorithm's name and the learning rate (a number or a schedule)."""
-    s = sampler
-    if s["window"] is not None and s["window"] < 1:
-        raise TrainError(f"`window` must be at least 1 (0 means all snapshots), got {s['window']}.")
-    if s["swap_every"] is not None and s["swap_every"] < 1:
-        raise TrainError(f"`swap_every` must be at least 1, got {s['swap_every']}.")
-    if s["swap_unit"] not in SWAP_UNITS:
-        raise TrainError(
-            f"`swap_unit` must be one of {', '.join(SWAP_UNITS)}, got {s['swap_unit']!r}."
-        )
-    if s["strategy"] not in STRATEGIES:
-        raise TrainError(
-            f"`strategy` must be one of {', '.join(STRATEGIES)}, got {s['strategy']!r}."
-        )
+    """The checks a single-learner and a team run share: the sampler's settings, the
+    algorithm's name and the learning rate (a number or a schedule)."""
+    check_sampler(sampler)
     if algo not in ALGOS:
         raise TrainError(f"Unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}.")
     lr = hyperparams.get("learning_rate")

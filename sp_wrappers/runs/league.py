@@ -1,5 +1,5 @@
 """A league run from start to finish: :class:`LeagueRun`, :class:`RecipeModel`,
-:class:`LeagueProgress`, and :func:`run_league`, 0.2's entry point.
+:class:`LeagueProgress`.
 
 :func:`~sp_wrappers.runs.resolve.resolve` (``kind="league"``; :func:`resolve_league`) builds a
 league's :class:`~sp_wrappers.runs.config.LeagueConfig` from a game and the user's overrides or
@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from ..core.state_file import StateFileError
 from ..games.registry import game_factory
 from ..league.builders import AlphaStarLeague, SelfPlayLeague
 from ..league.errors import LeagueSetupError
-from ..league.faults import DEFAULT_STALL_SECONDS, PlayersDoNotFitError, StallReport
+from ..league.faults import PlayersDoNotFitError, StallReport
 from ..league.runner import PLAYERS_DIR, League
 from ..league.state import LEAGUE_FORMAT, STATE_NAME, LeagueState
 from .config import (
@@ -46,7 +46,7 @@ from .models import algo_class, check_algo_fits, policy_kwargs_classes, policy_n
 from .ratings_file import RATINGS_FORMAT
 from .recipes import linear_schedule as learning_rate_schedule
 from .resolve import LEAGUE_OVERRIDES, resolve_league
-from .run import Run, RunResult, options_from, start
+from .run import Run, RunResult
 from .run_logs import checked_symmetries
 from .rundir import RunDir
 
@@ -60,7 +60,6 @@ __all__ = [
     "LeagueRun",
     "RecipeModel",
     "resolve_league",
-    "run_league",
 ]
 
 #: How the command line names chunk_steps and the budget in a line on rounded chunks.
@@ -407,40 +406,3 @@ class LeagueRun(Run):
         return LeagueResult(
             self.run_dir.path, self.config, self.outcome.seconds, text, written, self.notes
         )
-
-
-def run_league(
-    config: LeagueConfig | Mapping[str, Any],
-    run_dir: str | Path | None = None,
-    backend: str = "process",
-    address: str | None = None,
-    num_cpus: float | None = None,
-    num_gpus: float = 0,
-    plots: bool = True,
-    torch_threads: int | None = 1,
-    device: str = "cpu",
-    command: str | None = None,
-    stall_seconds: float | None = DEFAULT_STALL_SECONDS,
-    html_report: bool = True,
-    report: Callable[[str], None] | None = None,
-    warn: Callable[[str], None] | None = None,
-    trusted_modules: Sequence[str] = (),
-) -> str:
-    """Run (or continue) the league of ``config`` in ``run_dir``; returns the summary text:
-    0.2's entry point, now :func:`sp_wrappers.runs.start` with a :class:`LeagueConfig` and these
-    options (see :class:`~sp_wrappers.runs.run.RunOptions` and :class:`LeagueRun`).
-
-    :param config: the league's configuration (:func:`resolve_league`) or its ``config.json``.
-    :param run_dir: the run directory (default: ``runs/league-<game>``); a league already there
-        is continued up to ``config.timesteps`` (when it has done that many steps already:
-        :class:`LeagueError`, and nothing is written).
-    :param backend: ``serial``, ``process`` or ``ray``.
-    :param report: where the per-round lines go (``None``: nowhere).
-    :param warn: where a stalled round and a lost worker are reported (``None``: nowhere).
-    :param trusted_modules: modules whose classes the players' policies may name, on top of those
-        the configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
-    """
-    if not isinstance(config, LeagueConfig):
-        config = LeagueConfig.from_json(config)
-    options = options_from(locals())
-    return start(config, run_dir, options).summary()

@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..core.extras import require
 from ..games.registry import reference_opponents
 from .config import TrainError
 from .recipes import ALGOS, BOX_ONLY, DISCRETE_ONLY, installed_algos, linear_schedule
@@ -67,13 +68,7 @@ def policy_kwargs_classes(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def algo_class(algo: str) -> type:
     module, name = ALGOS[algo]
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ImportError:
-        raise TrainError(
-            f"`algo` {algo} needs {module}, which is not installed: "
-            'pip install "sp-wrappers[masking]".'
-        ) from None
+    return getattr(require(module, "masking", f"`algo` {algo}"), name)
 
 
 def _choices(action_space: Any, has_masks: bool) -> str:

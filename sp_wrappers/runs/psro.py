@@ -6,14 +6,13 @@ PSRO recipe where there is one, :data:`PSRO_RECIPES`, else its training recipe's
 generic PSRO settings); :func:`sp_wrappers.runs.start` runs it with :class:`PSRORun`, registered
 as the kind ``"psro"`` (:data:`~sp_wrappers.runs.kinds.RUN_KINDS`), so that
 :class:`~sp_wrappers.runs.rundir.RunDir` and every command that opens a run read its
-``config.json`` as a :class:`PSROConfig`. :func:`run_psro` is the entry of the first release
-that had PSRO, now :func:`~sp_wrappers.runs.start`.
+``config.json`` as a :class:`PSROConfig`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from ..league.psro import PSRO, PSROResult, PSROSettings
 from .config import PSRO_CONFIG_KIND, WHEN_SET, JsonConfig, TrainError
 from .league import RecipeModel
 from .recipes import KUHN_POKER, LEDUC_POKER, recipe_for
-from .run import Run, RunOptions, RunResult, start
+from .run import Run, RunResult
 from .run_logs import progress_logger
 from .rundir import RunDir
 
@@ -33,7 +32,6 @@ __all__ = [
     "PSRORun",
     "PSRORunResult",
     "resolve_psro",
-    "run_psro",
 ]
 
 #: Per game: PSRO settings and learner hyperparameters over the game's training recipe. A best
@@ -155,8 +153,8 @@ def resolve_psro(
     the run in ``resume`` (its stored configuration; only ``iterations`` and ``seconds`` change).
 
     :param game: a registered game or ``module:function`` (``None`` with ``resume``).
-    :param overrides: any :class:`PSROConfig` field, any :class:`PSROSettings` field, and
-        ``hp`` (learner hyperparameters merged over the recipe's).
+    :param overrides: any :class:`PSROConfig` field (``hyperparams``, merged over the recipe's;
+        0.2's ``hp`` too) and any :class:`PSROSettings` field.
     :param resume: a PSRO run directory to continue.
 
     >>> config = resolve_psro(KUHN_POKER, {"steps_per_iteration": 2048, "iterations": 2})
@@ -177,7 +175,8 @@ def resolve_psro(
     setting_names = {f.name for f in fields(PSROSettings)}
     settings = {"n_envs": base.n_envs, "learner": base.learner, **psro["settings"]}
     settings.update({k: given.pop(k) for k in list(given) if k in setting_names})
-    hyperparams = {**base.hyperparams, **psro["hyperparams"], **dict(given.pop("hp", {}) or {})}
+    mine = {**dict(given.pop("hp", {}) or {}), **dict(given.pop("hyperparams", {}) or {})}
+    hyperparams = {**base.hyperparams, **psro["hyperparams"], **mine}
     seconds = given.pop("seconds", None)
     iterations = given.pop("iterations", None if seconds is not None else psro["iterations"])
     config = PSROConfig(
@@ -326,37 +325,6 @@ class PSRORun(Run):
         return PSRORunResult(
             self.run_dir.path, self.config, self.seconds, self.outcome, written, self.notes
         )
-
-
-def run_psro(
-    config: PSROConfig | None,
-    run_dir: str | os.PathLike[str],
-    iterations: int | None = None,
-    seconds: float | None = None,
-    report: Callable[[str], None] | None = None,
-    torch_threads: int | None = 1,
-) -> PSROResult:
-    """Run (or resume) PSRO in ``run_dir`` and write its ``report.html``: the first entry of
-    PSRO, now :func:`sp_wrappers.runs.start` with a :class:`PSROConfig`.
-
-    :param config: the run's configuration; ``None`` resumes ``run_dir`` with its stored one
-        (a run directory with ``psro.json`` is always resumed with its stored game and settings).
-    :param run_dir: the run directory.
-    :param iterations: on resume, the iterations to reach (else the configuration's).
-    :param seconds: on resume, the training time to stop at in seconds (else the
-        configuration's).
-    :param report: called with one line per iteration (``None``: quiet).
-    :param torch_threads: torch threads while training (``None``: torch's default).
-    """
-    resume = config is None or RunDir(run_dir).psro_state_path.exists()
-    if resume:
-        given = {"iterations": iterations, "seconds": seconds}
-        changed = any(value is not None for value in given.values())
-        config = resolve_psro(resume=run_dir, overrides=given if changed else None)
-    options = RunOptions(resume=resume, report=report, torch_threads=torch_threads)
-    result = start(config, run_dir, options)
-    assert isinstance(result, PSRORunResult)
-    return result.psro
 
 
 def _line(record: Mapping[str, Any]) -> str:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..games.registry import QUADRAPONG_TEAMS, same_game
+from ..opponents.settings import SamplerSettings
 from .algos import ALGOS, BOX_ONLY, DISCRETE_ONLY, OFF_POLICY, fit_to_budget, installed_algos
 
 __all__ = [
@@ -69,16 +70,7 @@ _POKER_NOTE = (
 #: probability of a fixed ``RandomPolicy`` opponent; ``reference_ratio`` that of the game's
 #: reference bots, e.g. minimax for tic-tac-toe, which makes the run no longer pure self-play;
 #: ``deterministic`` makes snapshot opponents take their most likely action).
-SAMPLER_DEFAULTS: dict[str, Any] = {
-    "window": 10,
-    "latest_ratio": 0.5,
-    "swap_every": 1,
-    "swap_unit": "episodes",
-    "strategy": "uniform",
-    "random_ratio": 0.1,
-    "reference_ratio": 0.0,
-    "deterministic": False,
-}
+SAMPLER_DEFAULTS: dict[str, Any] = SamplerSettings().to_json()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ Overrides are keyed by the configuration's field names (:class:`~sp_wrappers.run
 :class:`~sp_wrappers.runs.config.TeamRunConfig`, :class:`~sp_wrappers.runs.config.LeagueConfig`)
 and by the sampler's settings (``window``, ``latest_ratio``, ..., ``deterministic``); a key
 missing from the mapping is a choice the user did not make. :func:`resolve_run` (single learner
-or teams) and :func:`resolve_league` are 0.2's names for the two halves.
+or teams) and :func:`resolve_league` are its two halves.
 
 >>> config = resolve("simple_tag_v3", {"team_change": 5000})
 >>> type(config).__name__, config.teams, config.team_change, config.sampler["swap_every"]
@@ -31,23 +31,28 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.settings import declared
 from ..games.registry import GAMES, UnknownGameError, game_factory
 from .config import (
     LEAGUE_CONFIG_KIND,
+    SINGLE_CONFIG_KIND,
     TEAM_CONFIG_KIND,
     TEAM_SAMPLER_KEYS,
     LeagueConfig,
     LeagueError,
+    LeagueRoles,
     RunConfig,
     TeamRunConfig,
     TrainError,
     check_config,
     check_team_config,
+    declared_settings,
     option_name,
     probe_or_fail,
     read_json_object,
 )
 from .kinds import kind_of_json, kind_resolver
+from .options import RunOptions
 from .recipes import ALGOS, RECIPES, SAMPLER_DEFAULTS, fit_to_budget, recipe_for
 from .rundir import RunDir
 
@@ -72,28 +77,22 @@ _RECORDED = {
     "sp_wrappers_version",
     "extra",
 }
-#: Every key an override may have.
-OVERRIDES = frozenset(
-    (_PLAIN_FIELDS | _TEAM_FIELDS | set(SAMPLER_DEFAULTS)) - _RECORDED - {"game", "sampler"}
-)
+#: What a call chooses, not the run (``RunOptions``): no override.
+_OPTIONS = set(declared(RunOptions))
+_SINGLE, _TEAMS = declared_settings(SINGLE_CONFIG_KIND), declared_settings(TEAM_CONFIG_KIND)
+#: Every key an override may have: the settings a single-learner or a team run takes.
+OVERRIDES = frozenset((set(_SINGLE) | set(_TEAMS)) - _OPTIONS)
 #: Overrides of single-learner runs only, refused on a team run.
-_SINGLE_ONLY = (
-    "random_ratio",
-    "reference_ratio",
-    "draw_reward",
-    "opponent_draw",
-    "illegal_action",
-    "deterministic",
-    "learner",
-    "max_snapshots",
-    "prune_by",
-    "fit_every",
-    "random_openings",
-)
+_SINGLE_ONLY = tuple(sorted(OVERRIDES - set(_TEAMS)))
 #: What cannot change when a run resumes (``config_file``: a config file given with a run).
-_FIXED_ON_RESUME = ("algo", "hyperparams", "game_kwargs", "config_file", "seed")
-_FIXED_ON_PLAIN_RESUME = (*_FIXED_ON_RESUME, "learner", "env_generator")
-_FIXED_ON_TEAM_RESUME = (*_FIXED_ON_RESUME, "teams", "shared", "team_change", "n_envs")
+_FIXED_ON_PLAIN_RESUME = (
+    *(key for key, (what, _) in _SINGLE.items() if SINGLE_CONFIG_KIND in what.fixed),
+    "config_file",
+)
+_FIXED_ON_TEAM_RESUME = (
+    *(key for key, (what, _) in _TEAMS.items() if TEAM_CONFIG_KIND in what.fixed),
+    "config_file",
+)
 #: What a new run takes from a config file of the same game (the rest: the recipe's).
 _FROM_FILE = _PLAIN_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
 _TEAM_FROM_FILE = _TEAM_FIELDS - _RECORDED - {"game", "algo", "hyperparams", "sampler"}
@@ -169,7 +168,7 @@ def resolve_run(
     :param game: a registered game or ``module:function`` (optional with ``resume`` or
         ``config_file``).
     :param overrides: the user's choices (see :data:`OVERRIDES`). On ``resume``, ``timesteps``
-        is the steps of this call, not the run's, and is left for :func:`~sp_wrappers.runs.train`.
+        is the steps of this call, not the run's: ``RunOptions.timesteps``.
     :param resume: a run directory to continue (its ``config.json``).
     :param config_file: a run's ``config.json`` to start a new run from.
     :raises TrainError: a bad game, option or file, with the fix.
@@ -480,7 +479,7 @@ def _new_team_run(
         raise TrainError(f"{game} has no teams; pass `teams` prefix or a JSON mapping.")
     _refuse_single_options(given)
     config = _with_overrides(config, given)
-    # No team_change: train_teams picks one that fits every team's rollout once the models
+    # No team_change: the team run picks one that fits every team's rollout once the models
     # exist (about a tenth of the run, a multiple of each rollout).
     config = _fit(config, given, from_file)
     check_team_config(config)
@@ -492,15 +491,10 @@ def _new_team_run(
 # ------------------------------------------------------------------------------------------------
 
 #: The AlphaStar settings a user may override (the others keep the league's defaults).
-_SETTINGS = ("snapshot_min_steps", "snapshot_max_steps", "snapshot_win_rate", "main_agents_compute")
+_SETTINGS = LeagueRoles.ALPHASTAR
 
-
-#: Every key a league's overrides may have: the configuration's own settings, and its roles'.
-LEAGUE_OVERRIDES = frozenset(
-    {f.name for f in dataclasses.fields(LeagueConfig)}
-    - {"format_version", "command", "kind", "game", "league", "history", "extra"}
-    | {"selfplay", "main_agents", "main_exploiters", "league_exploiters", "save_every", *_SETTINGS}
-)
+#: Every key a league's overrides may have: the settings a league takes.
+LEAGUE_OVERRIDES = frozenset(set(declared_settings(LEAGUE_CONFIG_KIND)) - _OPTIONS)
 
 
 def resolve_league(

@@ -32,8 +32,7 @@ import contextlib
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,64 +40,11 @@ from ..core.jsonio import write_json
 from ..core.run_layout import CONFIG_NAME, TB_DIR
 from .kinds import config_class, kind_of_json, run_class
 from .models import limited_torch_threads
+from .options import RunOptions
 from .report import report_at_end
 from .rundir import RunDir, run_trusted_modules, tensorboard_dir
 
-__all__ = ["RunOptions", "RunResult", "Run", "start", "options_from"]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to run a configuration: what is not part of the run itself (it is not written to
-    ``config.json``, and may differ between the calls on one run).
-
-    :param resume: continue the run in the run directory (its models, archives and history).
-    :param timesteps: learner steps for this call (``None``: the configuration's for a new run,
-        the steps still missing to reach it when resuming; a league: the total to reach).
-    :param progress: show progress (a bar, or one line per team change).
-    :param plots: write ``plots/`` (when matplotlib is installed).
-    :param html_report: write ``report.html`` at the end.
-    :param device: torch device of the learners.
-    :param torch_threads: torch CPU threads while training (``None``: torch's setting).
-    :param command: the command line, recorded in ``config.json``'s history.
-    :param trusted_modules: modules whose classes the snapshots may name, on top of those the
-        configuration names (see :func:`~sp_wrappers.runs.rundir.run_trusted_modules`).
-    :param report: where progress lines go (team changes, league rounds; ``None``: nowhere).
-    :param warn: where warnings go (a stalled league round, a lost worker; ``None``: nowhere).
-    :param backend: a league's backend: ``serial``, ``process`` or ``ray``.
-    :param address: a Ray cluster's address (league, ``ray`` backend).
-    :param num_cpus: CPUs of a local Ray cluster.
-    :param num_gpus: GPUs of a local Ray cluster.
-    :param stall_seconds: a league round making no progress this long is reported to ``warn``.
-    """
-
-    resume: bool = False
-    timesteps: int | None = None
-    progress: bool = True
-    plots: bool = True
-    html_report: bool = True
-    device: str = "cpu"
-    torch_threads: int | None = 1
-    command: str | None = None
-    trusted_modules: Sequence[str] = ()
-    report: Callable[[str], None] | None = None
-    warn: Callable[[str], None] | None = None
-    backend: str = "process"
-    address: str | None = None
-    num_cpus: float | None = None
-    num_gpus: float = 0
-    stall_seconds: float | None = 120.0
-
-
-def options_from(arguments: Mapping[str, Any]) -> RunOptions:
-    """The :class:`RunOptions` among ``arguments`` (0.2's entry points, ``train(config, run_dir,
-    resume=..., ...)``, take the options as keyword arguments of the same names).
-
-    >>> options_from({"config": None, "resume": True, "device": "cuda"}).device
-    'cuda'
-    """
-    names = {f.name for f in fields(RunOptions)}
-    return RunOptions(**{key: value for key, value in arguments.items() if key in names})
+__all__ = ["RunOptions", "RunResult", "Run", "start"]
 
 
 class RunResult(ABC):

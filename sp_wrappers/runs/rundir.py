@@ -52,6 +52,8 @@ from typing import Any
 
 from ..archive.index import INDEX_NAME
 from ..archive.policy_spec import TRUSTED_MODULES
+from ..core.errors import DependencyNotInstalled
+from ..core.extras import require
 from ..core.run_layout import (
     ARCHIVE_DIR,
     ARCHIVES_DIR,
@@ -355,9 +357,9 @@ def new_run_dir(run: str | Path, another: str = "pass another `run_dir`") -> Pat
 def tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
     """``run_dir/tb`` when tensorboard is installed, else ``None`` and a note saying so."""
     try:
-        import tensorboard  # noqa: F401
-    except ImportError:
-        notes.append("no TensorBoard logs: tensorboard is not installed (pip install tensorboard).")
+        require("tensorboard", "tensorboard", "TensorBoard logs")
+    except DependencyNotInstalled as error:
+        notes.append(f"no TensorBoard logs: {error}")
         return None
     return str(RunDir(run_dir).tb_path)
 
@@ -365,13 +367,13 @@ def tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
 def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
     """``plots/ratings.png`` and ``plots/payoff.png`` (a note without matplotlib); what it wrote."""
     try:
-        import matplotlib  # noqa: F401
-
-        from ..evaluation.plots import plot_payoff, plot_ratings
-        from ..evaluation.round_robin import RoundRobinResult
-    except ImportError as error:
-        notes.append(f'no plots: {error} (pip install "sp-wrappers[plots]").')
+        require("matplotlib", "plots", "plots/")
+    except DependencyNotInstalled as error:
+        notes.append(f"no plots: {error}")
         return []
+    from ..evaluation.plots import plot_payoff, plot_ratings
+    from ..evaluation.round_robin import RoundRobinResult
+
     out = RunDir(run).plots_path
     out.mkdir(exist_ok=True)
     plot_ratings(ratings, out / "ratings.png", title=f"{run.name}: rating by training step")

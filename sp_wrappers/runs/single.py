@@ -1,5 +1,5 @@
 """A single-learner run from start to finish: :class:`SingleRun`, the :class:`RunConfig` kind of
-:func:`sp_wrappers.runs.start`; :func:`train`, 0.2's entry point, calls the same.
+:func:`sp_wrappers.runs.start`.
 
 :class:`SingleRun` takes a checked :class:`~sp_wrappers.runs.config.RunConfig` (see
 :func:`~sp_wrappers.runs.resolve.resolve`), builds the game's vector env, the learner and its
@@ -13,12 +13,12 @@ import functools
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
 from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
 from ..core.save_util import save_model
@@ -30,15 +30,13 @@ from .config import (
     CONFIG_FORMAT_VERSION,
     SINGLE_CONFIG_KIND,
     RunConfig,
-    TeamRunConfig,
     TrainError,
     probe_or_fail,
     random_openings_range,
 )
-from .kinds import kind_of_json
 from .models import algo_class, build_model, build_sampler, check_algo_fits
 from .ratings_file import RATINGS_FORMAT
-from .run import Run, RunResult, options_from, start
+from .run import Run, RunResult
 from .run_logs import (
     checked_symmetries,
     exploitability_callback,
@@ -51,7 +49,6 @@ from .summary import duration, evaluate_final, rate_archive, ratings_json
 
 __all__ = [
     "SingleRun",
-    "train",
     "TrainResult",
     "TrainError",
     "check_algo_fits",
@@ -145,52 +142,32 @@ def make_training_env(
 # ------------------------------------------------------------------------------------------------
 
 
-class ProgressBar(BaseCallback):
-    """A tqdm progress bar over learner steps, showing the self-play callback's statistics.
+class ProgressBar(ProgressBarCallback):
+    """SB3's progress bar over this ``learn`` call's learner steps, its description showing the
+    self-play callback's win and draw rates, Elo and snapshot count (after each rollout).
 
-    :param total: the steps this ``learn`` call will take.
-    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose win rate, Elo and snapshot
-        count are shown (optional).
+    :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose statistics are shown
+        (optional: without one, SB3's bar as it is).
     """
 
-    def __init__(self, total: int, selfplay: Any = None) -> None:
+    def __init__(self, selfplay: Any = None) -> None:
         super().__init__()
-        self.total = int(total)
         self.selfplay = selfplay
-        self.bar: Any = None
-        self._start = 0
+        #: the statistics last shown (``""`` before the first)
+        self.stats = ""
 
     def _on_training_start(self) -> None:
-        from tqdm.auto import tqdm
-
-        self._start = self.num_timesteps
-        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, dynamic_ncols=True)
-        self._show_stats(refresh=True)  # a resumed run shows the Elo it goes on from
-
-    def _on_step(self) -> bool:
-        if self.bar is not None:
-            done = min(self.num_timesteps - self._start, self.total)
-            self.bar.update(done - self.bar.n)
-        return True
+        super()._on_training_start()
+        self._on_rollout_end()  # a resumed run shows the Elo it goes on from
 
     def _on_rollout_end(self) -> None:
-        self._show_stats(refresh=False)
-
-    def _show_stats(self, refresh: bool) -> None:
         sp = self.selfplay
-        if self.bar is not None and sp is not None:
-            self.bar.set_postfix(
-                win=f"{sp.win_rate:.2f}",
-                draw=f"{sp.draw_rate:.2f}",
-                elo=f"{sp.elo.rating(sp.learner_id):.0f}",
-                snapshots=len(sp.archive),
-                refresh=refresh,
+        if sp is not None:
+            self.stats = (
+                f"win {sp.win_rate:.2f} draw {sp.draw_rate:.2f} "
+                f"elo {sp.elo.rating(sp.learner_id):.0f} snapshots {len(sp.archive)}"
             )
-
-    def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
+            self.pbar.set_description_str(self.stats, refresh=False)
 
 
 class ModelCheckpoint(BaseCallback):
@@ -224,7 +201,7 @@ class ModelCheckpoint(BaseCallback):
 
 @dataclass
 class TrainResult(RunResult):
-    """What :func:`train` produced.
+    """What a single-learner run produced (:func:`sp_wrappers.runs.start`'s result).
 
     :param run_dir: the run directory.
     :param config: the run's configuration, as written to ``config.json`` at the end.
@@ -430,7 +407,7 @@ class SingleRun(Run):
         self.exploit = exploitability_callback(config, run.path, self.archive, self.notes)
         callbacks += [c for c in (envgen, self.strength, self.exploit) if c is not None]
         if options.progress:
-            callbacks.append(ProgressBar(self.steps, self.selfplay))
+            callbacks.append(ProgressBar(self.selfplay))
         from_step = int(self.entry["from_step"])
         logger, self.csv_name = progress_logger(run.path, self.tb, from_step, options.resume)
         self.model.set_logger(logger)
@@ -511,48 +488,6 @@ class SingleRun(Run):
             self.strength.history["evaluations"][-1] if self.strength is not None else None,
             self.exploit.last if self.exploit is not None else None,
         )
-
-
-def train(
-    config: RunConfig | Mapping[str, Any],
-    run_dir: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    timesteps: int | None = None,
-    progress: bool = True,
-    plots: bool = True,
-    device: str = "cpu",
-    torch_threads: int | None = 1,
-    command: str | None = None,
-    html_report: bool = True,
-    trusted_modules: Sequence[str] = (),
-) -> TrainResult:
-    """Train a learner by self-play and write the run directory (its layout:
-    :mod:`sp_wrappers.runs.rundir`): 0.2's entry point, now :func:`sp_wrappers.runs.start` with a
-    :class:`RunConfig` and these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
-
-    :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
-        the content of a single-learner run's ``config.json``.
-    :param run_dir: where the run lives (default: ``runs/<game>``).
-    :param resume: continue the run in ``run_dir`` from its ``model.zip`` and archive.
-    :param timesteps: learner steps for this call (default: ``config.timesteps`` for a new run,
-        the steps still missing to reach it when resuming).
-    :param progress: show a progress bar.
-    :param plots: write ``plots/`` (when matplotlib is installed).
-    :param device: torch device of the learner.
-    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
-    :param command: the command line, recorded in ``config.json``'s history.
-    :param html_report: write ``report.html`` at the end.
-    :param trusted_modules: modules whose classes the archive's snapshots may name, on top of
-        those the run's configuration names.
-    """
-    if isinstance(config, TeamRunConfig) or (
-        isinstance(config, Mapping) and kind_of_json(config) != SINGLE_CONFIG_KIND
-    ):
-        raise TrainError("A team run's configuration: start it with sp_wrappers.runs.train_teams.")
-    if not isinstance(config, RunConfig):
-        config = RunConfig.from_json(config)
-    options = options_from(locals())
-    return cast(TrainResult, start(config, run_dir, options))
 
 
 def model_steps(algo: str, path: Path) -> int:

@@ -3,8 +3,7 @@
 A team run from start to finish: :class:`TeamRun`, the
 :class:`~sp_wrappers.runs.config.TeamRunConfig` kind of :func:`sp_wrappers.runs.start`
 (see :func:`~sp_wrappers.runs.resolve.resolve`), deciding which teams share a model, and writing
-the run directory (its layout: :mod:`sp_wrappers.runs.rundir`); :func:`train_teams`, 0.2's entry
-point, calls the same.
+the run directory (its layout: :mod:`sp_wrappers.runs.rundir`).
 
 ``timesteps``, ``save_every`` and ``team_change`` count each team's own learner steps (one step
 of every agent of the team: SB3's ``num_timesteps`` of the team's model).
@@ -14,11 +13,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..core.run_layout import ARCHIVES_DIR, MODELS_DIR, RATINGS_NAME
 from ..games.registry import MissingGameError, game_factory
@@ -26,14 +24,13 @@ from .config import TEAM_CONFIG_KIND, TeamRunConfig, TrainError
 from .models import build_model, check_algo_fits
 from .ratings_file import RATINGS_FORMAT
 from .report import report_at_end
-from .run import Run, RunResult, options_from, start
+from .run import Run, RunResult
 from .rundir import RunDir
 from .summary import duration
 from .team_results import evaluate_teams, team_ratings, team_ratings_json
 
 __all__ = [
     "TeamRun",
-    "train_teams",
     "TeamTrainResult",
     "model_groups",
     "TEAM_CONFIG_KIND",
@@ -160,7 +157,7 @@ def model_groups(
 
 @dataclass
 class TeamTrainResult(RunResult):
-    """What :func:`train_teams` produced.
+    """What a team run produced (:func:`sp_wrappers.runs.start`'s result).
 
     :param run_dir: the run directory.
     :param config: the run's configuration, as written to ``config.json`` at the end.
@@ -414,45 +411,6 @@ class TeamRun(Run):
             written,
             self.notes,
         )
-
-
-def train_teams(
-    config: TeamRunConfig | Mapping[str, Any],
-    run_dir: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    timesteps: int | None = None,
-    progress: bool = True,
-    device: str = "cpu",
-    torch_threads: int | None = 1,
-    command: str | None = None,
-    report: Callable[[str], None] | None = print,
-    html_report: bool = True,
-    trusted_modules: Sequence[str] = (),
-) -> TeamTrainResult:
-    """Train one learner per team and write the run directory (its layout:
-    :mod:`sp_wrappers.runs.rundir`): 0.2's entry point, now :func:`sp_wrappers.runs.start` with a
-    :class:`TeamRunConfig` and these options (see :class:`~sp_wrappers.runs.run.RunOptions`).
-
-    :param config: the run's configuration (:func:`~sp_wrappers.runs.resolve.resolve_run`), or
-        the content of a team run's ``config.json``.
-    :param run_dir: where the run lives (default: ``runs/<game>``).
-    :param resume: continue the run in ``run_dir`` (its models, archives and
-        ``team_selfplay.json``: the same learning team, step counts and Elo).
-    :param timesteps: learner steps per team for this call (default: ``config.timesteps``
-        for a new run, the steps still missing to reach it when resuming).
-    :param progress: print one line per team change (team, steps, Elo, win rate, snapshots).
-    :param device: torch device of the learners.
-    :param torch_threads: torch CPU threads while training (``None`` leaves torch's setting).
-    :param command: the command line, recorded in ``config.json``'s history.
-    :param report: where progress lines go (``None``: nowhere).
-    :param html_report: write one page per team at the end, ``report-<team>.html``.
-    :param trusted_modules: modules whose classes the teams' snapshots may name, on top of those
-        the run's configuration names.
-    """
-    if not isinstance(config, TeamRunConfig):
-        config = TeamRunConfig.from_json(config)
-    options = options_from(locals())
-    return cast(TeamTrainResult, start(config, run_dir, options))
 
 
 def _learn_to_goals(

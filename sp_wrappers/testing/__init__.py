@@ -10,6 +10,7 @@ It may import every layer up to ``sp_wrappers.training``; nothing in the package
 
 from __future__ import annotations
 
-from .checks import SelfPlayCheckError, SelfPlayReport, check_selfplay
+from . import checks
+from .checks import *  # noqa: F403 (the checks' public names are the package's)
 
-__all__ = ["check_selfplay", "SelfPlayReport", "SelfPlayCheckError"]
+__all__ = list(checks.__all__)

@@ -2,15 +2,19 @@
 
 PettingZoo's ``api_test`` checks that a game keeps the PettingZoo API; this checks the rest of
 what self-play needs, in the order it is used, and stops at the first problem with a
-:class:`SelfPlayCheckError` that names the seat and what to fix:
+:class:`SelfPlayCheckError` that names the seat and what to fix. Each step is a public function
+of its own, calling the libraries' checkers where they have one:
 
-1. PettingZoo's own ``api_test`` (or ``parallel_api_test``), unless ``api=False``;
-2. every seat as the learner of a :class:`~sp_wrappers.SelfPlayEnv` against random opponents:
-   observations inside the learner's space, finite rewards, legal moves per the mask, every
-   episode ending with an outcome in ``[0, 1]``;
-3. two copies in a :class:`~sp_wrappers.SelfPlayVecEnv` (SB3's ``VecEnv`` contract: a
-   ``terminal_observation`` in the info of each finished episode);
-4. a tiny Stable-Baselines3 learner trained by self-play with a
+1. :func:`check_pettingzoo_api`: PettingZoo's ``api_test`` (or ``parallel_api_test``) and
+   :func:`check_seeding`: its ``seed_test`` (``parallel_seed_test``), unless ``api=False``;
+2. :func:`check_seats`: every seat as the learner of a :class:`~sp_wrappers.SelfPlayEnv` against
+   random opponents: observations inside the learner's space, finite rewards, legal moves per
+   the mask, every episode ending with an outcome in ``[0, 1]``;
+3. :func:`check_gymnasium_env`: Gymnasium's and Stable-Baselines3's env checkers on that
+   :class:`~sp_wrappers.SelfPlayEnv`;
+4. :func:`check_vec_env`: two copies in a :class:`~sp_wrappers.SelfPlayVecEnv` (SB3's ``VecEnv``
+   contract: a ``terminal_observation`` in the info of each finished episode);
+5. :func:`check_learner`: a tiny Stable-Baselines3 learner trained by self-play with a
    :class:`~sp_wrappers.SelfPlayCallback` (PPO, or sb3-contrib's MaskablePPO for a game with
    masks) whose snapshot is saved, loaded back from the archive and played against a random
    player, unless ``learner_steps=0``.
@@ -29,7 +33,7 @@ import io
 import math
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +41,17 @@ import numpy as np
 
 from ..core.errors import SpWrappersError
 
-__all__ = ["check_selfplay", "SelfPlayReport", "SelfPlayCheckError"]
+__all__ = [
+    "check_selfplay",
+    "check_pettingzoo_api",
+    "check_seeding",
+    "check_seats",
+    "check_gymnasium_env",
+    "check_vec_env",
+    "check_learner",
+    "SelfPlayReport",
+    "SelfPlayCheckError",
+]
 
 
 class SelfPlayCheckError(SpWrappersError, AssertionError):
@@ -79,6 +93,109 @@ def _legal_action(env: Any, rng: np.random.Generator) -> Any:
     return space.sample()
 
 
+def _name(game: Any) -> str:
+    return str(getattr(game, "metadata", {}).get("name") or type(game).__name__)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The checkers' printing and advice on style (warnings), which are not about the API."""
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def check_pettingzoo_api(env_fn: Callable[[], Any], num_cycles: int = 100) -> None:
+    """PettingZoo's ``api_test`` (``parallel_api_test`` for a ``ParallelEnv``) on a fresh game.
+
+    :param env_fn: builds the game.
+    :param num_cycles: the test's steps.
+    :raises SelfPlayCheckError: the game breaks PettingZoo's API.
+    """
+    from pettingzoo import ParallelEnv
+    from pettingzoo.test import api_test, parallel_api_test
+
+    game = env_fn()
+    try:
+        with _quiet():
+            test = parallel_api_test if isinstance(game, ParallelEnv) else api_test
+            test(game, num_cycles=num_cycles)
+    except AssertionError as error:
+        raise SelfPlayCheckError(
+            f"{_name(game)} fails PettingZoo's api_test: {error or type(error).__name__}. Fix "
+            "the game's PettingZoo API first (pettingzoo.test.api_test shows where)."
+        ) from error
+    finally:
+        game.close()
+
+
+def check_seeding(env_fn: Callable[[], Any], num_cycles: int = 100) -> None:
+    """PettingZoo's ``seed_test`` (``parallel_seed_test``): two games reset with one seed play
+    the same (self-play's seeded envs and replays rely on it).
+
+    :param env_fn: builds the game.
+    :param num_cycles: the test's steps.
+    :raises SelfPlayCheckError: the same seed gave two different games.
+    """
+    from pettingzoo import ParallelEnv
+    from pettingzoo.test import parallel_seed_test, seed_test
+
+    game = env_fn()
+    parallel, name = isinstance(game, ParallelEnv), _name(game)
+    game.close()
+    try:
+        with _quiet():
+            (parallel_seed_test if parallel else seed_test)(env_fn, num_cycles=num_cycles)
+    except AssertionError as error:
+        raise SelfPlayCheckError(
+            f"{name} fails PettingZoo's seed_test: {error or type(error).__name__}. Draw every "
+            "random choice from the generator reset(seed=...) seeds (self.np_random)."
+        ) from error
+
+
+def check_gymnasium_env(env_fn: Callable[[], Any], seat: str) -> None:
+    """Gymnasium's and Stable-Baselines3's env checkers on the :class:`~sp_wrappers.SelfPlayEnv`
+    of the learner in ``seat`` (spaces, reset and step signatures, seeding, dtypes).
+
+    :param env_fn: builds the game.
+    :param seat: the learner's seat.
+    :raises SelfPlayCheckError: a checker's complaint, naming the checker.
+    """
+    from gymnasium.utils.env_checker import check_env as gymnasium_check
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    from ..envs.selfplay_env import SelfPlayEnv
+
+    for checker, library in ((gymnasium_check, "Gymnasium"), (sb3_check, "Stable-Baselines3")):
+        env = SelfPlayEnv(env_fn(), learner=seat)
+        try:
+            with _quiet():
+                checker(env)
+        except (AssertionError, ValueError, TypeError) as error:
+            raise SelfPlayCheckError(
+                f"Seat {seat!r}: {library}'s env checker refuses the self-play env: {error}"
+            ) from error
+        finally:
+            env.close()
+
+
+def check_seats(
+    env_fn: Callable[[], Any], episodes: int = 4, max_moves: int = 10_000, seed: int = 0
+) -> list[int]:
+    """Every seat as the learner of a :class:`~sp_wrappers.SelfPlayEnv` against random
+    opponents, ``episodes`` random-move episodes each; their lengths in learner moves.
+
+    :raises SelfPlayCheckError: the first problem, naming the seat and the fix.
+    """
+    game = env_fn()
+    seats = list(game.possible_agents)
+    game.close()
+    lengths = []
+    for index, seat in enumerate(seats):
+        lengths += _play_seat(env_fn, seat, episodes, max_moves, seed + 1000 * index)
+    return lengths
+
+
 def _play_seat(env_fn: Callable[[], Any], seat: str, episodes: int, max_moves: int, seed: int):
     from ..envs.selfplay_env import SelfPlayEnv
 
@@ -115,7 +232,14 @@ def _play_seat(env_fn: Callable[[], Any], seat: str, episodes: int, max_moves: i
     return lengths
 
 
-def _check_vec_env(env_fn: Callable[[], Any], learner: str, max_moves: int, seed: int) -> None:
+def check_vec_env(
+    env_fn: Callable[[], Any], learner: str = "random", max_moves: int = 10_000, seed: int = 0
+) -> None:
+    """Two copies in a :class:`~sp_wrappers.SelfPlayVecEnv` finish two episodes, each with a
+    ``terminal_observation`` (SB3's ``VecEnv`` contract).
+
+    :raises SelfPlayCheckError: what broke.
+    """
     from ..envs.vector.vec_env import SelfPlayVecEnv
 
     env = SelfPlayVecEnv(env_fn, n_envs=2, learner=learner)
@@ -145,7 +269,14 @@ def _check_vec_env(env_fn: Callable[[], Any], learner: str, max_moves: int, seed
     )
 
 
-def _check_learner(env_fn: Callable[[], Any], learner: str, steps: int, seed: int):
+def check_learner(
+    env_fn: Callable[[], Any], learner: str = "random", steps: int = 256, seed: int = 0
+) -> tuple[int, int]:
+    """A tiny SB3 learner trained ``steps`` by self-play, its snapshot saved, loaded back and
+    played against a random player; the archive's snapshots and matches.
+
+    :raises SelfPlayCheckError: no snapshot was saved.
+    """
     from stable_baselines3 import PPO
 
     from ..archive.store import SnapshotArchive
@@ -208,40 +339,25 @@ def check_selfplay(
     :param episodes: random-move episodes played with each seat as the learner.
     :param learner_steps: learner steps of the tiny SB3 learner (0: skip that check).
     :param max_moves: learner moves an episode may take before the check says it never ends.
-    :param api: run PettingZoo's ``api_test`` (``parallel_api_test``) first.
+    :param api: run PettingZoo's ``api_test`` and ``seed_test`` first.
     :param seed: the seed of every random choice, so a failure repeats.
     :raises SelfPlayCheckError: the first problem found, with what to fix.
     """
-    from pettingzoo import ParallelEnv
-
     game = env_fn()
-    name = str(getattr(game, "metadata", {}).get("name") or type(game).__name__)
-    seats = list(game.possible_agents)
-    if api:
-        from pettingzoo.test import api_test, parallel_api_test
-
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # api_test's advice on style, not on the API
-                if isinstance(game, ParallelEnv):
-                    parallel_api_test(game, num_cycles=100)
-                else:
-                    api_test(game, num_cycles=100)
-        except AssertionError as error:
-            raise SelfPlayCheckError(
-                f"{name} fails PettingZoo's api_test: {error or type(error).__name__}. Fix the "
-                "game's PettingZoo API first (pettingzoo.test.api_test shows where)."
-            ) from error
-    game.close()
-    lengths = []
-    for index, seat in enumerate(seats):
-        lengths += _play_seat(env_fn, seat, episodes, max_moves, seed + 1000 * index)
+    name, seats = _name(game), list(game.possible_agents)
     same = len({(str(game.observation_space(s)), str(game.action_space(s))) for s in seats}) == 1
+    game.close()
+    if api:
+        check_pettingzoo_api(env_fn)
+        check_seeding(env_fn)
+    lengths = check_seats(env_fn, episodes, max_moves, seed)
     learner = "random" if same else seats[0]  # seats with other spaces need a learner each
-    _check_vec_env(env_fn, learner, max_moves, seed)
+    for seat in seats if not same else seats[:1]:
+        check_gymnasium_env(env_fn, seat)
+    check_vec_env(env_fn, learner, max_moves, seed)
     snapshots = matches = 0
     if learner_steps > 0:
-        snapshots, matches = _check_learner(env_fn, learner, learner_steps, seed)
+        snapshots, matches = check_learner(env_fn, learner, learner_steps, seed)
     return SelfPlayReport(
         game=name,
         seats=seats,

@@ -85,7 +85,7 @@ class EnvGenerator(BaseCallback):
     so a configuration chosen when an episode ends is played from the episode after the one
     already started.
 
-    ``index`` counts game copies: with a team learner (``SelfPlayVecEnv(teams=...)``, ``team_size``
+    ``index`` counts game copies: with a team learner (``TeamVecEnv(teams=...)``, ``team_size``
     slots per game) every slot of a game shares its configuration.
 
     The callback keeps :attr:`history` (an :class:`EnvHistory` filled from the episodes'

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from sp_wrappers.cli import main
-from sp_wrappers.cli.train import build_train_parser, run_train_command
+from sp_wrappers.cli.app import build_parser
+from sp_wrappers.cli.train import run_train_command
 
 TINY_ARGS = (
     "--timesteps", "128", "--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64",
@@ -162,13 +163,12 @@ def test_ctrl_c_in_a_command_is_status_130_with_the_commands_hint(monkeypatch, c
     assert capsys.readouterr().err == ("sp-wrappers train: interrupted; continue with --resume\n")
 
 
-def test_the_old_train_and_league_entry_functions_are_the_one_entry_point(capsys):
-    from sp_wrappers.cli.league import main_league
-    from sp_wrappers.cli.train import main_train
+def test_one_command_runs_through_the_one_entry_point_with_its_status(capsys):
+    from sp_wrappers.cli.app import run_command
 
-    assert main_train(["--timesteps", "many"]) == 2
+    assert run_command("train", ["--timesteps", "many"]) == 2
     assert capsys.readouterr().err.startswith("sp-wrappers train: error: argument --timesteps")
-    assert main_league(["--help"]) == 0
+    assert run_command("league", ["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: sp-wrappers league")
 
 
@@ -183,7 +183,7 @@ def test_the_train_command_never_changes_its_parsed_arguments(tmp_path, capsys):
         ["tictactoe_v3", *TINY_ARGS, "--out", str(run)],
         ["--resume", str(run), "--timesteps", "64", "--window", "0", *TINY_ARGS[-3:]],
     ):
-        args = build_train_parser().parse_args(argv)
+        args = build_parser().command_parser("train").parse_args(argv)
         before = copy.deepcopy(vars(args))
         assert run_train_command(args, argv) == 0
         assert vars(args) == before

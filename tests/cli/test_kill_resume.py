@@ -143,12 +143,12 @@ def test_a_save_removes_the_temporary_file_of_a_save_that_was_killed(tmp_path):
 
 
 def test_max_snapshots_below_two_and_a_negative_fit_every_are_refused_in_one_line(tmp_path, capsys):
-    from sp_wrappers.cli.train import main_train
+    from sp_wrappers.cli.app import run_command
 
     for option, value, message in (
         ("--max-snapshots", "1", "--max-snapshots must be at least 2"),
         ("--fit-every", "-1", "--fit-every must be at least 0"),
     ):
-        status = main_train(["tictactoe_v3", option, value, "--out", str(tmp_path / "r")])
+        status = run_command("train", ["tictactoe_v3", option, value, "--out", str(tmp_path / "r")])
         assert status == 2
         assert message in capsys.readouterr().err

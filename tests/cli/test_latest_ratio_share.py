@@ -7,11 +7,11 @@ import numpy as np
 from stable_baselines3 import PPO
 
 from sp_wrappers import OpponentSampler, RandomPolicy, SnapshotArchive
-from sp_wrappers.cli.train import build_train_parser
+from sp_wrappers.cli.app import build_parser
 
 
 def test_latest_ratio_help_says_it_is_a_share_of_what_the_fixed_opponents_leave():
-    help_text = " ".join(build_train_parser().format_help().split())
+    help_text = " ".join(build_parser().command_parser("train").format_help().split())
     entry = help_text[help_text.rindex("--latest-ratio P") :][:600]
     assert "left after --random-ratio and --reference-ratio" in entry
     assert "--random-ratio 0.2 --latest-ratio 0.5 plays the latest weights in 40% of games" in entry

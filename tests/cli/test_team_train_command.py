@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import assert_exit_2
 
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.games.registry import GAMES, QUADRAPONG_TEAMS, MissingGameError, make_game
 from sp_wrappers.runs.recipes import recipe_for
 
@@ -31,7 +31,7 @@ TAG_TINY = (*TINY, "--game-kwarg", "max_cycles=10")
 
 
 def train(capsys, *argv: object) -> tuple[int, str, str]:
-    status = main_train([str(a) for a in argv])
+    status = run_command("train", [str(a) for a in argv])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -101,7 +101,7 @@ def tag_run(tmp_path_factory):
     """A tiny team run of simple_tag_v3 (two team changes or more), shared by the tests below."""
     out = tmp_path_factory.mktemp("tag") / "run"
     argv = ["simple_tag_v3", "--teams", "prefix", "--timesteps", "384", "--team-change", "192"]
-    status = main_train([*argv, *TAG_TINY, "--out", str(out)])
+    status = run_command("train", [*argv, *TAG_TINY, "--out", str(out)])
     assert status == 0
     return out
 
@@ -206,7 +206,7 @@ def test_shared_is_refused_when_the_teams_spaces_differ(tmp_path, capsys):
 @pytest.mark.parametrize(
     "options, fragments",
     [
-        (("--team-change", "0"), ["--team-change must be a positive number"]),
+        (("--team-change", "0"), ["--team-change must be at least 1"]),
         (("--random-ratio", "0.2"), ["--random-ratio applies to single-learner runs"]),
         (("--teams", "{nope"), ["--teams takes 'prefix' or a JSON object"]),
         (
@@ -444,7 +444,7 @@ def test_a_team_change_longer_than_the_budget_still_trains_every_team(tmp_path, 
 
 
 def test_a_team_runs_banner_names_its_recipe_as_a_single_learner_run_does():
-    from sp_wrappers.cli.team_train import team_run_banner
+    from sp_wrappers.cli.train import team_run_banner
     from sp_wrappers.runs.resolve import resolve_run
 
     config = resolve_run("simple_tag_v3", {"timesteps": 384})

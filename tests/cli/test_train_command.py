@@ -20,7 +20,7 @@ from pettingzoo import ParallelEnv
 
 from sp_wrappers.archive.store import SnapshotArchive
 from sp_wrappers.cli import main as cli_main
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.games.registry import GAMES, pettingzoo_games
 from sp_wrappers.runs.recipes import ALGOS, RECIPES, recipe_for
 
@@ -34,7 +34,7 @@ CONFIG_KEYS = {
 
 
 def train(capsys, *argv: object) -> tuple[int, str, str]:
-    status = main_train([str(a) for a in argv] + ["--no-progress"])
+    status = run_command("train", [str(a) for a in argv] + ["--no-progress"])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -147,7 +147,7 @@ def test_draw_reward_is_recorded_and_kept_when_resuming(tmp_path, capsys):
 def ttt_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ttt") / "run"
     argv = ["tictactoe_v3", "--timesteps", "256", *TINY, "--eval-games", "2", "--out", str(out)]
-    assert main_train(argv + ["--no-progress", "--no-plots"]) == 0
+    assert run_command("train", argv + ["--no-progress", "--no-plots"]) == 0
     return out
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from sp_wrappers.cli.train import build_train_parser, main_train
+from sp_wrappers.cli.app import build_parser, run_command
 from sp_wrappers.runs.recipes import ALGOS, BOX_ONLY, OFF_POLICY, installed_algos
 
 torch.set_num_threads(1)
@@ -18,7 +18,7 @@ torch.set_num_threads(1)
 #: policy family into an opponent is the work of the learners-policies branch (issue 25). The marks
 #: are strict, so they fail (XPASS) once that work is merged: then delete them.
 def run(capsys, *argv: object) -> tuple[int, str, str]:
-    status = main_train([str(a) for a in argv] + ["--no-progress", "--no-plots"])
+    status = run_command("train", [str(a) for a in argv] + ["--no-progress", "--no-plots"])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -29,7 +29,9 @@ def tiny(out) -> list[str]:
 
 
 def test_algo_choices_are_every_installed_learner():
-    algo = next(a for a in build_train_parser()._actions if "--algo" in a.option_strings)
+    algo = next(
+        a for a in build_parser().command_parser("train")._actions if "--algo" in a.option_strings
+    )
     assert list(algo.choices) == installed_algos()
     # sb3-contrib is a test dependency: all of them are installed here
     assert set(installed_algos()) == set(ALGOS)

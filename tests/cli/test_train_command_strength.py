@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.core.networks import BoardExtractor
 from sp_wrappers.runs.recipes import BOARD_EXTRACTOR, GO, recipe_for
 
@@ -19,7 +19,7 @@ TINY = ("--n-envs", "2", "--hp", "n_steps=64", "--hp", "batch_size=64", "--save-
 
 
 def train(capsys, *argv: object) -> tuple[int, str, str]:
-    status = main_train([str(a) for a in argv] + ["--no-progress"])
+    status = run_command("train", [str(a) for a in argv] + ["--no-progress"])
     out, err = capsys.readouterr()
     return status, out, err
 

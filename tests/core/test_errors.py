@@ -131,3 +131,38 @@ def test_a_bug_still_shows_its_traceback(monkeypatch):
     main_ = _main_running(monkeypatch, KeyError("a bug"))  # a plain KeyError is no user error
     with pytest.raises(KeyError, match="a bug"):
         main_([])
+
+
+def test_a_missing_optional_dependency_is_one_class_that_names_its_extra(monkeypatch):
+    import sys
+
+    from sp_wrappers.core.errors import DependencyNotInstalled
+    from sp_wrappers.core.extras import require
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(DependencyNotInstalled) as caught:
+        require("matplotlib.figure", "plots", "Plotting")
+    assert isinstance(caught.value, ImportError) and isinstance(caught.value, SpWrappersError)
+    assert str(caught.value) == (
+        'Plotting needs matplotlib, which is not installed: pip install "sp-wrappers[plots]".'
+    )
+    assert require("json", None).__name__ == "json"
+
+
+def test_the_command_line_catches_the_class_not_a_pip_install_substring(monkeypatch, capsys):
+    from sp_wrappers.cli import inspect as inspect_commands
+    from sp_wrappers.core.errors import DependencyNotInstalled
+
+    def missing(args):
+        raise DependencyNotInstalled('X needs y, which is not installed: pip install "y".')
+
+    monkeypatch.setattr(inspect_commands, "cmd_ratings", missing)
+    assert main(["ratings", "somewhere"]) == 2
+    assert capsys.readouterr().err.startswith("sp-wrappers: error: X needs y")
+
+    def broken(args):  # an ImportError of our own code is a bug: its traceback stays
+        raise ImportError("cannot import name 'z' (pip install nothing fixes this)")
+
+    monkeypatch.setattr(inspect_commands, "cmd_ratings", broken)
+    with pytest.raises(ImportError, match="cannot import name"):
+        main(["ratings", "somewhere"])

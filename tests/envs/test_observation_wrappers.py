@@ -155,9 +155,10 @@ def test_frame_stack_game_kwarg_trains_from_the_command_line_with_snapshots_and_
     import json
 
     from sp_wrappers import SnapshotArchive
-    from sp_wrappers.cli.train import main_train
+    from sp_wrappers.cli.app import run_command
 
-    status = main_train(["connect_four_v3", "--game-kwarg", "frame_stack=3", "--timesteps", "512",
+    status = run_command("train", [
+                         "connect_four_v3", "--game-kwarg", "frame_stack=3", "--timesteps", "512",
                          "--n-envs", "2", "--save-every", "128", "--eval-games", "2", "--hp",
                          "n_steps=64", "--hp", "batch_size=64", "--reference-ratio", "0.3",
                          "--out", str(tmp_path / "r"), "--no-progress", "--no-plots"])  # fmt: skip

@@ -102,14 +102,9 @@ def test_a_learner_team_s_env_is_the_vector_env_with_team_seating():
     env.close()
 
 
-def test_the_deprecated_team_constructor_warns_and_plays_the_same_games():
-    with pytest.warns(DeprecationWarning, match="make_selfplay_vec_env"):
-        old = SelfPlayVecEnv(make_tag, n_envs=2, learner="adversary", teams="prefix")
-    new = make_selfplay_vec_env(
-        make_tag, n_envs=2, learner="adversary", teams="prefix", monitor=False
-    )
-    for a, b in zip(play(old), play(new), strict=True):
-        assert repr(a) == repr(b)
+def test_the_plain_vector_env_takes_no_teams_any_more():
+    with pytest.raises(TypeError, match="teams"):
+        SelfPlayVecEnv(make_tag, n_envs=1, learner="adversary", teams="prefix")
 
 
 def test_team_vec_env_needs_teams():

@@ -23,7 +23,7 @@ from sp_wrappers.core.policies import RandomPolicy
 from sp_wrappers.core.teams import TeamLayout, team_outcome, team_summary
 from sp_wrappers.envs.selfplay_env import SelfPlayEnv
 from sp_wrappers.envs.vector.factory import make_selfplay_vec_env
-from sp_wrappers.envs.vector.vec_env import SelfPlayVecEnv
+from sp_wrappers.envs.vector.team_vec_env import TeamVecEnv
 from sp_wrappers.opponents.sampler import OpponentSampler
 from sp_wrappers.ratings.elo import EloRatings
 from sp_wrappers.training.callbacks import SelfPlayCallback, match_records
@@ -135,7 +135,7 @@ def test_an_unknown_learner_team_is_refused_naming_the_teams():
     with pytest.raises(ValueError, match=r"neither a team \(\['adversary', 'agent'\]\)"):
         SelfPlayEnv(make_tag(), learner="predators", teams="prefix")
     with pytest.raises(ValueError, match="learner='adversary'"):
-        SelfPlayVecEnv(make_tag_short, learner="predators", teams="prefix")
+        TeamVecEnv(make_tag_short, learner="predators", teams="prefix")
 
 
 def test_an_opponent_mapping_with_an_unknown_team_is_refused():
@@ -147,7 +147,7 @@ def test_an_opponent_mapping_with_an_unknown_team_is_refused():
 
 def test_an_opponent_mapping_that_misses_an_opposing_team_is_refused():
     with pytest.raises(ValueError, match=r"no entry for the opposing team\(s\) \['agent'\]"):
-        SelfPlayVecEnv(
+        TeamVecEnv(
             make_tag_short,
             learner="adversary",
             teams="prefix",
@@ -158,7 +158,7 @@ def test_an_opponent_mapping_that_misses_an_opposing_team_is_refused():
 def test_a_learner_team_whose_agents_have_different_spaces_is_refused_naming_them():
     teams = {"mixed": ["adversary_0", "agent_0"], "rest": ["adversary_1", "adversary_2"]}
     with pytest.raises(ValueError) as error:
-        SelfPlayVecEnv(make_tag_short, learner="mixed", teams=teams)
+        TeamVecEnv(make_tag_short, learner="mixed", teams=teams)
     text = str(error.value)
     assert "'adversary_0'" in text and "'agent_0'" in text
     assert "(16,)" in text and "(14,)" in text
@@ -168,12 +168,12 @@ def test_a_learner_team_whose_agents_have_different_spaces_is_refused_naming_the
 
 def test_random_learner_over_teams_of_different_spaces_is_refused():
     with pytest.raises(ValueError, match="same size and spaces.*learner='adversary'"):
-        SelfPlayVecEnv(make_tag_short, learner="random", teams="prefix")
+        TeamVecEnv(make_tag_short, learner="random", teams="prefix")
 
 
 def test_the_vec_env_refuses_one_agent_of_a_larger_team_as_learner():
     with pytest.raises(ValueError, match="pass learner='adversary'"):
-        SelfPlayVecEnv(make_tag_short, learner="adversary_1", teams="prefix")
+        TeamVecEnv(make_tag_short, learner="adversary_1", teams="prefix")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -182,21 +182,21 @@ def test_the_vec_env_refuses_one_agent_of_a_larger_team_as_learner():
 
 
 def test_every_agent_of_the_learner_team_is_its_own_slot():
-    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env = TeamVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
     assert (env.num_envs, env.n_games, env.team_size) == (6, 2, 3)
     assert env.observation_space.shape == (16,)
     obs = env.reset()
     assert obs.shape == (6, 16)
     seats = [info["seat"] for info in env.reset_infos]
     assert seats == ["adversary_0", "adversary_1", "adversary_2"] * 2
-    prey = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="agent", teams="prefix")
+    prey = TeamVecEnv(make_tag_short, n_envs=2, learner="agent", teams="prefix")
     assert prey.num_envs == 2 and prey.reset().shape == (2, 14)
 
 
 def test_every_slot_plays_its_own_agent():
     """MPE observations start with the agent's own velocity: only the slot told to move up
     (action 4) gets an upward velocity, in its own game copy."""
-    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env = TeamVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
     env.seed(0)
     obs = env.reset()
     assert np.allclose(obs[:, :2], 0.0)
@@ -209,7 +209,7 @@ def test_every_slot_plays_its_own_agent():
 
 
 def test_slots_end_their_episode_together_with_one_match_summary_per_game():
-    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env = TeamVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
     env.reset()
     for _ in range(4):
         _, _, dones, _ = env.step(np.zeros(6, dtype=np.int64))
@@ -225,7 +225,7 @@ def test_slots_end_their_episode_together_with_one_match_summary_per_game():
 
 def test_an_opposing_team_is_answered_in_one_forward_pass_per_round():
     counting = CountingPolicy()
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_tag_short, n_envs=2, learner="agent", teams="prefix", opponent={"adversary": counting}
     )
     env.reset()
@@ -237,7 +237,7 @@ def test_an_opposing_team_is_answered_in_one_forward_pass_per_round():
 
 def test_opposing_agents_interleaved_with_the_learner_team_are_batched_too():
     counting = CountingPolicy()
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_quadrapong, n_envs=2, learner="odd", teams=QUADRAPONG_TEAMS, opponent=counting
     )
     env.reset()
@@ -247,7 +247,7 @@ def test_opposing_agents_interleaved_with_the_learner_team_are_batched_too():
 
 
 def test_set_opponent_on_a_slot_reaches_that_slot_s_game_copy():
-    env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    env = TeamVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
     env.reset()
     newcomer = CountingPolicy(policy_id="newcomer")
     env.env_method("set_opponent", {"agent": newcomer}, indices=[4])  # copy 1, adversary_1
@@ -261,7 +261,7 @@ def test_set_opponent_on_a_slot_reaches_that_slot_s_game_copy():
 
 def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
     first, second = CountingPolicy(policy_id="first"), CountingPolicy(policy_id="second")
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_tag_short,
         n_envs=3,
         learner="agent",
@@ -282,7 +282,7 @@ def test_shared_draw_gives_every_copy_one_opposing_team_line_up():
 def test_a_turn_based_team_game_in_the_vec_env_warns_and_still_plays_whole_episodes():
     teams = {"a": ["player_0", "player_2"], "b": ["player_1", "player_3"]}
     with pytest.warns(UserWarning, match="turn-based"):
-        env = SelfPlayVecEnv(lambda: RaceGame(4, 12), n_envs=2, learner="a", teams=teams)
+        env = TeamVecEnv(lambda: RaceGame(4, 12), n_envs=2, learner="a", teams=teams)
     env.seed(0)
     env.reset()
     rng = np.random.default_rng(0)
@@ -320,7 +320,7 @@ def test_step_swaps_are_counted_in_the_opposing_team_s_own_agent_steps(learner, 
     """Five rounds a game: three predators take 15 steps (a swap due every game), the prey 5
     (every second game); four episode starts."""
     source = DrawCounter()
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_tag_short, n_envs=1, learner=learner, teams="prefix", opponent={opposing: source}
     )
     env.reset()
@@ -330,7 +330,7 @@ def test_step_swaps_are_counted_in_the_opposing_team_s_own_agent_steps(learner, 
 
 
 def test_outcomes_and_returns_are_per_team_and_slot_rewards_add_up_to_agent_returns():
-    env = SelfPlayVecEnv(make_adversary, n_envs=2, learner="agent", teams="prefix")
+    env = TeamVecEnv(make_adversary, n_envs=2, learner="agent", teams="prefix")
     env.seed(3)
     env.reset()
     totals = np.zeros(4)
@@ -397,7 +397,7 @@ def test_with_three_teams_the_callback_rates_each_opposing_team_by_its_own_resul
 
 
 def test_three_team_vec_env_summaries_score_each_opposing_team_pairwise():
-    env = SelfPlayVecEnv(lambda: RaceGame(3, 10), n_envs=2, learner="a", teams=THREE_TEAMS)
+    env = TeamVecEnv(lambda: RaceGame(3, 10), n_envs=2, learner="a", teams=THREE_TEAMS)
     env.seed(0)
     env.reset()
     rng = np.random.default_rng(0)
@@ -419,7 +419,7 @@ def test_three_team_vec_env_summaries_score_each_opposing_team_pairwise():
 
 
 def test_a_user_outcome_fn_still_decides_the_outcome():
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_tag_short, n_envs=1, learner="adversary", teams="prefix", outcome_fn=lambda r, s: 0.25
     )
     (summary,) = play_episodes(env, 1, np.random.default_rng(0))
@@ -427,7 +427,7 @@ def test_a_user_outcome_fn_still_decides_the_outcome():
 
 
 def test_teammates_are_never_listed_among_opponents():
-    env = SelfPlayVecEnv(make_tag_short, n_envs=1, learner="adversary", teams="prefix")
+    env = TeamVecEnv(make_tag_short, n_envs=1, learner="adversary", teams="prefix")
     (summary,) = play_episodes(env, 1, np.random.default_rng(0))
     assert summary["opponents"] == {"agent_0": "random"}
     single = SelfPlayEnv(make_tag(), learner="adversary", teams="prefix")
@@ -441,7 +441,7 @@ def test_teammates_are_never_listed_among_opponents():
 
 
 def test_random_learner_over_symmetric_teams_plays_both_teams():
-    env = SelfPlayVecEnv(make_quadrapong, n_envs=2, learner="random", teams=QUADRAPONG_TEAMS)
+    env = TeamVecEnv(make_quadrapong, n_envs=2, learner="random", teams=QUADRAPONG_TEAMS)
     env.seed(0)
     teams = set()
     for _ in range(3):
@@ -452,7 +452,7 @@ def test_random_learner_over_symmetric_teams_plays_both_teams():
 
 def test_worker_processes_play_the_same_games():
     def run(num_workers: int) -> tuple:
-        env = SelfPlayVecEnv(
+        env = TeamVecEnv(
             make_adversary, n_envs=3, learner="agent", teams="prefix", num_workers=num_workers
         )
         env.seed(5)
@@ -569,7 +569,7 @@ def test_maskable_ppo_and_sb3_vec_wrappers_work_on_the_team_vec_env():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
 
-    team_env = SelfPlayVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
+    team_env = TeamVecEnv(make_tag_short, n_envs=2, learner="adversary", teams="prefix")
     env = VecFrameStack(VecNormalize(VecMonitor(team_env)), 2)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=48, n_epochs=1, seed=0)
     model.learn(192)
@@ -580,7 +580,7 @@ def test_maskable_ppo_and_sb3_vec_wrappers_work_on_the_team_vec_env():
 
 def test_ppo_plays_both_sides_of_a_symmetric_team_game_against_its_own_snapshots(tmp_path):
     archive = SnapshotArchive(tmp_path / "quadrapong")
-    env = SelfPlayVecEnv(
+    env = TeamVecEnv(
         make_quadrapong,
         n_envs=2,
         learner="random",

@@ -11,7 +11,7 @@ import torch
 from pettingzoo.classic import tictactoe_v3
 
 from sp_wrappers.archive.store import SnapshotArchive
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.core.policies import CallablePolicy
 from sp_wrappers.evaluation.openings import spread_match
 
@@ -22,7 +22,7 @@ def test_the_end_of_run_games_start_from_every_opening_and_count_distinct_games(
     torch.set_num_threads(1)
     out = tmp_path / "ttt"
     argv = ["tictactoe_v3", "--timesteps", "128", *TINY, "--eval-games", "18", "--out", str(out)]
-    assert main_train([*argv, "--no-plots", "--seed", "3"]) == 0
+    assert run_command("train", [*argv, "--no-plots", "--seed", "3"]) == 0
     stdout = capsys.readouterr().out
     ratings = json.loads((out / "ratings.json").read_text())
     for name in ("random", "minimax"):

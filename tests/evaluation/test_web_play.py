@@ -2,7 +2,7 @@
 page, sees its move probabilities, and steps through a replay.
 
 The JSON API is tested over plain HTTP; the page itself in a real headless Chromium driven by
-chromedriver over the WebDriver protocol (standard library only). The snapshots are real
+chromedriver through Selenium. The snapshots are real
 MaskablePPO (and untrained RecurrentPPO) policies.
 """
 
@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from conftest import headless_chromium, needs_browser
 from pettingzoo.classic import tictactoe_v3
 from sb3_contrib import MaskablePPO
 
@@ -40,16 +40,6 @@ from sp_wrappers.evaluation.policy_probabilities import action_probabilities, as
 from sp_wrappers.evaluation.replay import play_replay
 from sp_wrappers.evaluation.web_play import WebPlay, WebReplay, WebServer
 from sp_wrappers.games.notation import notation_for
-
-CHROMIUM = Path(
-    "/usr/bin/chromium"
-)  # Debian's chromium and chromium-driver (.ci/run installs them)
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the WebDriver element reference key
-needs_browser = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason="no Chromium/chromedriver (apt-get install chromium chromium-driver; .ci/run does)",
-)
 
 
 def make_run(root: Path, game: str, steps: int) -> Path:
@@ -401,84 +391,36 @@ def test_watch_web_refuses_out_and_a_taken_port(runs, sp_wrappers):
 
 
 class Browser:
-    """Headless Chromium driven by chromedriver over the W3C WebDriver HTTP protocol."""
+    """The page helpers these tests use, over Selenium's Chrome driver."""
 
     def __init__(self, profile: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self.driver = subprocess.Popen(
-            [str(CHROMEDRIVER), f"--port={port}"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if self._call("GET", "/status")["value"]["ready"]:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError("chromedriver did not start")
-            time.sleep(0.1)
-        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-        args += [f"--user-data-dir={profile}", "--window-size=1100,900", "--no-first-run"]
-        options = {"binary": str(CHROMIUM), "args": args}
-        capabilities = {"browserName": "chrome", "goog:chromeOptions": options}
-        answer = self._call("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}})
-        self.session = f"/session/{answer['value']['sessionId']}"
-
-    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            raise AssertionError(f"WebDriver {method} {path}: {error.read()[:400]!r}") from None
-
-    def call(self, method: str, path: str, body: dict | None = None) -> Any:
-        return self._call(method, self.session + path, body)["value"]
+        self.driver = headless_chromium(profile)
 
     def open(self, url: str) -> None:
-        self.call("POST", "/url", {"url": url})
+        self.driver.get(url)
 
     def run(self, script: str, *args: Any) -> Any:
-        return self.call("POST", "/execute/sync", {"script": script, "args": list(args)})
-
-    def find(self, css: str) -> str:
-        return self.call("POST", "/element", {"using": "css selector", "value": css})[ELEMENT]
+        return self.driver.execute_script(script, *args)
 
     def click(self, css: str) -> None:
-        self.call("POST", f"/element/{self.find(css)}/click", {})
+        from selenium.webdriver.common.by import By
+
+        self.driver.find_element(By.CSS_SELECTOR, css).click()
 
     def text(self, css: str) -> str:
         return self.run(f"return document.querySelector({css!r}).textContent;")
 
     def wait(self, script: str, timeout: float = 30.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = self.run(script)
-            if value:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for: {script}")
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        waiting = WebDriverWait(self.driver, timeout, poll_frequency=0.05)
+        return waiting.until(lambda driver: driver.execute_script(script), f"waiting for {script}")
 
     def screenshot(self) -> bytes:
-        import base64
-
-        return base64.b64decode(self.call("GET", "/screenshot"))
+        return self.driver.get_screenshot_as_png()
 
     def close(self) -> None:
-        try:
-            self._call("DELETE", self.session)
-        finally:
-            self.driver.terminate()
-            self.driver.wait(timeout=15)
+        self.driver.quit()
 
 
 @pytest.fixture(scope="module")

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from conftest import needs_browser
 from pettingzoo.classic import leduc_holdem_v4
 from test_web_play import (
     Browser,
     archive_files,
     expected_probabilities,
     make_run,
-    needs_browser,
     policy_of,
     send,
     web_play,

@@ -70,9 +70,10 @@ def test_league_with_a_dqn_exploiter_plays_its_snapshots_masked(tmp_path):
 def test_league_command_takes_dqn_with_replay_settings_fitted_to_the_budget(tmp_path, capsys):
     import json
 
-    from sp_wrappers.cli.league import main_league
+    from sp_wrappers.cli.app import run_command
 
-    status = main_league(["tictactoe_v3", "--algo", "dqn", "--timesteps", "512", "--chunk-steps",
+    status = run_command("league", [
+                          "tictactoe_v3", "--algo", "dqn", "--timesteps", "512", "--chunk-steps",
                           "128", "--n-envs", "2", "--eval-games", "2", "--backend", "serial",
                           "--out", str(tmp_path / "r")])  # fmt: skip
     out, err = capsys.readouterr()

@@ -21,8 +21,9 @@ from sp_wrappers.games.openspiel_games import kuhn_poker
 from sp_wrappers.league.errors import LeagueSetupError
 from sp_wrappers.league.psro import PSRO_STATE, PSROSettings, read_psro
 from sp_wrappers.runs.players import choose_player
-from sp_wrappers.runs.psro import resolve_psro, run_psro
+from sp_wrappers.runs.psro import resolve_psro
 from sp_wrappers.runs.recipes import KUHN_POKER
+from sp_wrappers.runs.run import RunOptions, start
 
 TINY = {
     "steps_per_iteration": 1024,
@@ -37,7 +38,7 @@ TINY_ARGS += ["--hp", "n_epochs=2", "--doublings", "1"]
 def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None:
     config = resolve_psro(KUHN_POKER, {**TINY, "iterations": 3, "meta_solver": "nash"})
     lines: list[str] = []
-    result = run_psro(config, tmp_path, report=lines.append)
+    result = start(config, tmp_path, RunOptions(report=lines.append)).psro
     assert result.iterations == 3 and len(result.members) == 4 and len(lines) == 4
     assert sum(result.weights.values()) == pytest.approx(1.0)
     for record in result.history:
@@ -72,10 +73,14 @@ def test_tiny_kuhn_run_measures_its_meta_mixture_exactly(tmp_path: Path) -> None
 def test_warm_start_and_stochastic_members_run_and_resume(tmp_path: Path) -> None:
     overrides = {**TINY, "iterations": 2, "warm_start": True, "greedy": False}
     overrides["meta_solver"] = "prd"
-    result = run_psro(resolve_psro(KUHN_POKER, overrides), tmp_path)
+    result = start(resolve_psro(KUHN_POKER, overrides), tmp_path).psro
     assert result.iterations == 2
     assert sorted(p.name for p in tmp_path.glob("oracle-*.zip")) == ["oracle-2.zip"]
-    more = run_psro(None, tmp_path, iterations=3)
+    more = start(
+        resolve_psro(resume=tmp_path, overrides={"iterations": 3}),
+        tmp_path,
+        RunOptions(resume=True),
+    ).psro
     assert more.iterations == 3 and more.members[:3] == result.members
     state = read_psro(tmp_path / PSRO_STATE)
     assert state["settings"]["warm_start"] and not state["settings"]["greedy"]
@@ -164,7 +169,7 @@ def test_sampled_payoffs_keep_their_intervals_and_the_mixture_is_still_measured(
 
     overrides = {"iterations": 1, "steps_per_iteration": 256, "n_envs": 2}
     overrides.update(payoffs="sampled", games_per_pair=4, hp={"n_steps": 128, "batch_size": 64})
-    result = run_psro(resolve_psro("tictactoe_v3", overrides), tmp_path)
+    result = start(resolve_psro("tictactoe_v3", overrides), tmp_path).psro
     state = read_psro(tmp_path / PSRO_STATE)
     assert np.asarray(state["half_width"]).shape == (2, 2)
     assert list(result.weights) == result.members and result.exploitability is not None
@@ -213,7 +218,7 @@ def test_a_response_that_does_not_improve_trains_on_doubled_and_a_resume_keeps_i
 
 def test_a_response_joins_once_it_improves_and_its_checked_gain_is_the_exact_one(tmp_path):
     overrides = {**TINY, "steps_per_iteration": 512, "iterations": 2, "max_doublings": 2}
-    result = run_psro(resolve_psro(KUHN_POKER, overrides), tmp_path)
+    result = start(resolve_psro(KUHN_POKER, overrides), tmp_path).psro
     for record in result.history[1:]:
         gains, doublings = record["checked_gains"], record["doublings"]
         assert record["response_steps"] == 512 * 2**doublings
@@ -230,7 +235,7 @@ def test_a_response_joins_once_it_improves_and_its_checked_gain_is_the_exact_one
 def test_tictactoe_responses_are_checked_with_exact_payoffs(tmp_path: Path) -> None:
     overrides = {"iterations": 1, "steps_per_iteration": 256, "n_envs": 2, "max_doublings": 1}
     overrides["hp"] = {"n_steps": 128, "batch_size": 64, "n_epochs": 2}
-    result = run_psro(resolve_psro("tictactoe_v3", overrides), tmp_path)
+    result = start(resolve_psro("tictactoe_v3", overrides), tmp_path).psro
     record = result.history[1]
     assert record["checked_gains"] and record["exploitability"] is not None
     assert record["checked_gains"][-1] == pytest.approx(record["response_gain"], abs=1e-9)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from sp_wrappers import runs
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.runs.config import TrainError, random_openings_range
 
 TINY = {"timesteps": 256, "n_envs": 2, "eval_games": 2, "hyperparams": {"n_steps": 64,
@@ -52,7 +52,10 @@ def test_learner_games_start_after_random_moves_and_evaluations_play_the_plain_g
 def test_a_bad_range_is_one_line_naming_the_option(value, capsys, tmp_path):
     with pytest.raises(TrainError, match="`random_openings` must be LO-HI"):
         random_openings_range(value)
-    assert main_train(["tictactoe_v3", f"--random-openings={value}", "--out", str(tmp_path)]) == 2
+    assert (
+        run_command("train", ["tictactoe_v3", f"--random-openings={value}", "--out", str(tmp_path)])
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--random-openings must be LO-HI" in err
     assert not (tmp_path / "config.json").exists()

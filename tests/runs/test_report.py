@@ -7,24 +7,17 @@ import base64
 import html
 import io
 import json
-import os
-import select
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import start_tiny_run
+from conftest import headless_chromium, needs_browser, start_tiny_run
 from PIL import Image
 
 from sp_wrappers.runs.report import write_report
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium package (.ci/run installs it)
 SECTIONS = (
     "Elo over learner steps",
     "Bradley-Terry ratings (95% intervals)",
@@ -161,134 +154,35 @@ def test_league_ends_with_report_html(tmp_path, sp_wrappers):
 
 
 # ------------------------------------------------------------------------------------------------
-# In a real browser: Chromium driven over the DevTools protocol on a pipe (stdlib only)
+# In a real browser: headless Chromium through Selenium
 # ------------------------------------------------------------------------------------------------
 
 
-class _DevTools:
-    """Chromium's DevTools protocol over ``--remote-debugging-pipe``: JSON messages separated by
-    NUL bytes, commands written to the browser's fd 3, replies and events read from its fd 4."""
-
-    def __init__(self, profile: Path, timeout: float = 90.0) -> None:
-        to_browser, self._in = os.pipe()
-        self._out, from_browser = os.pipe()
-
-        def give_pipes() -> None:  # in the child, before exec: the pipes become fds 3 and 4
-            read, write = os.dup(to_browser), os.dup(from_browser)
-            os.dup2(read, 3)
-            os.dup2(write, 4)
-
-        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        flags += ["--disable-component-update", "--disable-sync", "--no-first-run"]
-        flags += [f"--user-data-dir={profile}", "--remote-debugging-pipe", "--window-size=1200,900"]
-        self.process = subprocess.Popen(
-            [str(CHROMIUM), *flags, "about:blank"],
-            preexec_fn=give_pipes,
-            pass_fds=(3, 4),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser)
-        os.close(from_browser)
-        self.deadline = time.monotonic() + timeout
-        self.events: list[dict] = []
-        self._buffer = b""
-        self._id = 0
-
-    def _read(self) -> dict:
-        while b"\0" not in self._buffer:
-            left = self.deadline - time.monotonic()
-            if left <= 0 or not select.select([self._out], [], [], left)[0]:
-                raise TimeoutError("Chromium did not answer in time.")
-            chunk = os.read(self._out, 1 << 20)
-            if not chunk:
-                raise EOFError("Chromium closed the DevTools pipe.")
-            self._buffer += chunk
-        message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def call(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        self._id += 1
-        message = {"id": self._id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._in, json.dumps(message).encode() + b"\0")
-        while True:
-            reply = self._read()
-            if reply.get("id") == self._id:
-                assert "error" not in reply, f"{method}: {reply['error']}"
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, event: str) -> None:
-        while not any(e.get("method") == event for e in self.events):
-            self.events.append(self._read())
-
-    def close(self) -> None:
-        try:
-            self.call("Browser.close")
-        except (EOFError, TimeoutError, OSError):
-            pass
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        os.close(self._in)
-        os.close(self._out)
-
-
-def _errors(events: list[dict]) -> list[str]:
-    """Console errors, uncaught exceptions and browser log errors (failed loads, CSP)."""
-    found = []
-    for event in events:
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            found.append(f"console.{params['type']}: {params.get('args')}")
-        elif method == "Runtime.exceptionThrown":
-            found.append(f"exception: {params.get('exceptionDetails')}")
-        elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-            found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
-    return found
-
-
-@pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run installs it)",
-)
+@needs_browser
 def test_headless_chromium_loads_every_image_without_a_console_error(report, tmp_path):
-    profile = Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path))
-    browser = _DevTools(profile)
+    driver = headless_chromium(tmp_path / "chromium", 1200, 900, logs=True)
     try:
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
-        session = attached["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.call(f"{domain}.enable", session=session)
-        browser.call("Page.navigate", {"url": report.as_uri()}, session)
-        browser.wait_for("Page.loadEventFired")
-        images = browser.call(
-            "Runtime.evaluate",
-            {
-                "expression": "JSON.stringify(Array.from(document.images, i => "
-                "({alt: i.alt, complete: i.complete, width: i.naturalWidth})))",
-                "returnByValue": True,
-            },
-            session,
+        driver.get(report.as_uri())  # returns once the page's load event fired
+        loaded = driver.execute_script(
+            "return Array.from(document.images, i => "
+            "({alt: i.alt, complete: i.complete, width: i.naturalWidth}));"
         )
-        shot = browser.call(
-            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session
+        shot = driver.execute_cdp_cmd(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
         )
+        # console errors, uncaught exceptions, failed loads and refused sources (CSP)
+        errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        events = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
     finally:
-        browser.close()
-    loaded = json.loads(images["result"]["value"])
+        driver.quit()
     assert len(loaded) == 4
     assert all(i["complete"] and i["width"] > 0 for i in loaded), loaded
-    assert _errors(browser.events) == []
+    assert errors == []
     requested = [
         e["params"]["request"]["url"][:60]
-        for e in browser.events
+        for e in events  # the report's own requests (Chromium's new-tab page loads beside it)
         if e.get("method") == "Network.requestWillBeSent"
+        and e["params"].get("documentURL") == report.as_uri()
     ]
     assert requested and all(url.startswith(("file:", "data:")) for url in requested), requested
     screenshot = tmp_path / "report.png"
@@ -296,7 +190,6 @@ def test_headless_chromium_loads_every_image_without_a_console_error(report, tmp
     with Image.open(screenshot) as image:
         pixels = np.asarray(image.convert("RGB"))
     assert pixels.shape[0] > 900 and pixels.std() > 10  # the whole page, not a blank one
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_the_elo_section_lists_every_snapshot_and_names_those_it_cannot_draw(report, trained_run):
@@ -321,35 +214,23 @@ def test_the_payoff_matrix_fits_the_page_at_its_own_size_with_its_numbers_as_tex
         assert image.width <= 1000  # the section's width in a 1280-pixel window: not scaled
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM}")
+@needs_browser
 def test_every_figure_fits_a_1280_pixel_wide_window(report, tmp_path):
     # the payoff figure (two panels side by side, 1,600 pixels for seven players) was cut off
-    profile = Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path))
-    browser = _DevTools(profile)
+    driver = headless_chromium(tmp_path / "chromium")
     try:
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
-        session = attached["sessionId"]
-        browser.call("Page.enable", session=session)
         metrics = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
-        browser.call("Emulation.setDeviceMetricsOverride", metrics, session)
-        browser.call("Page.navigate", {"url": report.as_uri()}, session)
-        browser.wait_for("Page.loadEventFired")
-        measured = browser.call(
-            "Runtime.evaluate",
-            {
-                "expression": "JSON.stringify({page: document.documentElement.scrollWidth, "
-                "window: window.innerWidth, images: Array.from(document.images, i => {"
-                "const r = i.getBoundingClientRect(), s = i.closest('section')"
-                ".getBoundingClientRect(); return {alt: i.alt, left: r.left, right: r.right, "
-                "shown: r.width, natural: i.naturalWidth, section: [s.left, s.right]}})})",
-                "returnByValue": True,
-            },
-            session,
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        driver.get(report.as_uri())
+        page = driver.execute_script(
+            "return {page: document.documentElement.scrollWidth, "
+            "window: window.innerWidth, images: Array.from(document.images, i => {"
+            "const r = i.getBoundingClientRect(), s = i.closest('section')"
+            ".getBoundingClientRect(); return {alt: i.alt, left: r.left, right: r.right, "
+            "shown: r.width, natural: i.naturalWidth, section: [s.left, s.right]}})};"
         )
     finally:
-        browser.close()
-    page = json.loads(measured["result"]["value"])
+        driver.quit()
     assert page["window"] == 1280 and page["page"] <= 1280, page
     payoff = [i for i in page["images"] if i["alt"].startswith("payoff matrix")]
     assert payoff, page["images"]
@@ -358,7 +239,6 @@ def test_every_figure_fits_a_1280_pixel_wide_window(report, tmp_path):
         assert left <= image["left"] and image["right"] <= right <= 1280, image
     # and the payoff figure at its own size: its numbers as readable as drawn
     assert payoff[0]["shown"] == payoff[0]["natural"], payoff
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_snapshots_all_at_one_step_get_no_curve_on_an_axis_around_nothing(tmp_path):

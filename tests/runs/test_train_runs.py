@@ -98,7 +98,6 @@ CONFIG_0_2 = """{
 #: one place that picks the vector env, imports both vector envs' classes.)
 TEAM_MODULES = (
     "sp_wrappers.runs.team_train",
-    "sp_wrappers.cli.team_train",
     "sp_wrappers.training.team_selfplay",
     "sp_wrappers.training.team_setup",
     "sp_wrappers.training.team_parts",
@@ -176,9 +175,10 @@ def test_a_league_config_round_trips_and_a_train_run_is_not_a_league(tmp_path):
 # ------------------------------------------------------------------------------------------------
 
 
-def test_runs_train_starts_a_run_from_python_without_argparse(tmp_path):
+def test_runs_start_starts_a_run_from_python_without_argparse(tmp_path):
     config = runs.resolve_run("tictactoe_v3", TINY)
-    result = runs.train(config, tmp_path / "run", progress=False, plots=False, html_report=False)
+    options = runs.RunOptions(progress=False, plots=False, html_report=False)
+    result = runs.start(config, tmp_path / "run", options)
     assert result.total_steps >= 128 and result.config.timesteps == result.total_steps
     stored = json.loads((tmp_path / "run" / "config.json").read_text())
     assert stored == result.config.to_json() and stored["history"][0]["command"] is None
@@ -190,7 +190,8 @@ def test_a_single_learner_run_never_imports_team_code(tmp_path):
 import sys
 from sp_wrappers import runs
 config = runs.resolve_run("tictactoe_v3", {TINY!r})
-runs.train(config, {str(tmp_path / "run")!r}, progress=False, plots=False, html_report=False)
+options = runs.RunOptions(progress=False, plots=False, html_report=False)
+runs.start(config, {str(tmp_path / "run")!r}, options)
 print([m for m in {TEAM_MODULES!r} if m in sys.modules])
 print([m for m in sys.modules if m.startswith("sp_wrappers.cli")])
 """
@@ -198,3 +199,23 @@ print([m for m in sys.modules if m.startswith("sp_wrappers.cli")])
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout.splitlines()
     assert out[-2:] == ["[]", "[]"]
+
+
+def test_the_progress_bar_is_sb3s_with_the_selfplay_statistics(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import ProgressBarCallback
+
+    from sp_wrappers import OpponentSampler, SelfPlayCallback, SelfPlayVecEnv, SnapshotArchive
+    from sp_wrappers.runs.single import ProgressBar
+
+    archive = SnapshotArchive(tmp_path / "archive")
+    env = SelfPlayVecEnv(tictactoe_v3.env, n_envs=2, opponent=OpponentSampler(archive))
+    selfplay = SelfPlayCallback(archive, save_every=64)
+    bar = ProgressBar(selfplay)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, seed=0)
+    model.learn(128, callback=[selfplay, bar])
+    assert isinstance(bar, ProgressBarCallback) and bar.pbar.n == 128
+    assert bar.stats.startswith("win ") and f"snapshots {len(archive)}" in bar.stats
+    env.close()
+    archive.close()

@@ -27,11 +27,12 @@ from sp_wrappers import (
     SelfPlayEnv,
     SelfPlayVecEnv,
     SnapshotArchive,
+    TeamVecEnv,
     make_selfplay_vec_env,
     win_rates_by_config,
 )
 from sp_wrappers.cli import main as cli_main
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 go5 = functools.partial(go_v5.env, board_size=5)
@@ -378,7 +379,7 @@ def train_args(out: Path) -> list[str]:
 def test_a_resumed_train_run_keeps_the_current_configurations(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     run = tmp_path / "run"
-    status = main_train(
+    status = run_command("train",
         [
             "pettingzoo.classic.go_v5:env", "--game-kwarg", "board_size=5",
             "--learner", "black_0", "--env-generator",
@@ -392,7 +393,9 @@ def test_a_resumed_train_run_keeps_the_current_configurations(tmp_path, monkeypa
     assert config["env_generator"] == "test_env_generator:start_komi_then_keep"
     first = len(SnapshotArchive(run / "archive").matches(source="training"))
 
-    status = main_train(["--resume", str(run), "--timesteps", "256", "--no-progress", "--no-plots"])
+    status = run_command(
+        "train", ["--resume", str(run), "--timesteps", "256", "--no-progress", "--no-plots"]
+    )
     assert status == 0, capsys.readouterr().err
     state = json.loads((run / "env_generator.json").read_text())
     assert [c["game_kwargs"] for c in state["copies"]] == [{"komi": 0.5}, {"komi": 1.5}]
@@ -410,7 +413,10 @@ def test_a_resumed_train_run_keeps_the_current_configurations(tmp_path, monkeypa
 
 def test_env_generator_cannot_change_on_resume_and_must_import(tmp_path, capsys):
     assert (
-        main_train(["tictactoe_v3", "--env-generator", "nowhere:gen", "--out", str(tmp_path)]) == 2
+        run_command(
+            "train", ["tictactoe_v3", "--env-generator", "nowhere:gen", "--out", str(tmp_path)]
+        )
+        == 2
     )
     assert "Cannot import 'nowhere'" in capsys.readouterr().err
 
@@ -435,7 +441,7 @@ def test_a_team_learners_game_copies_switch_together_whatever_slot_is_named():
     from mpe2 import simple_tag_v3
 
     tag = functools.partial(simple_tag_v3.env, max_cycles=6, continuous_actions=False)
-    with SelfPlayVecEnv(tag, n_envs=2, learner="adversary", teams="prefix") as venv:
+    with TeamVecEnv(tag, n_envs=2, learner="adversary", teams="prefix") as venv:
         size = venv.team_size  # 3 adversaries: slots 0-2 are game 0, slots 3-5 game 1
         venv.seed(0)
         venv.reset()
@@ -479,7 +485,7 @@ def test_env_generator_gives_a_team_learners_game_copies_their_configurations():
     from stable_baselines3 import PPO
 
     tag = functools.partial(simple_tag_v3.env, max_cycles=8, continuous_actions=False)
-    venv = SelfPlayVecEnv(tag, n_envs=2, learner="adversary", teams="prefix")
+    venv = TeamVecEnv(tag, n_envs=2, learner="adversary", teams="prefix")
     calls = []
 
     def cycles(step, index, history):
@@ -516,7 +522,7 @@ def test_every_teammates_reward_transform_sees_the_episodes_outcome():
             return reward + 1000.0
         return reward
 
-    with SelfPlayVecEnv(tag, n_envs=1, learner="adversary", teams="prefix") as venv:
+    with TeamVecEnv(tag, n_envs=1, learner="adversary", teams="prefix") as venv:
         venv.set_reward_fn(end_bonus)
         venv.seed(0)
         venv.reset()

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from ...core.seats import OutcomeFn
 from ..game_config import CopyConfig, RewardFn, check_reward_fn
@@ -61,6 +60,7 @@ class OpponentPlacement:
     :param device: a torch device (``"cpu"``, ``"cuda"``), or ``None`` to leave opponents where
         they are.
 
+    >>> from gymnasium import spaces
     >>> from sp_wrappers.core.policies import RandomPolicy
     >>> placement = OpponentPlacement("cpu")
     >>> placement.place(RandomPolicy(spaces.Discrete(3)))  # nothing to move
@@ -230,10 +230,6 @@ class EnvCopy:
             self.np_random,
             (id(self), self.games_started, seat),
         )
-
-    def opponent_spaces(self, seat: str) -> tuple[spaces.Space, spaces.Space]:
-        """The (observation, action) spaces an opponent in ``seat`` must fit."""
-        return self.seating.spaces_of(seat)
 
     def restart_empty_game(self) -> tuple:
         """The game ended before the learner's first turn: play another (as SelfPlayEnv does)."""

@@ -3,8 +3,7 @@
 A learner team's env is a ``SelfPlayVecEnv`` holding the team seating
 (:class:`~sp_wrappers.envs.vector.team_seating.LearnerTeam`: one slot per team agent, one match
 per game copy). ``TeamVecEnv`` adds no behaviour: it names such an env, requires ``teams=``, and
-is what ``make_selfplay_vec_env(..., teams=...)`` builds (``SelfPlayVecEnv(..., teams=...)``
-builds the same env with a ``DeprecationWarning``).
+is what ``make_selfplay_vec_env(..., teams=...)`` builds.
 """
 
 from __future__ import annotations
@@ -25,7 +24,10 @@ class TeamVecEnv(SelfPlayVecEnv):
     :param env_fn: a function returning a fresh PettingZoo game (see ``SelfPlayVecEnv``).
     :param args: ``SelfPlayVecEnv``'s other arguments in its order (``n_envs``, ``learner``: a
         team, ``opponent``: also ``{team: source}``, ...), or as keywords in ``kwargs``.
-    :param teams: ``"prefix"`` or ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamLayout`).
+    :param teams: ``"prefix"`` or ``{team: [agent, ...]}`` (see :class:`~sp_wrappers.TeamLayout`):
+        ``learner`` names a team and each of its agents is its own slot (parameter sharing), so
+        ``num_envs == n_envs * team_size``, slot ``g * team_size + k`` being agent ``k`` in game
+        copy ``g`` (``n_games == n_envs``); ``opponent`` may be ``{team: source}``.
 
     >>> import numpy as np
     >>> from mpe2 import simple_tag_v3
@@ -51,4 +53,5 @@ class TeamVecEnv(SelfPlayVecEnv):
                 "TeamVecEnv needs teams='prefix' or {team: [agent, ...]}; for a learner that plays "
                 "one seat use SelfPlayVecEnv."
             )
-        super().__init__(env_fn, *args, teams=teams, **kwargs)
+        self.teams = teams
+        super().__init__(env_fn, *args, **kwargs)

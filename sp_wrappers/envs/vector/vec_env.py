@@ -116,11 +116,6 @@ class SelfPlayVecEnv(VecEnv):
         when first drawn (the archive's cached copy moves too). ``None`` leaves them where they are.
     :param start_method: multiprocessing start method for the workers (default ``"forkserver"``
         where available, else ``"spawn"``).
-    :param teams: ``None`` (every agent its own team, as above), ``"prefix"`` or ``{team: [agent,
-        ...]}`` (see :class:`~sp_wrappers.TeamLayout`): ``learner`` then names a team and each of
-        its agents is its own slot (parameter sharing), so ``num_envs == n_envs * team_size``,
-        slot ``g * team_size + k`` being agent ``k`` in game copy ``g`` (``n_games == n_envs``);
-        ``opponent`` may be ``{team: source}``. The env is then a ``TeamVecEnv`` (a subclass).
     :param symmetries: play each copy's episodes in a symmetric view of the board, drawn per copy
         at each reset with the copy's generator (see ``SelfPlayEnv``): ``"auto"``, a game name with
         built-ins, or a list of :class:`~sp_wrappers.games.symmetries.Symmetry`, checked against
@@ -146,6 +141,10 @@ class SelfPlayVecEnv(VecEnv):
     >>> env.close()
     """
 
+    #: The learner's teams: ``None`` here (the learner plays one seat); a
+    #: :class:`~sp_wrappers.envs.vector.team_vec_env.TeamVecEnv` sets its ``teams=``.
+    teams: Any = None
+
     def __init__(
         self,
         env_fn: Callable[..., Any],
@@ -160,19 +159,9 @@ class SelfPlayVecEnv(VecEnv):
         start_method: str | None = None,
         opponent_draw: str = "per_env",
         illegal_action: str = "loss",
-        teams: Any = None,
         symmetries: Any = None,
     ) -> None:
         check_env_fn(env_fn)
-        if teams is not None and type(self) is SelfPlayVecEnv:
-            warnings.warn(
-                "SelfPlayVecEnv(..., teams=...) is deprecated and goes away in 0.3: build a "
-                "learner team's env with sp_wrappers.make_selfplay_vec_env(env_fn, teams=...) "
-                "or sp_wrappers.envs.vector.TeamVecEnv(env_fn, teams=...).",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-        self.teams = teams
         if opponent_draw not in OPPONENT_DRAWS:
             raise ValueError(
                 f"opponent_draw must be one of {OPPONENT_DRAWS}, got {opponent_draw!r}: 'per_env' "
@@ -200,7 +189,7 @@ class SelfPlayVecEnv(VecEnv):
         opponents = per_copy_opponents(opponent, n_envs)
         if env_kwargs:
             env_fn = WithKwargs(env_fn, dict(env_kwargs))
-        seating_type = seating_for(teams)
+        seating_type = seating_for(self.teams)
         seating_type.check_symmetries(symmetries)  # before any game is built
         self.symmetries = resolve_symmetries(symmetries, env_fn)
         self.env_fn = env_fn  # the game's constructor, for evaluation games (SelfPlayCallback)
