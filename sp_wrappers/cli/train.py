@@ -303,6 +303,15 @@ def _configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "of at least 20,000 steps)",
     )
     parser.add_argument(
+        "--magnet",
+        default=None,
+        metavar="kl=ETA,refresh=N[,unit=updates|steps][,average=K]",
+        help="on-policy learners (ppo, maskable_ppo, a2c, trpo): subtract ETA * (log pi(a|s) - "
+        "log magnet(a|s)) from each step's reward and make the magnet the current policy every "
+        "N updates (unit=steps: learner steps), or the mixture of the K newest; self-play that "
+        "settles in poker instead of cycling (R-NaD, MMD). none: off (default: the recipe's)",
+    )
+    parser.add_argument(
         "--strength-plies",
         type=int,
         default=None,

@@ -58,6 +58,8 @@ __all__ = [
     "option_name",
     "probe_or_fail",
     "read_json_object",
+    "magnet_settings",
+    "MAGNET_ALGOS",
 ]
 
 CONFIG_FORMAT_VERSION = 1
@@ -188,6 +190,9 @@ class RunConfig(JsonConfig):
     :param exploitability_every: exact exploitability measurement interval in learner steps,
         for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
         :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
+    :param magnet: the magnet regulariser's settings (``{"kl", "refresh", "unit", "average"}``,
+        or the text ``"kl=0.05,refresh=20"``; see
+        :class:`~sp_wrappers.training.magnet.MagnetSettings`); ``None`` (or ``"none"``): off.
     :param history: one entry per ``train`` call on the run (written by :func:`train`).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
@@ -219,12 +224,26 @@ class RunConfig(JsonConfig):
     strength_every: int | None = None
     strength_plies: int | None = field(default=None, metadata=WHEN_SET)
     exploitability_every: int | None = field(default=None, metadata=WHEN_SET)
+    magnet: Mapping[str, Any] | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sampler", {**SAMPLER_DEFAULTS, **self.sampler})
+        object.__setattr__(self, "magnet", magnet_settings(self.magnet))
+
+
+def magnet_settings(raw: Any) -> dict[str, Any] | None:
+    """``magnet`` as ``config.json`` stores it: ``None`` for off (``None``, ``"none"``, ``{}``),
+    else the checked settings' object (from the object or the text ``"kl=0.05,refresh=20"``)."""
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("none", "off", "")):
+        return None
+    if isinstance(raw, Mapping) and not raw:
+        return None
+    from ..training.magnet import MagnetSettings  # torch: only when a run has a magnet
+
+    return MagnetSettings.from_json(raw).to_json()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -477,6 +496,15 @@ def check_config(config: RunConfig) -> None:
         except ValueError as error:
             raise TrainError(str(error)) from None
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
+    if config.magnet is not None and config.algo not in MAGNET_ALGOS:
+        raise TrainError(
+            f"`magnet` regularises the on-policy learners {', '.join(MAGNET_ALGOS)}, not "
+            f"{config.algo}; drop `magnet` or pick one of them with `algo`."
+        )
+
+
+#: The learners :class:`~sp_wrappers.training.magnet.MagnetCallback` regularises.
+MAGNET_ALGOS = ("ppo", "maskable_ppo", "a2c", "trpo")
 
 
 def check_team_config(config: TeamRunConfig) -> None:

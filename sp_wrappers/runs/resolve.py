@@ -88,6 +88,7 @@ _SINGLE_ONLY = (
     "max_snapshots",
     "prune_by",
     "fit_every",
+    "magnet",
 )
 #: What cannot change when a run resumes (``config_file``: a config file given with a run).
 _FIXED_ON_RESUME = ("algo", "hyperparams", "game_kwargs", "config_file", "seed")
