@@ -32,7 +32,6 @@ MagnetSettings(kl=0.05, refresh=20, unit='updates', average=1)
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
@@ -49,6 +48,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import obs_as_tensor
 
+from ..core.policy_families import constructor_parameters
 from ..core.run_layout import MAGNET_NAME
 from ..core.save_util import atomic_write
 from .errors import MagnetError
@@ -324,7 +324,11 @@ class MagnetCallback(BaseCallback):
             return dist.log_prob(acts)
 
     def _frozen_copy(self) -> Any:
-        member = copy.deepcopy(self.model.policy)
+        """A new policy of the learner's class holding a copy of its weights (rebuilt rather
+        than deep-copied: a policy after an update holds tensors of the autograd graph)."""
+        policy = self.model.policy
+        member = type(policy)(**constructor_parameters(policy)).to(policy.device)
+        member.load_state_dict(policy.state_dict())
         member.optimizer = None  # never trained: no optimizer state to carry
         member.set_training_mode(False)
         member.requires_grad_(False)
