@@ -30,7 +30,7 @@ from .run_options import parse_pairs
 __all__ = ["add_psro_parser", "cmd_psro"]
 
 _SETTINGS = ("steps", "meta_solver", "n_envs", "seed", "payoffs", "games_per_pair", "min_gain")
-_SETTINGS += ("doublings", "random_ratio", "reference_ratio")
+_SETTINGS += ("doublings", "random_ratio", "reference_ratio", "magnet")
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -164,6 +164,13 @@ def add_psro_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="F",
         help="share of the oracle's episodes against the game's reference players, such as "
         "tic-tac-toe's minimax (default 0); the meta-mixture gets the rest",
+    )
+    parser.add_argument(
+        "--magnet",
+        default=None,
+        metavar="kl=ETA,refresh=N",
+        help="each best response trains with a magnet regulariser (see sp-wrappers train "
+        "--magnet), a fresh magnet per response (default: none)",
     )
     parser.add_argument("--n-envs", type=int, default=None, metavar="N")
     parser.add_argument("--seed", type=int, default=None)

@@ -245,3 +245,28 @@ def test_settings_round_trip_through_json():
     settings = MagnetSettings.parse("kl=0.05,refresh=40,unit=updates,average=2")
     assert MagnetSettings.from_json(settings.to_json()) == settings
     assert MagnetSettings.from_json("kl=1,refresh=1").kl == 1.0
+
+
+def test_psro_trains_each_best_response_with_the_magnet(tmp_path):
+    from sp_wrappers.league.psro import PSRO, PSRO_STATE, PSROSettings, read_psro
+
+    def responses(folder, magnet):
+        models = []
+
+        def make_model(venv, seed):
+            models.append(MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=64, seed=seed))
+            return models[-1]
+
+        settings = PSROSettings(steps_per_iteration=256, n_envs=2, payoffs="exact", magnet=magnet)
+        PSRO(kuhn_poker, make_model, folder, settings=settings).run(iterations=2)
+        return models
+
+    def penalised(model) -> bool:  # Kuhn pays whole chips: any fraction is the magnet's
+        rewards = model.rollout_buffer.rewards
+        return bool(np.abs(rewards - np.round(rewards)).max() > 1e-6)
+
+    with_magnet = responses(tmp_path / "on", "kl=0.1,refresh=1")[1:]  # the first: untrained
+    assert len(with_magnet) == 2 and all(penalised(m) for m in with_magnet)
+    settings = read_psro(tmp_path / "on" / PSRO_STATE)["settings"]
+    assert settings["magnet"] == {"kl": 0.1, "refresh": 1, "unit": "updates", "average": 1}
+    assert not any(penalised(m) for m in responses(tmp_path / "off", None))
