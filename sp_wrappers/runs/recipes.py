@@ -111,6 +111,8 @@ class Recipe:
         train`` against the game's ladder (games with reference players only; see
         :class:`~sp_wrappers.training.strength.StrengthCallback`); ``None``: a tenth of the run
         (none in runs shorter than 50,000 steps); ``0``: none.
+    :param magnet: the magnet regulariser's settings (``{"kl", "refresh", "unit", "average"}``,
+        see :class:`~sp_wrappers.training.magnet.MagnetSettings`); ``None``: none.
     """
 
     algo: str
@@ -129,6 +131,7 @@ class Recipe:
     team_change: int | None = None
     symmetries: str | None = None
     strength_every: int | None = None
+    magnet: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A deep, JSON-ready copy."""

@@ -358,6 +358,7 @@ def _new_run(game: str | None, given: Mapping[str, Any], base: Mapping[str, Any]
         draw_reward=recipe.draw_reward,
         symmetries=recipe.symmetries,
         strength_every=recipe.strength_every,
+        magnet=recipe.magnet,
     ).to_json()
     from_file = _take_file(data, base, same_game, _FROM_FILE, None)
     config = _fit(_with_overrides(RunConfig.from_json(data), given), given, from_file)
