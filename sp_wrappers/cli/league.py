@@ -172,6 +172,13 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "sp-wrappers train does (auto: the game's built-ins, checked against the game first; "
         "none: the real view; default: the recipe's)",
     )
+    training.add_argument(
+        "--magnet",
+        default=None,
+        metavar="kl=ETA,refresh=N",
+        help="every learning player learns with a magnet regulariser, as sp-wrappers train "
+        "--magnet (on-policy learners; a resumed league starts the magnets afresh)",
+    )
     training.add_argument("--device", default="cpu", help="torch device of the players")
     training.add_argument(
         "--threads", type=int, default=1, metavar="N", help="torch threads per player"

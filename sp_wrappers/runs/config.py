@@ -60,6 +60,7 @@ __all__ = [
     "read_json_object",
     "magnet_settings",
     "MAGNET_ALGOS",
+    "check_magnet_algo",
 ]
 
 CONFIG_FORMAT_VERSION = 1
@@ -345,6 +346,8 @@ class LeagueConfig(JsonConfig):
     :param eval_games: end-of-run games of each main agent against each reference bot.
     :param symmetries: ``"auto"`` or a game's name: every player's learner episodes in a random
         symmetric view of the board, as a train run's; ``None``: the real view only.
+    :param magnet: every learning player's magnet regulariser (see :class:`RunConfig`'s
+        ``magnet``); ``None``: none.
     :param history: one entry per call on the run.
     :param extra: keys this version does not know, kept as they are.
     :param command: ``"league"``, what 0.2 wrote to tell a league's file (kept, so that 0.2 still
@@ -366,8 +369,12 @@ class LeagueConfig(JsonConfig):
     max_frozen: int | None = None
     eval_games: int
     symmetries: str | None = field(default=None, metadata=WHEN_SET)
+    magnet: Mapping[str, Any] | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "magnet", magnet_settings(self.magnet))
 
     @classmethod
     def _writer(cls) -> str:
@@ -496,10 +503,15 @@ def check_config(config: RunConfig) -> None:
         except ValueError as error:
             raise TrainError(str(error)) from None
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
-    if config.magnet is not None and config.algo not in MAGNET_ALGOS:
-        raise TrainError(
+    check_magnet_algo(config.magnet, config.algo)
+
+
+def check_magnet_algo(magnet: Any, algo: str, error: type[TrainError] = TrainError) -> None:
+    """A ``magnet`` only with an on-policy learner the magnet can regularise."""
+    if magnet is not None and algo not in MAGNET_ALGOS:
+        raise error(
             f"`magnet` regularises the on-policy learners {', '.join(MAGNET_ALGOS)}, not "
-            f"{config.algo}; drop `magnet` or pick one of them with `algo`."
+            f"{algo}; drop `magnet` or pick one of them with `algo`."
         )
 
 

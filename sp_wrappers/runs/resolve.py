@@ -42,6 +42,7 @@ from .config import (
     TeamRunConfig,
     TrainError,
     check_config,
+    check_magnet_algo,
     check_team_config,
     option_name,
     probe_or_fail,
@@ -563,6 +564,7 @@ def resolve_league(
     }
     eval_games = given.get("eval_games")
     symmetries = given.get("symmetries", recipe.symmetries)
+    check_magnet_algo(given.get("magnet"), algo, LeagueError)
     return LeagueConfig(
         game=game,
         game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
@@ -576,4 +578,5 @@ def resolve_league(
         max_frozen=given.get("max_frozen"),
         eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
         symmetries=None if symmetries == "none" else symmetries,
+        magnet=given.get("magnet"),
     )

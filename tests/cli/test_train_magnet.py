@@ -81,3 +81,23 @@ def test_magnet_is_a_single_learner_setting_and_none_turns_it_off():
     assert "magnet" not in resolve_run(KUHN_POKER, {"magnet": None}).to_json()
     with pytest.raises(TrainError, match="`magnet` applies to single-learner runs"):
         resolve_run("tictactoe_v3", {"teams": "prefix", "magnet": "kl=0.1,refresh=1"})
+
+
+def test_league_takes_the_magnet_and_refuses_it_for_an_off_policy_learner(tmp_path, capsys):
+    from sp_wrappers.cli.league import main_league
+
+    tiny = ["--timesteps", "256", "--chunk-steps", "128", "--selfplay", "--n-envs", "2",
+            "--hp", "n_steps=32", "--hp", "batch_size=32", "--eval-games", "0",
+            "--backend", "serial", "--no-progress", "--no-plots"]  # fmt: skip
+    status = main_league(
+        [KUHN_POKER, *tiny, "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "l")]
+    )
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    config = json.loads((tmp_path / "l" / "config.json").read_text())
+    assert config["magnet"] == {"kl": 0.1, "refresh": 2, "unit": "updates", "average": 1}
+    status = main_league(
+        [KUHN_POKER, "--algo", "dqn", "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "d")]
+    )
+    out, err = capsys.readouterr()
+    assert status == 2 and "--magnet" in err and "dqn" in err

@@ -270,3 +270,26 @@ def test_psro_trains_each_best_response_with_the_magnet(tmp_path):
     settings = read_psro(tmp_path / "on" / PSRO_STATE)["settings"]
     assert settings["magnet"] == {"kl": 0.1, "refresh": 1, "unit": "updates", "average": 1}
     assert not any(penalised(m) for m in responses(tmp_path / "off", None))
+
+
+def test_a_league_player_keeps_its_magnet_across_chunks_and_starts_afresh_at_a_reset():
+    from sp_wrappers.league.worker import ChunkPlan, PlayerWorker
+
+    worker = PlayerWorker(
+        "main",
+        kuhn_poker,
+        lambda env: MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0),
+        n_envs=2,
+        seed=0,
+        magnet={"kl": 0.1, "refresh": 1},
+    )
+    described = worker.describe()
+    start = {"first": ("v0", described["spec"], described["initial_weights"])}
+    worker.train_chunk(ChunkPlan(steps=256, opponents={"first": 1.0}, weights=start, seed=0))
+    magnet = worker.magnet
+    assert magnet.updates == 2 and magnet.refreshes == 2
+    worker.train_chunk(ChunkPlan(steps=128, opponents={"first": 1.0}, seed=1))
+    assert worker.magnet is magnet and magnet.updates == 3
+    worker.train_chunk(ChunkPlan(steps=128, opponents={"first": 1.0}, reset=True, seed=2))
+    assert worker.magnet is not magnet and worker.magnet.updates == 1
+    worker.close()
