@@ -465,19 +465,26 @@ RECIPES: dict[str, Recipe] = {
             "gae_lambda": 0.95,
             "policy_kwargs": {"net_arch": [64, 64]},
         },
-        _sampler(window=None, latest_ratio=0.3, strategy="nash", random_ratio=0.0),
+        _sampler(window=None, latest_ratio=1.0, strategy="nash", random_ratio=0.0),
         timesteps=1_000_000,
         n_envs=8,
         save_every=20_000,
         eval_games=200,
         tuned=True,
+        magnet={"kl": 0.2, "refresh": 10, "unit": "updates", "average": 1},
         notes="Kuhn poker (OpenSpiel through openspiel_env), one network for both seats. From "
         "issue #32's 10-minute runs on 2 cores: entropy 0.05 and learning rate 1e-4 brought a "
         "single PPO policy to NashConv 0.26-0.45 where SB3's defaults stayed at 0.58-1.6, and a "
         "Nash mixture over the snapshots reached 0.119; so the opponents are drawn from the "
         "archive's Nash mixture (strategy nash, PSRO's meta-solver) and the run measures the "
         "mixture's exploitability (sp-wrappers exploitability). Target: the Nash mixture's "
-        "exploitability at most 0.05 (NashConv 0.10) within 10 minutes. " + _POKER_NOTE,
+        "exploitability at most 0.05 (NashConv 0.10) within 10 minutes. Since #48 the learner "
+        "plays its own latest weights (latest_ratio 1) under a magnet (kl 0.2, refresh every 10 "
+        "updates; MagnetCallback), the dynamics that settle on one network instead of cycling: "
+        "a short check on a loaded shared machine (2 cores, load 5-8, about 200 steps/s, "
+        "benchmarks/exploitability.py --games kuhn --strategies magnet --seconds 150) reached "
+        "the learner's exploitability 0.20 at 30k steps; the protected arms are the lead's "
+        "(docs/benchmarks.md). " + _POKER_NOTE,
     ),
     LEDUC_POKER: Recipe(
         "maskable_ppo",
@@ -491,17 +498,22 @@ RECIPES: dict[str, Recipe] = {
             "gae_lambda": 0.95,
             "policy_kwargs": {"net_arch": [128, 128]},
         },
-        _sampler(window=None, latest_ratio=0.3, strategy="nash", random_ratio=0.0),
+        _sampler(window=None, latest_ratio=1.0, strategy="nash", random_ratio=0.0),
         timesteps=5_000_000,
         n_envs=8,
         save_every=50_000,
         eval_games=200,
         tuned=True,
+        magnet={"kl": 0.2, "refresh": 10, "unit": "updates", "average": 1},
         notes="Leduc poker (OpenSpiel through openspiel_env) observing OpenSpiel's "
         "information-state tensor (leduc_poker's default here): Shimmy's observation drops the "
         "betting history, a floor of about 0.3 NashConv for any policy that sees only it. "
         "Kuhn's settings with a wider network; opponents from the archive's Nash mixture. "
-        "Target: NashConv at most 1.0 within 60 minutes on 2 cores (0.5 the stretch). "
+        "Target: NashConv at most 1.0 within 60 minutes on 2 cores (0.5 the stretch). Since #48 "
+        "the learner plays its own latest weights under a magnet (Kuhn's settings, kl 0.2, "
+        "refresh every 10 updates): not yet measured beyond a short check on a loaded machine "
+        "(the learner's NashConv 4.38 at 47k steps, 7 minutes at about 110 steps/s, with "
+        "kl 0.05, refresh 20 and PPO settings of its own); the protected arms are the lead's. "
         + _POKER_NOTE,
     ),
     GO: Recipe(

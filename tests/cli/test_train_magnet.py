@@ -101,3 +101,27 @@ def test_league_takes_the_magnet_and_refuses_it_for_an_off_policy_learner(tmp_pa
     )
     out, err = capsys.readouterr()
     assert status == 2 and "--magnet" in err and "dqn" in err
+
+
+def test_benchmark_magnet_arm_measures_the_learner_with_the_recipes_magnet(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "benchmarks" / "exploitability.py"
+    spec = importlib.util.spec_from_file_location("exploitability_benchmark_magnet", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    recipe = resolve_run(KUHN_POKER, benchmark.overrides("kuhn", "magnet", 0))
+    assert recipe.magnet is not None and recipe.sampler["latest_ratio"] == 1.0
+    plain = resolve_run(KUHN_POKER, benchmark.overrides("kuhn", "nash", 0))
+    assert plain.magnet is None and plain.sampler["latest_ratio"] == 0.3  # as measured before
+    argv = ["--games", "kuhn", "--strategies", "magnet", "--seeds", "1", "--seconds", "1",
+            "--every", "256", "--magnet", "kl=0.3,refresh=2", "--out", str(tmp_path)]  # fmt: skip
+    assert benchmark.main(argv) == 0
+    lines = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert {line["strategy"] for line in lines} == {"magnet"}
+    assert all(line["magnet"]["kl"] == 0.3 for line in lines)
+    assert all(line["learner_nash_conv"] >= 0 for line in lines)
+    capsys.readouterr()
+    assert benchmark.main(["--table", str(tmp_path)]) == 0
+    assert "| magnet | 0 |" in capsys.readouterr().out
