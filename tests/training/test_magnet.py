@@ -159,15 +159,21 @@ class MaskCheck(BaseCallback):
         obs = th.as_tensor(buffer.observations.reshape(-1, *buffer.observations.shape[2:]))
         masks = buffer.action_masks.reshape(obs.shape[0], -1).astype(bool)
         assert (~masks).any()  # tic-tac-toe: most moves are illegal most of the time
+        taken = buffer.actions.reshape(-1).astype(int)
+        mixture = np.zeros(len(taken))
         for member in self.magnet.members:
             with th.no_grad():
                 dist = member.get_distribution(obs, action_masks=masks).distribution
             probs = dist.probs.numpy()
             self.illegal_mass.append(float(probs[~masks].max()))
             self.legal_mass.append(float(np.abs(probs.sum(axis=1) - 1).max()))
-        self.log_probs.append(
-            self.magnet.magnet_log_prob(buffer.observations, buffer.actions, buffer.action_masks)
+            mixture += probs[np.arange(len(taken)), taken] / len(self.magnet.members)
+        computed = self.magnet.magnet_log_prob(
+            buffer.observations, buffer.actions, buffer.action_masks
         )
+        # the magnet the callback uses is the masked mixture (unmasked, legal moves get less)
+        np.testing.assert_allclose(computed.reshape(-1), np.log(mixture), rtol=1e-5, atol=1e-6)
+        self.log_probs.append(computed)
 
 
 def test_a_masked_move_never_gets_probability_under_the_magnet():
