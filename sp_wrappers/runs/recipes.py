@@ -513,9 +513,9 @@ RECIPES: dict[str, Recipe] = {
         "Target: NashConv at most 1.0 within 60 minutes on 2 cores (0.5 the stretch). Since #48 "
         "the learner plays its own latest weights under a magnet (Kuhn's settings, kl 0.2, "
         "refresh every 10 updates): not yet measured beyond a short check on a loaded machine "
-        "(the learner's NashConv 4.38 at 47k steps, 7 minutes at about 110 steps/s, with "
-        "kl 0.05, refresh 20 and PPO settings of its own); the protected arms are the lead's. "
-        + _POKER_NOTE,
+        "(load 5.4-7.9, 154 steps/s: the learner's NashConv 4.15-4.36 from 20k to 70k steps, "
+        "where plain self-play's learner ended at 2.28 after 3M); the protected arms are still "
+        "to run (docs/benchmarks.md). " + _POKER_NOTE,
     ),
     GO: Recipe(
         "maskable_ppo",
