@@ -483,9 +483,9 @@ RECIPES: dict[str, Recipe] = {
         "updates; MagnetCallback), the dynamics that settle on one network instead of cycling: "
         "a short check on a loaded shared machine (2 cores, load 5.8-7.6, 140 steps/s, "
         "benchmarks/exploitability.py --games kuhn --strategies magnet --seconds 420) took the "
-        "learner's exploitability to 0.306, 0.151 and 0.136 at 20k, 40k and 59k steps, below "
-        "every sampler arm's learner alone; the protected arms are still to run "
-        "(docs/benchmarks.md). " + _POKER_NOTE,
+        "learner's exploitability to 0.306, 0.151 and 0.136 at 20k, 40k and 59k steps (seed 1: "
+        "0.142 at 60k, then back up to 0.291 at 174k: not settled); the protected arms are "
+        "still to run (docs/benchmarks.md). " + _POKER_NOTE,
     ),
     LEDUC_POKER: Recipe(
         "maskable_ppo",
