@@ -26,6 +26,7 @@ __all__ = [
     "EXPLOIT_DIR",
     "EXPLOIT_HISTORY",
     "PSRO_NAME",
+    "MAGNET_NAME",
 ]
 
 CONFIG_NAME = "config.json"
@@ -41,3 +42,4 @@ PROGRESS_NAME = "progress.csv"
 EXPLOIT_DIR = "exploit"
 EXPLOIT_HISTORY = "exploit.json"
 PSRO_NAME = "psro.json"
+MAGNET_NAME = "magnet.safetensors"

@@ -81,6 +81,8 @@ from ..evaluation.exploitability import (
 from ..evaluation.payoffs import ExactPayoffs, SampledPayoffs
 from ..opponents.meta_solvers import META_SOLVERS, meta_strategy
 from ..opponents.sampler import OpponentSampler
+from ..training.errors import MagnetError
+from ..training.magnet import MagnetCallback, MagnetSettings
 from ..training.nash_games import mixture_statistics
 from ..training.schedules import BudgetSchedules
 from .errors import LeagueSetupError
@@ -132,6 +134,9 @@ class PSROSettings:
     :param random_ratio: the share of the oracle's episodes against a uniformly random player.
     :param reference_ratio: the share against the game's reference players (``PSRO``'s
         ``reference``: tic-tac-toe's minimax), split evenly; the meta-mixture gets the rest.
+    :param magnet: each best response trains with a magnet regulariser of these settings
+        (:class:`~sp_wrappers.training.magnet.MagnetSettings`: ``{"kl", "refresh", ...}`` or
+        ``"kl=0.05,refresh=20"``), a fresh magnet per response; ``None``: none.
     """
 
     steps_per_iteration: int = 50_000
@@ -148,8 +153,15 @@ class PSROSettings:
     keep_budget: bool = False
     random_ratio: float = 0.0
     reference_ratio: float = 0.0
+    magnet: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if self.magnet is not None:
+            try:
+                magnet = MagnetSettings.from_json(self.magnet).to_json()
+            except MagnetError as error:
+                raise LeagueSetupError(f"{error} (--magnet)") from None
+            object.__setattr__(self, "magnet", magnet)
         if int(self.steps_per_iteration) < 1:
             raise LeagueSetupError(
                 f"steps_per_iteration must be a positive number of learner steps, got "
@@ -504,8 +516,10 @@ class PSRO:
         reset = not s.warm_start
         horizon = s.max_steps if check else chunk
         schedules = BudgetSchedules((0 if reset else model.num_timesteps) + horizon)
+        magnet = None if s.magnet is None else MagnetCallback.from_settings(s.magnet)
+        callbacks = [schedules] if magnet is None else [schedules, magnet]
         while True:
-            model.learn(chunk, reset_num_timesteps=steps == 0 and reset, callback=schedules)
+            model.learn(chunk, reset_num_timesteps=steps == 0 and reset, callback=callbacks)
             steps += chunk
             self.steps += chunk
             late = seconds is not None and time.perf_counter() - start >= seconds

@@ -142,6 +142,9 @@ class League:
     :param min_games: games a pair needs before PFSP trusts its win rate.
     :param torch_threads: torch threads in each player.
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments for each player.
+    :param magnet: every learning player learns with a magnet regulariser of these settings
+        (:class:`~sp_wrappers.training.magnet.MagnetSettings`); a resumed league starts each
+        player's magnet afresh from its weights. ``None``: none.
     :param trusted_modules: module prefixes whose classes the players' policies may name, on top
         of SB3's, sb3-contrib's, torch's and sp_wrappers' (a custom features extractor:
         ``["mymod."]``; see :class:`~sp_wrappers.SnapshotArchive`). The classes the players'
@@ -183,6 +186,7 @@ class League:
         min_games: int = DEFAULT_MIN_GAMES,
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
+        magnet: Mapping[str, Any] | None = None,
         trusted_modules: Sequence[str] = (),
         on_round: Callable[[League, dict[str, ChunkResult]], None] | None = None,
         on_stall: OnStall | None = None,
@@ -236,6 +240,7 @@ class League:
         self.max_frozen = max_frozen
         self.torch_threads = torch_threads
         self.vec_env_kwargs = dict(vec_env_kwargs or {})
+        self.magnet = None if magnet is None else dict(magnet)
         self.on_round = on_round
         #: each learning player's learner steps in the last round (0: it sat the round out,
         #: ahead of its compute share), for the progress display
@@ -403,6 +408,7 @@ class League:
             torch_threads=self.torch_threads,
             vec_env_kwargs=self.vec_env_kwargs,
             trusted_modules=self.archive.trusted_modules,
+            magnet=self.magnet,
         )
         directory = self._player_dir(spec.name)
         if (directory / "initial.zip").exists():

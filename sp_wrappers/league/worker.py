@@ -171,6 +171,9 @@ class PlayerWorker:
     :param vec_env_kwargs: more :class:`~sp_wrappers.SelfPlayVecEnv` arguments.
     :param trusted_modules: module prefixes whose classes the opponents' policy specs may name
         (the league's: see :class:`~sp_wrappers.league.League`).
+    :param magnet: the player learns with a magnet regulariser of these settings
+        (:class:`~sp_wrappers.training.magnet.MagnetSettings`), kept across its chunks and
+        started afresh at a reset; ``None``: none.
     """
 
     def __init__(
@@ -186,6 +189,7 @@ class PlayerWorker:
         torch_threads: int | None = 1,
         vec_env_kwargs: Mapping[str, Any] | None = None,
         trusted_modules: Sequence[str] = (),
+        magnet: Mapping[str, Any] | None = None,
     ) -> None:
         import torch
 
@@ -209,6 +213,16 @@ class PlayerWorker:
             self.model.set_parameters(io.BytesIO(model_zip), exact_match=True)
         self.model.num_timesteps = int(steps)
         self._opponents: dict[str, tuple[str, Any]] = {}
+        self.magnet_settings = magnet
+        self.magnet = self._new_magnet()
+
+    def _new_magnet(self) -> Any:
+        """A magnet that starts from the player's weights at its next ``learn``."""
+        if self.magnet_settings is None:
+            return None
+        from ..training.magnet import MagnetCallback
+
+        return MagnetCallback.from_settings(self.magnet_settings)
 
     def _check_model_fits(self) -> None:
         from ..archive.spaces import spaces_match
@@ -288,6 +302,7 @@ class PlayerWorker:
             buffer = getattr(self.model, "replay_buffer", None)
             if buffer is not None:
                 buffer.reset()
+            self.magnet = self._new_magnet()  # the magnet of the weights it was reset to
         for opponent, (version, spec, state) in plan.weights.items():
             policy = self._opponent_policy(opponent, spec, state, plan.trusted_classes)
             self._opponents[opponent] = (version, policy)
@@ -301,6 +316,8 @@ class PlayerWorker:
         # SB3 resets the env at the first learn (so no episode is played against the placeholder
         # opponent); later chunks go on with the episodes in progress, which keep their opponent.
         callbacks: list[BaseCallback] = [recorder]
+        if self.magnet is not None:
+            callbacks.append(self.magnet)
         if plan.schedule_steps is not None:
             callbacks.append(BudgetSchedules(max(1, int(plan.schedule_steps))))
         self.model.learn(plan.steps, callback=callbacks, reset_num_timesteps=False)

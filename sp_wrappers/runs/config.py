@@ -74,6 +74,9 @@ __all__ = [
     "probe_or_fail",
     "read_json_object",
     "random_openings_range",
+    "magnet_settings",
+    "MAGNET_ALGOS",
+    "check_magnet_algo",
 ]
 
 CONFIG_FORMAT_VERSION = 1
@@ -222,6 +225,9 @@ class RunConfig(JsonConfig):
     :param exploitability_every: exact exploitability measurement interval in learner steps,
         for games where it fits (0: off; ``None``: a tenth of runs of at least 20,000 steps; see
         :func:`~sp_wrappers.runs.run_logs.exploitability_callback`).
+    :param magnet: the magnet regulariser's settings (``{"kl", "refresh", "unit", "average"}``,
+        or the text ``"kl=0.05,refresh=20"``; see
+        :class:`~sp_wrappers.training.magnet.MagnetSettings`); ``None`` (or ``"none"``): off.
     :param history: one entry per call on the run (written by the run).
     :param sp_wrappers_version: the version that last trained the run.
     :param extra: keys of the file this version does not know, kept as they are.
@@ -401,12 +407,38 @@ class RunConfig(JsonConfig):
         kinds=("single",),
         when_set=True,
     )
+    magnet: Mapping[str, Any] | None = setting(
+        None,
+        help="on-policy learners (ppo, maskable_ppo, a2c, trpo): subtract ETA * (log pi(a|s) - "
+        "log magnet(a|s)) from each step's reward and make the magnet the current policy every "
+        "N updates (unit=steps: learner steps), or the mixture of the K newest; self-play that "
+        "settles in poker instead of cycling (R-NaD, MMD); in a league every learning player "
+        "has one (a resumed league starts them afresh), in PSRO each best response a fresh one. "
+        "none: off (default: the recipe's)",
+        metavar="kl=ETA,refresh=N[,unit=updates|steps][,average=K]",
+        type=str,
+        kinds=("single", "league", "psro"),
+        when_set=True,
+    )
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     sp_wrappers_version: str | None = field(default=None, metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sampler", {**SAMPLER_DEFAULTS, **self.sampler})
+        object.__setattr__(self, "magnet", magnet_settings(self.magnet))
+
+
+def magnet_settings(raw: Any) -> dict[str, Any] | None:
+    """``magnet`` as ``config.json`` stores it: ``None`` for off (``None``, ``"none"``, ``{}``),
+    else the checked settings' object (from the object or the text ``"kl=0.05,refresh=20"``)."""
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("none", "off", "")):
+        return None
+    if isinstance(raw, Mapping) and not raw:
+        return None
+    from ..training.magnet import MagnetSettings  # torch: only when a run has a magnet
+
+    return MagnetSettings.from_json(raw).to_json()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -620,6 +652,8 @@ class LeagueConfig(JsonConfig):
     :param eval_games: end-of-run games of each main agent against each reference bot.
     :param symmetries: ``"auto"`` or a game's name: every player's learner episodes in a random
         symmetric view of the board, as a train run's; ``None``: the real view only.
+    :param magnet: every learning player's magnet regulariser (see :class:`RunConfig`'s
+        ``magnet``); ``None``: none.
     :param history: one entry per call on the run.
     :param extra: keys this version does not know, kept as they are (0.2's ``"command"``
         among them).
@@ -650,8 +684,12 @@ class LeagueConfig(JsonConfig):
     )
     eval_games: int
     symmetries: str | None = field(default=None, metadata=WHEN_SET)
+    magnet: Mapping[str, Any] | None = field(default=None, metadata=WHEN_SET)
     history: tuple[Mapping[str, Any], ...] = field(default=(), metadata=WHEN_SET)
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "magnet", magnet_settings(self.magnet))
 
     @classmethod
     def _writer(cls) -> str:
@@ -769,6 +807,20 @@ def check_config(config: RunConfig) -> None:
         except ValueError as error:
             raise TrainError(str(error)) from None
     check_sampler_and_algo(config.sampler, config.algo, config.hyperparams)
+    check_magnet_algo(config.magnet, config.algo)
+
+
+def check_magnet_algo(magnet: Any, algo: str, error: type[TrainError] = TrainError) -> None:
+    """A ``magnet`` only with an on-policy learner the magnet can regularise."""
+    if magnet is not None and algo not in MAGNET_ALGOS:
+        raise error(
+            f"`magnet` regularises the on-policy learners {', '.join(MAGNET_ALGOS)}, not "
+            f"{algo}; drop `magnet` or pick one of them with `algo`."
+        )
+
+
+#: The learners :class:`~sp_wrappers.training.magnet.MagnetCallback` regularises.
+MAGNET_ALGOS = ("ppo", "maskable_ppo", "a2c", "trpo")
 
 
 def check_team_config(config: TeamRunConfig) -> None:

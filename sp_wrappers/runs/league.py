@@ -322,6 +322,7 @@ class LeagueRun(Run):
             on_stall=on_stall,
             on_chunks=None if warn is None else lambda fit: warn(fit.line(*_CHUNK_OPTIONS)),
             vec_env_kwargs=self.vec_env_kwargs(),
+            magnet=config.magnet,
         )
 
     def vec_env_kwargs(self) -> dict[str, Any]:

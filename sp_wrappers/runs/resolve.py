@@ -45,6 +45,7 @@ from .config import (
     TeamRunConfig,
     TrainError,
     check_config,
+    check_magnet_algo,
     check_team_config,
     declared_settings,
     option_name,
@@ -358,6 +359,7 @@ def _new_run(game: str | None, given: Mapping[str, Any], base: Mapping[str, Any]
         draw_reward=recipe.draw_reward,
         symmetries=recipe.symmetries,
         strength_every=recipe.strength_every,
+        magnet=recipe.magnet,
     ).to_json()
     from_file = _take_file(data, base, same_game, _FROM_FILE, None)
     config = _fit(_with_overrides(RunConfig.from_json(data), given), given, from_file)
@@ -558,6 +560,7 @@ def resolve_league(
     }
     eval_games = given.get("eval_games")
     symmetries = given.get("symmetries", recipe.symmetries)
+    check_magnet_algo(given.get("magnet"), algo, LeagueError)
     return LeagueConfig(
         game=game,
         game_kwargs={**recipe.game_kwargs, **(given.get("game_kwargs") or {})},
@@ -571,4 +574,5 @@ def resolve_league(
         max_frozen=given.get("max_frozen"),
         eval_games=int(eval_games if eval_games is not None else recipe.eval_games),
         symmetries=None if symmetries == "none" else symmetries,
+        magnet=given.get("magnet"),
     )

@@ -11,6 +11,8 @@ PSRO), with what the layers below write in it under their own names::
                        settings, seed, timesteps, ...), its "kind" and its history;
                        `sp-wrappers train --config` replays a single or team run's
     model.zip          single: the learner, rewritten at every snapshot (a crashed run resumes)
+    magnet.safetensors single, with --magnet: the magnet's weights at the last two checkpoints,
+                       written just before model.zip (training/magnet.py's)
     archive/           single, league, PSRO: the SnapshotArchive (snapshots, match history,
                        ratings; single: at most --max-snapshots listed; league: every player's
                        snapshots tagged by role and parent; PSRO: the members and meta-weights)
@@ -59,6 +61,7 @@ from ..core.run_layout import (
     ARCHIVES_DIR,
     CONFIG_NAME,
     EXPLOIT_DIR,
+    MAGNET_NAME,
     MODEL_NAME,
     MODELS_DIR,
     PLOTS_DIR,
@@ -165,6 +168,11 @@ class RunDir:
     def psro_state_path(self) -> Path:
         """``psro.json``: a PSRO run's population, payoffs and iterations."""
         return self.path / PSRO_NAME
+
+    @property
+    def magnet_path(self) -> Path:
+        """``magnet.safetensors``: a run's magnet (``magnet`` set) at its last checkpoints."""
+        return self.path / MAGNET_NAME
 
     @property
     def tb_path(self) -> Path:

@@ -13,14 +13,14 @@ import functools
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
-from ..core.run_layout import ARCHIVE_DIR, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
+from ..core.run_layout import ARCHIVE_DIR, MAGNET_NAME, MODEL_NAME, PLOTS_DIR, RATINGS_NAME
 from ..core.save_util import save_model
 from ..core.seats import IllegalActionError
 from ..games.registry import game_factory
@@ -59,6 +59,7 @@ __all__ = [
     "CONFIG_FORMAT_VERSION",
     "model_steps",
     "save_model",
+    "magnet_callback",
 ]
 
 
@@ -176,12 +177,20 @@ class ModelCheckpoint(BaseCallback):
 
     :param path: the model file.
     :param every: the interval in learner steps.
+    :param before_save: called just before each checkpoint is written (the magnet's state, which
+        must pair with it: see :meth:`~sp_wrappers.training.magnet.MagnetCallback.save`).
     """
 
-    def __init__(self, path: str | os.PathLike[str], every: int) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        every: int,
+        before_save: Sequence[Callable[[], Any]] = (),
+    ) -> None:
         super().__init__()
         self.path = Path(path)
         self.every = int(every)
+        self.before_save = tuple(before_save)
         self._last = 0
 
     def _on_training_start(self) -> None:
@@ -189,6 +198,8 @@ class ModelCheckpoint(BaseCallback):
 
     def _on_step(self) -> bool:
         if self.num_timesteps - self._last >= self.every:
+            for call in self.before_save:
+                call()
             save_model(self.model, self.path)
             self._last = self.num_timesteps
         return True
@@ -394,14 +405,19 @@ class SingleRun(Run):
         self.selfplay = SelfPlayCallback(
             self.archive, save_every=int(config.save_every), fit_every=int(config.fit_every)
         )
+        self.magnet = magnet_callback(config, run.magnet_path)
         # The checkpoint goes first: a run killed between the two writes of a step then holds
         # model.zip at that step and no snapshot of it, and resumes with its archive steps equal
         # to the learner's. (Snapshot first, the resumed learner would restart one interval
         # behind the archive's newest snapshot and every later archive step would be shifted.)
+        # The magnet's state is written just before each checkpoint, paired with it.
+        before = (self.magnet.save,) if self.magnet is not None else ()
         callbacks: list[BaseCallback] = [
-            ModelCheckpoint(run.model_path, int(config.save_every)),
+            ModelCheckpoint(run.model_path, int(config.save_every), before),
             self.selfplay,
         ]
+        if self.magnet is not None:
+            callbacks.insert(0, self.magnet)
         envgen = env_generator_callback(config.env_generator, run.path)
         self.strength = strength_callback(config, run.path, options.plots, self.notes)
         self.exploit = exploitability_callback(config, run.path, self.archive, self.notes)
@@ -431,6 +447,8 @@ class SingleRun(Run):
 
     def evaluate(self) -> None:
         config = self.config
+        if self.magnet is not None:
+            self.magnet.save()
         save_model(self.model, self.run_dir.model_path)
         self.venv.close()
         final = self.archive.latest()
@@ -453,6 +471,8 @@ class SingleRun(Run):
         run, strength, exploit = self.run_dir, self.strength, self.exploit
         self.ratings = rate_archive(self.archive)
         written = [MODEL_NAME, f"{ARCHIVE_DIR}/"]
+        if self.magnet is not None:
+            written.append(MAGNET_NAME)
         if self.ratings is not None:
             rated = ratings_json(self.ratings, self.final.id, self.evaluation)
             if exploit is not None and exploit.last is not None:
@@ -488,6 +508,16 @@ class SingleRun(Run):
             self.strength.history["evaluations"][-1] if self.strength is not None else None,
             self.exploit.last if self.exploit is not None else None,
         )
+
+
+def magnet_callback(config: RunConfig, state_path: Path) -> Any:
+    """The run's :class:`~sp_wrappers.training.magnet.MagnetCallback` (``None`` without
+    ``magnet``), restoring its state from ``state_path`` when the file exists (a resumed run)."""
+    if config.magnet is None:
+        return None
+    from ..training.magnet import MagnetCallback
+
+    return MagnetCallback.from_settings(config.magnet, state_path=state_path)
 
 
 def model_steps(algo: str, path: Path) -> int:

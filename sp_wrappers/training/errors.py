@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core.errors import SpWrappersError
 
-__all__ = ["TeamChangeError"]
+__all__ = ["TeamChangeError", "MagnetError"]
 
 
 class TeamChangeError(SpWrappersError, ValueError):
@@ -53,3 +53,9 @@ class TeamChangeError(SpWrappersError, ValueError):
         return TeamChangeError(
             self.team, self.team_change, self.n_steps, self.num_envs, self.fits, flag
         )
+
+
+class MagnetError(SpWrappersError, ValueError):
+    """Magnet settings that cannot work (a bad ``kl``, ``refresh``, ``unit`` or ``average``, a
+    learner the magnet cannot regularise) or a magnet state file that cannot be read; the message
+    names the fix."""
