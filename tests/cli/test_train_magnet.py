@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
-from sp_wrappers.cli.train import main_train
+from sp_wrappers.cli.app import run_command
 from sp_wrappers.runs.config import TrainError
 from sp_wrappers.runs.recipes import KUHN_POKER
 from sp_wrappers.runs.resolve import resolve_run
@@ -20,7 +20,9 @@ TINY = ("--n-envs", "2", "--hp", "n_steps=32", "--hp", "batch_size=64", "--save-
 
 
 def train(capsys, *argv: object) -> tuple[int, str, str]:
-    status = main_train([str(a) for a in argv] + ["--no-progress", "--no-plots", "--no-report"])
+    status = run_command(
+        "train", [str(a) for a in argv] + ["--no-progress", "--no-plots", "--no-report"]
+    )
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -84,20 +86,19 @@ def test_magnet_is_a_single_learner_setting_and_none_turns_it_off():
 
 
 def test_league_takes_the_magnet_and_refuses_it_for_an_off_policy_learner(tmp_path, capsys):
-    from sp_wrappers.cli.league import main_league
-
     tiny = ["--timesteps", "256", "--chunk-steps", "128", "--selfplay", "--n-envs", "2",
             "--hp", "n_steps=32", "--hp", "batch_size=32", "--eval-games", "0",
             "--backend", "serial", "--no-progress", "--no-plots"]  # fmt: skip
-    status = main_league(
-        [KUHN_POKER, *tiny, "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "l")]
+    status = run_command(
+        "league", [KUHN_POKER, *tiny, "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "l")]
     )
     out, err = capsys.readouterr()
     assert status == 0, err
     config = json.loads((tmp_path / "l" / "config.json").read_text())
     assert config["magnet"] == {"kl": 0.1, "refresh": 2, "unit": "updates", "average": 1}
-    status = main_league(
-        [KUHN_POKER, "--algo", "dqn", "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "d")]
+    status = run_command(
+        "league",
+        [KUHN_POKER, "--algo", "dqn", "--magnet", "kl=0.1,refresh=2", "--out", str(tmp_path / "d")],
     )
     out, err = capsys.readouterr()
     assert status == 2 and "--magnet" in err and "dqn" in err

@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "sp_wrappers"
 
 #: The one line a new setting is (on RunConfig, before its recorded fields).
 NEW_FIELD = """\
-    magnet: float = setting(
+    centre_pull: float = setting(
         0.0, help="pull toward the centre", low=0.0, high=1.0, metavar="M", type=float,
         kinds=("single",), fixed=("single",),
     )
@@ -38,33 +38,33 @@ from sp_wrappers.runs.config import TrainError
 from sp_wrappers.runs.resolve import resolve
 
 parser = build_parser()
-assert "--magnet M" in parser.command_parser("train").format_help()
-args = parser.parse_args(["train", "tictactoe_v3", "--magnet", "0.3"])
+assert "--centre-pull M" in parser.command_parser("train").format_help()
+args = parser.parse_args(["train", "tictactoe_v3", "--centre-pull", "0.3"])
 overrides, _ = run_settings(args, ("single", "teams"))
 config = resolve("tictactoe_v3", overrides)
-assert config.magnet == 0.3 and config.to_json()["magnet"] == 0.3
+assert config.centre_pull == 0.3 and config.to_json()["centre_pull"] == 0.3
 assert type(config).from_json(config.to_json()) == config
-for bad, said in ((2, "`magnet` must be between 0 and 1"), ):
+for bad, said in ((2, "`centre_pull` must be between 0 and 1"), ):
     try:
-        resolve("tictactoe_v3", {"magnet": bad})
+        resolve("tictactoe_v3", {"centre_pull": bad})
     except TrainError as error:
-        assert said in str(error) and "--magnet" in flag_names(str(error)), error
+        assert said in str(error) and "--centre-pull" in flag_names(str(error)), error
     else:
         raise AssertionError("no range check")
 run = Path(sys.argv[1])
 run.mkdir()
 (run / "config.json").write_text(json.dumps(config.to_json()))
-assert resolve(resume=run, overrides={"window": 3}).magnet == 0.3
+assert resolve(resume=run, overrides={"window": 3}).centre_pull == 0.3
 try:
-    resolve(resume=run, overrides={"magnet": 0.5})
+    resolve(resume=run, overrides={"centre_pull": 0.5})
 except TrainError as error:
-    assert "`magnet` cannot change on `resume`" in str(error), error
+    assert "`centre_pull` cannot change on `resume`" in str(error), error
 else:
     raise AssertionError("a setting fixed on resume changed")
 try:
-    resolve("simple_tag_v3", {"magnet": 0.5})
+    resolve("simple_tag_v3", {"centre_pull": 0.5})
 except TrainError as error:
-    assert "`magnet` applies to single-learner runs" in str(error), error
+    assert "`centre_pull` applies to single-learner runs" in str(error), error
 else:
     raise AssertionError("a single-learner setting reached a team run")
 print("ok")
