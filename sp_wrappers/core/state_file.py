@@ -26,6 +26,7 @@ field best is 'snapshot-0003', not a snapshot of the run's archive; delete it to
 
 from __future__ import annotations
 
+import abc
 import json
 import math
 import os
@@ -110,7 +111,7 @@ class _Context:
     snapshots: Collection[str] | None
 
 
-class Spec:
+class Spec(abc.ABC):
     """One field's declared shape; :meth:`check` refuses a value that does not have it.
 
     A file's own shape that the specs here do not spell (a tree of records) is a subclass whose
@@ -118,8 +119,9 @@ class Spec:
     :meth:`refuse`.
     """
 
+    @abc.abstractmethod
     def check(self, value: Any, where: str, context: _Context) -> None:
-        raise NotImplementedError
+        """Refuse ``value`` (raise) unless it has this spec's shape; ``where`` names its place."""
 
     @staticmethod
     def at(where: str, key: str | int) -> str:
@@ -130,9 +132,9 @@ class Spec:
         """The refusal of ``value`` at ``where``: it is not :meth:`describe`'s."""
         return self._refuse(value, where)
 
+    @abc.abstractmethod
     def describe(self) -> str:
         """What the field must be, in words (``"an integer >= 0"``)."""
-        raise NotImplementedError
 
     def _refuse(self, value: Any, where: str) -> _Invalid:
         return _Invalid(where, f"must be {self.describe()}, got {_shown(value)}")
