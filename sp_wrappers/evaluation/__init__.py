@@ -70,8 +70,13 @@ __all__ = [
     "SnapshotRating",
 ]
 
-# Names load on first use: the command line imports one module of this layer (the terminal play,
-# the round robin's backends) without the others (web pages, exact exploitability, ratings).
+# Two functions share their module's name: importing the module sets the package's attribute to
+# the module, so they are bound here, at once, to stay the functions whatever was imported first.
+from .exploitability import exploitability  # noqa: E402
+from .round_robin import round_robin  # noqa: E402
+
+# The other names load on first use: the command line imports one module of this layer (the
+# terminal play, the round robin's backends) without the others (web pages, ratings).
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
@@ -85,7 +90,6 @@ __getattr__, __dir__ = lazy_exports(
         "UnplayableGameError": ".errors",
         "ExploitabilityReport": ".exploitability",
         "GameNotWalkableError": ".exploitability",
-        "exploitability": ".exploitability",
         "PlayOutcome": ".human_play",
         "play_session": ".human_play",
         "EVALUATION_SOURCE": ".match",
@@ -100,7 +104,6 @@ __getattr__, __dir__ = lazy_exports(
         "write_replay": ".replay_video",
         "RoundRobinResult": ".round_robin",
         "pair_seed": ".round_robin",
-        "round_robin": ".round_robin",
         "TacticsReport": ".tactics",
         "game_tactics": ".tactics",
         "tactics_check": ".tactics",
