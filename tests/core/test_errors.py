@@ -139,7 +139,9 @@ def test_a_missing_optional_dependency_is_one_class_that_names_its_extra(monkeyp
     from sp_wrappers.core.errors import DependencyNotInstalled
     from sp_wrappers.core.extras import require
 
+    # both entries: a test run that drew a plot before holds matplotlib.figure already imported
     monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(DependencyNotInstalled) as caught:
         require("matplotlib.figure", "plots", "Plotting")
     assert isinstance(caught.value, ImportError) and isinstance(caught.value, SpWrappersError)
