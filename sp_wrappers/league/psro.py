@@ -718,7 +718,7 @@ _RECORD = Obj(
 
 #: ``psro.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.StateFormat`).
 PSRO_FORMAT = StateFormat(
-    "psro.json",
+    PSRO_NAME,
     1,
     Obj(
         {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.run_layout import RATINGS_NAME
 from ..core.state_file import (
     AnyValue,
     Int,
@@ -51,7 +52,7 @@ class _Evaluation(Spec):
 
 #: ``ratings.json``: one reader, one writer (:class:`~sp_wrappers.core.state_file.StateFormat`).
 RATINGS_FORMAT = StateFormat(
-    "ratings.json",
+    RATINGS_NAME,
     1,
     Obj(
         {"method": Str()},

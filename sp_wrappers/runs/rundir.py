@@ -375,7 +375,7 @@ def tensorboard_dir(run_dir: Path, notes: list[str]) -> str | None:
 def write_plots(run: Path, archive: Any, ratings: Any, notes: list[str]) -> list[str]:
     """``plots/ratings.png`` and ``plots/payoff.png`` (a note without matplotlib); what it wrote."""
     try:
-        require("matplotlib", "plots", "plots/")
+        require("matplotlib", "plots", f"{PLOTS_DIR}/")
     except DependencyNotInstalled as error:
         notes.append(f"no plots: {error}")
         return []
