@@ -297,15 +297,20 @@ def pettingzoo_games() -> dict[str, str]:
 
 @functools.cache
 def openspiel_games() -> tuple[str, ...]:
-    """OpenSpiel's game names (``pyspiel.registered_names()``); empty without OpenSpiel.
+    """OpenSpiel's game names (``pyspiel.registered_names()``, its Python games registered
+    first, so that the list is the same whatever was imported before); empty without OpenSpiel.
 
-    >>> "liars_dice" in openspiel_games()
+    >>> "liars_dice" in openspiel_games() and "python_kuhn_poker" in openspiel_games()
     True
     """
     try:
         import pyspiel
     except ImportError:
         return ()
+    try:
+        import open_spiel.python.games  # noqa: F401  (registers the python_* games)
+    except ImportError:  # a build without them: the C++ games alone
+        pass
     return tuple(sorted(pyspiel.registered_names()))
 
 
