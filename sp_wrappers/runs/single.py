@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,11 +145,15 @@ def make_training_env(
 
 
 class ProgressBar(ProgressBarCallback):
-    """SB3's progress bar over this ``learn`` call's learner steps, its description showing the
-    self-play callback's win and draw rates, Elo and snapshot count (after each rollout).
+    """SB3's progress bar over this ``learn`` call's learner steps, with the self-play callback's
+    win and draw rates, Elo and snapshot count after it (after each rollout).
+
+    SB3 draws its bar with ``tqdm.rich``, which draws nothing until the end when the output is not
+    a terminal (a log file, a pipe); this one is plain ``tqdm`` on stderr, so a resumed run shows
+    at once the Elo it goes on from, wherever its output goes. SB3's steps and close are kept.
 
     :param selfplay: the :class:`~sp_wrappers.SelfPlayCallback` whose statistics are shown
-        (optional: without one, SB3's bar as it is).
+        (optional: without one, the bar alone).
     """
 
     def __init__(self, selfplay: Any = None) -> None:
@@ -158,17 +163,24 @@ class ProgressBar(ProgressBarCallback):
         self.stats = ""
 
     def _on_training_start(self) -> None:
-        super()._on_training_start()
+        from tqdm import tqdm
+
+        self.pbar = tqdm(
+            total=self.locals["total_timesteps"] - self.model.num_timesteps, file=sys.stderr
+        )
         self._on_rollout_end()  # a resumed run shows the Elo it goes on from
 
     def _on_rollout_end(self) -> None:
         sp = self.selfplay
         if sp is not None:
-            self.stats = (
-                f"win {sp.win_rate:.2f} draw {sp.draw_rate:.2f} "
-                f"elo {sp.elo.rating(sp.learner_id):.0f} snapshots {len(sp.archive)}"
-            )
-            self.pbar.set_description_str(self.stats, refresh=False)
+            stats = {
+                "win": f"{sp.win_rate:.2f}",
+                "draw": f"{sp.draw_rate:.2f}",
+                "elo": f"{sp.elo.rating(sp.learner_id):.0f}",
+                "snapshots": len(sp.archive),
+            }
+            self.stats = " ".join(f"{k}={v}" for k, v in stats.items())
+            self.pbar.set_postfix(stats, refresh=True)
 
 
 class ModelCheckpoint(BaseCallback):

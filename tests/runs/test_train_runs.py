@@ -216,6 +216,6 @@ def test_the_progress_bar_is_sb3s_with_the_selfplay_statistics(tmp_path):
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, seed=0)
     model.learn(128, callback=[selfplay, bar])
     assert isinstance(bar, ProgressBarCallback) and bar.pbar.n == 128
-    assert bar.stats.startswith("win ") and f"snapshots {len(archive)}" in bar.stats
+    assert bar.stats.startswith("win=") and f"snapshots={len(archive)}" in bar.stats
     env.close()
     archive.close()
